@@ -1,0 +1,202 @@
+"""The session model: plain frozen values shared by every part of pruner.
+
+>>> from pruner.model import Message, Session
+>>> s = Session.of([Message(id="u1", role="user", content="hi")])
+>>> s.messages[0].turn
+1
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping
+
+from .errors import InvalidSessionError
+
+#: Roles a message may have. ``tool`` is a tool result; ``retrieved_doc`` is a
+#: document put into the context by retrieval; ``summary`` replaces compacted history.
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool", "retrieved_doc", "summary")
+
+#: The four statuses a pruning decision can have, in display order.
+STATUSES: tuple[str, ...] = ("kept", "expired", "duplicate", "restored")
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise ``value`` so equal values give equal strings (sorted keys, no spaces)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """Tool arguments as a JSON value: strings that hold JSON are decoded."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call made by an assistant message.
+
+    ``arguments`` is a JSON value (usually an object); a string that is not
+    valid JSON is kept as the string.
+    """
+
+    id: str
+    name: str
+    arguments: Any = field(default_factory=dict)
+    key: str | None = None  # explicit supersession key; default is name + canonical arguments
+
+    def call_key(self) -> str:
+        """The supersession key: explicit key, else ``name(canonical-args)``."""
+        if self.key:
+            return self.key
+        return f"{self.name}({canonical_json(parse_arguments(self.arguments))})"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a conversation.
+
+    Only ``id``, ``role`` and ``content`` are required. ``turn`` counts user
+    messages: the first user message starts turn 1, anything before it is turn 0.
+    """
+
+    id: str
+    role: str
+    content: str
+    turn: int = 0
+    tool_calls: tuple[ToolCall, ...] = ()  # assistant messages: the calls it makes
+    tool_call_id: str | None = None  # tool results: the call answered
+    tool_name: str | None = None  # tool results: the tool that produced it
+    tool_call_key: str | None = None  # explicit supersession key for this result
+    expires_after_turn: int | None = None
+    defines: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    required: bool | None = None  # ground truth for benchmarks and tests only
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_tool_result(self) -> bool:
+        return self.tool_call_id is not None or self.role == "tool"
+
+
+@dataclass(frozen=True)
+class Session:
+    """An ordered conversation plus where it came from."""
+
+    messages: tuple[Message, ...]
+    name: str = ""
+    source_format: str = "native"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, messages: Iterable[Message], *, name: str = "", source_format: str = "native",
+           metadata: Mapping[str, Any] | None = None, number_turns: bool = True) -> "Session":
+        """Build a session, numbering turns from the user messages unless told not to."""
+        msgs = tuple(messages)
+        if number_turns:
+            msgs = assign_turns(msgs)
+        return cls(messages=msgs, name=name, source_format=source_format,
+                   metadata=dict(metadata or {}))
+
+    def with_messages(self, messages: Iterable[Message]) -> "Session":
+        return replace(self, messages=tuple(messages))
+
+    @property
+    def last_turn(self) -> int:
+        return max((m.turn for m in self.messages), default=0)
+
+    def by_id(self) -> dict[str, Message]:
+        return {m.id: m for m in self.messages}
+
+
+def assign_turns(messages: Iterable[Message]) -> tuple[Message, ...]:
+    """Number turns: each user message starts a new one; before the first is turn 0."""
+    turn = 0
+    out = []
+    for m in messages:
+        if m.role == "user":
+            turn += 1
+        out.append(m if m.turn == turn else replace(m, turn=turn))
+    return tuple(out)
+
+
+def _where(i: int, m: Any) -> str:
+    mid = getattr(m, "id", None)
+    return f"message #{i}" + (f" (id {mid!r})" if isinstance(mid, str) else "")
+
+
+def validate_session(session: Session) -> None:
+    """Raise ``InvalidSessionError`` naming the message and field of the first problem.
+
+    Checks: ids are unique non-empty strings, roles are known, content is a
+    string, turns are integers, and every tool result answers a call made by an
+    earlier assistant message.
+    """
+    if not isinstance(session, Session):
+        raise InvalidSessionError(f"expected a Session, got {type(session).__name__}")
+    seen: dict[str, int] = {}
+    call_ids: set[str] = set()
+    for i, m in enumerate(session.messages):
+        if not isinstance(m, Message):
+            raise InvalidSessionError(f"message #{i}: expected a Message, got {type(m).__name__}")
+        if not isinstance(m.id, str) or not m.id:
+            raise InvalidSessionError(f"{_where(i, m)}: field 'id' must be a non-empty string")
+        if m.id in seen:
+            raise InvalidSessionError(
+                f"{_where(i, m)}: field 'id' duplicates message #{seen[m.id]}; ids must be unique")
+        seen[m.id] = i
+        if m.role not in ROLES:
+            raise InvalidSessionError(
+                f"{_where(i, m)}: field 'role' is {m.role!r}; expected one of {', '.join(ROLES)}")
+        if not isinstance(m.content, str):
+            raise InvalidSessionError(
+                f"{_where(i, m)}: field 'content' must be a string, got {type(m.content).__name__}")
+        if not isinstance(m.turn, int) or isinstance(m.turn, bool) or m.turn < 0:
+            raise InvalidSessionError(f"{_where(i, m)}: field 'turn' must be a non-negative integer")
+        if m.expires_after_turn is not None and (
+                not isinstance(m.expires_after_turn, int) or isinstance(m.expires_after_turn, bool)):
+            raise InvalidSessionError(f"{_where(i, m)}: field 'expires_after_turn' must be an integer")
+        for fname in ("defines", "refs"):
+            keys = getattr(m, fname)
+            if not isinstance(keys, tuple) or not all(isinstance(k, str) and k for k in keys):
+                raise InvalidSessionError(
+                    f"{_where(i, m)}: field '{fname}' must be a list of non-empty strings")
+        for c in m.tool_calls:
+            if not isinstance(c, ToolCall) or not isinstance(c.id, str) or not c.id:
+                raise InvalidSessionError(f"{_where(i, m)}: field 'tool_calls' has a call without an id")
+            if not isinstance(c.name, str):
+                raise InvalidSessionError(
+                    f"{_where(i, m)}: tool call {c.id!r} field 'name' must be a string")
+            if c.id in call_ids:
+                raise InvalidSessionError(
+                    f"{_where(i, m)}: tool call id {c.id!r} is used by an earlier call")
+            call_ids.add(c.id)
+        if m.tool_call_id is not None and m.tool_call_id not in call_ids:
+            raise InvalidSessionError(
+                f"{_where(i, m)}: field 'tool_call_id' is {m.tool_call_id!r}, but no earlier "
+                "assistant message makes a call with that id")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What pruning did with one input message, and why.
+
+    ``related`` is the id of the other message the decision points at: the newer
+    result that superseded it, the kept original it duplicates, or the kept
+    message that needed it restored.
+    """
+
+    id: str
+    status: str  # one of STATUSES
+    rule: str  # e.g. "superseded_call", "near_duplicate", "dependency"; "" when simply kept
+    reason: str
+    related: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "rule": self.rule,
+                "reason": self.reason, "related": self.related}
