@@ -1,0 +1,154 @@
+"""What the pruning rules need to know about a session, computed once per prune.
+
+Content-derived features (normalised text, shingles, ``DEFINE:``/``REF:``
+markers) are cached per distinct content string, so re-pruning a growing
+conversation only analyses the messages it has not seen.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from dataclasses import dataclass
+from typing import Sequence
+
+from .fileops import READ, FileTools, file_operations, is_partial_read
+from .model import Message, ToolCall
+
+# A key starts and ends with a letter, digit or underscore, so sentence punctuation
+# after a marker ("... REF:fmt.") is not part of the key.
+_KEY = r"[A-Za-z0-9_](?:[A-Za-z0-9_.:\-]*[A-Za-z0-9_])?"
+# \b before the marker: "HREF:x" and "REDEFINE:x" are not markers.
+MARKER_RE = re.compile(rf"\b(DEFINE|REF):({_KEY})")
+_PUNCT_RE = re.compile(r"[^\w\s]|_")
+SHINGLE_WORDS = 3
+#: Texts shorter than this (normalised) are never treated as duplicates: the
+#: placeholder that would stand in for them is about as long as they are.
+MIN_DUPLICATE_CHARS = 32
+#: Texts with fewer words than this are compared exactly only, never as near-duplicates.
+MIN_NEAR_DUPLICATE_WORDS = 8
+
+
+#: A shingle is an anchor when its hash is divisible by this. Anchors are chosen
+#: by content, so a passage copied into another text brings its anchors along;
+#: indexing only anchors keeps near-duplicate search linear.
+ANCHOR_MODULUS = 4
+
+
+@dataclass(frozen=True)
+class ContentFeatures:
+    normalised: str
+    shingles: frozenset[int]
+    anchors: tuple[int, ...]  # sorted, the content-defined sample of ``shingles``
+    marker_defines: tuple[str, ...]
+    marker_refs: tuple[str, ...]
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-folded, punctuation removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_PUNCT_RE.sub(" ", text).split())
+
+
+def markers(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(defined keys, referenced keys)`` named by ``DEFINE:key`` / ``REF:key`` markers."""
+    defines: list[str] = []
+    refs: list[str] = []
+    if "DEFINE:" in text or "REF:" in text:
+        for kind, key in MARKER_RE.findall(text):
+            (defines if kind == "DEFINE" else refs).append(key)
+    return tuple(dict.fromkeys(defines)), tuple(dict.fromkeys(refs))
+
+
+def shingles(normalised_text: str) -> frozenset[int]:
+    """Hashes of the word 3-grams (CRC-32, so the same on every run and machine)."""
+    words = normalised_text.split()
+    if len(words) < MIN_NEAR_DUPLICATE_WORDS:
+        return frozenset()
+    return frozenset(zlib.crc32(" ".join(words[i:i + SHINGLE_WORDS]).encode())
+                     for i in range(len(words) - SHINGLE_WORDS + 1))
+
+
+def _anchors(sh: frozenset[int]) -> tuple[int, ...]:
+    # The two smallest hashes join the sample so short texts (which may have no
+    # hash divisible by the modulus) still find their near-identical copies.
+    ordered = sorted(sh)
+    return tuple(sorted(set(ordered[:2]) | {h for h in ordered if h % ANCHOR_MODULUS == 0}))
+
+
+_FEATURES: dict[str, ContentFeatures] = {}
+_MAX_FEATURES = 200_000
+
+
+def content_features(text: str) -> ContentFeatures:
+    f = _FEATURES.get(text)
+    if f is None:
+        norm = normalise(text)
+        d, r = markers(text)
+        sh = shingles(norm)
+        f = ContentFeatures(norm, sh, _anchors(sh), d, r)
+        if len(_FEATURES) >= _MAX_FEATURES:
+            _FEATURES.clear()
+        _FEATURES[text] = f
+    return f
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    op: str  # read | write | edit
+    path: str
+    partial: bool
+
+
+@dataclass
+class SessionIndex:
+    """Positions and links of one message list; built once, read by every rule."""
+
+    messages: Sequence[Message]
+    features: list[ContentFeatures]
+    call_site: dict[str, tuple[int, ToolCall]]  # call id -> (assistant index, call)
+    result_of: dict[str, int]  # call id -> index of its (first) result
+    result_key: list[str | None]  # supersession key of each tool result
+    file_access: list[tuple[FileAccess, ...]]  # for each tool result: what its call did to files
+    defines: list[tuple[str, ...]]
+    refs: list[tuple[str, ...]]
+    last_turn: int
+
+    def id_of(self, i: int | None) -> str | None:
+        return None if i is None else self.messages[i].id
+
+
+def build_index(messages: Sequence[Message], file_tools: FileTools) -> SessionIndex:
+    n = len(messages)
+    features = [content_features(m.content) for m in messages]
+    call_site: dict[str, tuple[int, ToolCall]] = {}
+    result_of: dict[str, int] = {}
+    result_key: list[str | None] = [None] * n
+    file_access: list[tuple[FileAccess, ...]] = [()] * n
+    defines: list[tuple[str, ...]] = [()] * n
+    refs: list[tuple[str, ...]] = [()] * n
+    last_turn = 0
+    for i, m in enumerate(messages):
+        if m.turn > last_turn:
+            last_turn = m.turn
+        f = features[i]
+        if m.defines or f.marker_defines:
+            defines[i] = tuple(dict.fromkeys(m.defines + f.marker_defines))
+        if m.refs or f.marker_refs:
+            refs[i] = tuple(k for k in dict.fromkeys(m.refs + f.marker_refs) if k not in defines[i])
+        for c in m.tool_calls:
+            call_site[c.id] = (i, c)
+        cid = m.tool_call_id
+        if cid is not None:
+            result_of.setdefault(cid, i)
+            site = call_site.get(cid)
+            call = site[1] if site else None
+            result_key[i] = m.tool_call_key or (call.call_key() if call else None)
+            if call is not None:
+                file_access[i] = tuple(FileAccess(op, path, op == READ and is_partial_read(call, file_tools))
+                                       for op, path in file_operations(call, file_tools))
+        elif m.tool_call_key:
+            result_key[i] = m.tool_call_key
+    return SessionIndex(messages, features, call_site, result_of, result_key, file_access,
+                        defines, refs, last_turn)

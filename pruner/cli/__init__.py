@@ -1,0 +1,50 @@
+"""The ``pruner`` command: argparse wiring only, one module per subcommand.
+
+A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
+input (``PrunerError``) become one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+from ..errors import PrunerError
+
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pruner", description="Prune and compact LLM conversations, and explain every decision.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for modname in _COMMAND_MODULES:
+        if importlib.util.find_spec(f"{__name__}.{modname}") is None:
+            continue  # a subcommand whose module is not part of this build
+        module = importlib.import_module(f"{__name__}.{modname}")
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except PrunerError as exc:
+        print(f"pruner {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"pruner {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

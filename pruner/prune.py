@@ -1,0 +1,252 @@
+"""Run the three passes and explain every decision.
+
+>>> from pruner import Message, Session, ToolCall, prune
+>>> call = lambda cid: Message(id="a" + cid, role="assistant", content="",
+...     tool_calls=(ToolCall(id=cid, name="search", arguments={"q": "refunds"}),))
+>>> s = Session.of([Message(id="u1", role="user", content="refund policy?"),
+...     call("c1"), Message(id="r1", role="tool", content="30 days", tool_call_id="c1"),
+...     Message(id="u2", role="user", content="again please"),
+...     call("c2"), Message(id="r2", role="tool", content="30 days", tool_call_id="c2")])
+>>> result = prune(s)
+>>> [(d.id, d.status, d.rule) for d in result.decisions if d.status != "kept"]
+[('r1', 'expired', 'superseded_call')]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .analysis import build_index
+from .fileops import DEFAULT_FILE_TOOLS, FileTools
+from .model import STATUSES, Decision, Message, Session, canonical_json, validate_session
+from .rules import STAGES, Removal, rules_for
+from .rules.dependencies import restore_dependencies
+from .tokens import DEFAULT_ENCODING, get_counter
+
+ORPHAN_POLICIES = ("placeholder", "drop_pair")
+DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8
+
+
+@dataclass(frozen=True)
+class PruneConfig:
+    """Settings for ``prune``. Every field is keyword-only and has a sensible default.
+
+    ``expire``, ``deduplicate`` and ``restore`` switch the three passes;
+    ``disabled_rules`` switches single rules off by name (see ``pruner.rules.RULES``).
+    ``near_duplicate_threshold`` is the share of a text's word 3-grams that must
+    already appear in one earlier kept text for it to count as a near-duplicate.
+    ``orphan_policy`` says what the export sends for a kept tool call whose
+    result was pruned: a short ``placeholder`` naming the newer result, or
+    ``drop_pair``: drop the call too when its assistant message holds nothing else.
+    """
+
+    expire: bool = True
+    deduplicate: bool = True
+    restore: bool = True
+    disabled_rules: frozenset[str] = frozenset()
+    near_duplicate_threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD
+    file_tools: FileTools = DEFAULT_FILE_TOOLS
+    orphan_policy: str = "placeholder"
+    encoding: str = DEFAULT_ENCODING
+
+    def __post_init__(self):
+        if not 0 < self.near_duplicate_threshold <= 1:
+            raise ValueError("near_duplicate_threshold must be in (0, 1]")
+        if self.orphan_policy not in ORPHAN_POLICIES:
+            raise ValueError(f"orphan_policy must be one of {', '.join(ORPHAN_POLICIES)}")
+        object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
+
+
+@dataclass(frozen=True)
+class PruneStats:
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int  # kept messages plus the placeholders the export sends
+    placeholder_tokens: int
+    by_status: Mapping[str, int]
+    by_rule: Mapping[str, int]
+    counter: str  # which token counter produced the numbers
+    elapsed_ms: float  # the passes only
+    rounds: int  # passes are re-run on the kept set until it no longer changes
+
+    @property
+    def reduction(self) -> float:
+        """Share of tokens removed (0..1)."""
+        return 1 - self.tokens_after / self.tokens_before if self.tokens_before else 0.0
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    session: Session  # the input, unchanged
+    kept: Session  # the kept messages, input order, content unchanged
+    decisions: tuple[Decision, ...]  # one per input message, input order
+    stats: PruneStats
+    placeholders: Mapping[str, str] = field(default_factory=dict)  # call id -> placeholder text
+
+    def decision(self, message_id: str) -> Decision:
+        for d in self.decisions:
+            if d.id == message_id:
+                return d
+        raise KeyError(message_id)
+
+    def report(self) -> dict:
+        """The JSON-ready report: totals, counter, and every decision."""
+        s = self.stats
+        return {
+            "session": self.session.name, "source_format": self.session.source_format,
+            "messages_before": s.messages_before, "messages_after": s.messages_after,
+            "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
+            "placeholder_tokens": s.placeholder_tokens, "reduction_pct": round(100 * s.reduction, 2),
+            "encoding": s.counter, "elapsed_ms": round(s.elapsed_ms, 3), "rounds": s.rounds,
+            "by_status": dict(s.by_status), "by_rule": dict(s.by_rule),
+            "decisions": [d.as_dict() for d in self.decisions],
+        }
+
+
+def message_tokens(m: Message, counter) -> int:
+    """Tokens of a message's content and of its tool calls' names and arguments."""
+    n = counter.count(m.content)
+    for c in m.tool_calls:
+        n += counter.count(c.name) + counter.count(
+            c.arguments if isinstance(c.arguments, str) else canonical_json(c.arguments))
+    return n
+
+
+def _run_passes(messages: list[Message], config: PruneConfig):
+    """One round of the three passes over ``messages`` (local indices)."""
+    index = build_index(messages, config.file_tools)
+    alive = [True] * len(messages)
+    removals: dict[int, tuple[str, Removal]] = {}
+    stages = [s for s, on in (("expired", config.expire), ("duplicate", config.deduplicate)) if on]
+    for stage in stages:
+        for rule in rules_for(stage):
+            if rule.name in config.disabled_rules:
+                continue
+            for r in rule.apply(index, alive, config):
+                if alive[r.index]:
+                    alive[r.index] = False
+                    removals[r.index] = (STAGES[stage], r)
+    restorations: list[Removal] = []
+    if config.restore and "dependency" not in config.disabled_rules:
+        restorations = restore_dependencies(index, alive)
+        for r in restorations:
+            alive[r.index] = True
+    return index, alive, removals, restorations
+
+
+def _placeholder(status: str, rule: str, related: Message | None, m: Message) -> str:
+    where = f" at turn {related.turn} (id {related.id})" if related is not None else ""
+    if rule == "superseded_call":
+        return f"[superseded by the result{where}]"
+    if rule == "file_state":
+        return f"[stale file read; the file changed{where}]"
+    if status == "duplicate":
+        return f"[same as the result{where}]"
+    if rule == "ttl":
+        return f"[expired after turn {m.expires_after_turn}]"
+    return "[result removed by pruning]"
+
+
+def prune(session: Session, config: PruneConfig | None = None, *, validate: bool = True) -> PruneResult:
+    """Prune ``session``; return the kept session, one decision per message, and stats.
+
+    Pure: the input is never modified, and the same input gives the same output.
+    Idempotent: pruning the kept session again keeps exactly the same messages.
+    Raises ``InvalidSessionError`` (naming message and field) on invalid input.
+    """
+    config = config or PruneConfig()
+    if validate:
+        validate_session(session)
+    counter = get_counter(config.encoding)
+    msgs = list(session.messages)
+    n = len(msgs)
+
+    start = time.perf_counter()
+    final: dict[int, tuple[str, Removal]] = {}
+    ever_restored: dict[int, Removal] = {}
+    current = list(range(n))  # original indices of this round's input
+    rounds = 0
+    while True:
+        rounds += 1
+        _, alive, removals, restorations = _run_passes([msgs[i] for i in current], config)
+        to_orig = current.__getitem__
+        for r in restorations:
+            ever_restored.setdefault(to_orig(r.index), Removal(
+                to_orig(r.index), r.rule, r.reason, None if r.related is None else to_orig(r.related)))
+        for li, (status, r) in removals.items():
+            if not alive[li]:
+                final[to_orig(li)] = (status, Removal(to_orig(li), r.rule, r.reason,
+                                                     None if r.related is None else to_orig(r.related)))
+        survivors = [to_orig(li) for li in range(len(current)) if alive[li]]
+        # Without restorations the kept set is already a fixpoint; with them, a restored
+        # message can change what the passes see, so prune the kept set again.
+        if not restorations or len(survivors) == len(current):
+            current = survivors
+            break
+        current = survivors
+    alive_final = [False] * n
+    for i in current:
+        alive_final[i] = True
+
+    placeholders: dict[str, str] = {}
+    call_owner: dict[str, int] = {}
+    for i, m in enumerate(msgs):
+        for c in m.tool_calls:
+            call_owner[c.id] = i
+    orphaned: dict[int, list[int]] = {}  # assistant index -> its removed results
+    for i, m in enumerate(msgs):
+        if not alive_final[i] and m.tool_call_id is not None:
+            owner = call_owner.get(m.tool_call_id)
+            if owner is not None and alive_final[owner]:
+                orphaned.setdefault(owner, []).append(i)
+    if config.orphan_policy == "drop_pair":
+        answered = {m.tool_call_id for m, a in zip(msgs, alive_final) if a and m.tool_call_id}
+        for owner, results in orphaned.items():
+            a = msgs[owner]
+            if not a.content.strip() and not a.defines and not any(c.id in answered for c in a.tool_calls):
+                status, r = final[results[0]]
+                alive_final[owner] = False
+                final[owner] = (status, Removal(owner, "tool_pair", "only made the call(s) whose results "
+                                                "were removed, so it is dropped with them", results[0]))
+    for owner, results in orphaned.items():
+        if alive_final[owner]:
+            for i in results:
+                status, r = final[i]
+                related = msgs[r.related] if r.related is not None else None
+                placeholders[msgs[i].tool_call_id] = _placeholder(status, r.rule, related, msgs[i])
+    elapsed_ms = (time.perf_counter() - start) * 1000
+
+    decisions = []
+    for i, m in enumerate(msgs):
+        if alive_final[i]:
+            r = ever_restored.get(i)
+            if r is not None:
+                decisions.append(Decision(m.id, "restored", r.rule, r.reason,
+                                          None if r.related is None else msgs[r.related].id))
+            else:
+                decisions.append(Decision(m.id, "kept", "", "no pruning rule applies to it"))
+        else:
+            status, r = final[i]
+            decisions.append(Decision(m.id, status, r.rule, r.reason,
+                                      None if r.related is None else msgs[r.related].id))
+    kept = session.with_messages(m for i, m in enumerate(msgs) if alive_final[i])
+
+    tokens = [message_tokens(m, counter) for m in msgs]
+    placeholder_tokens = sum(counter.count(t) for t in placeholders.values())
+    by_status = {s: 0 for s in STATUSES}
+    by_rule: dict[str, int] = {}
+    for d in decisions:
+        by_status[d.status] += 1
+        if d.rule:
+            by_rule[d.rule] = by_rule.get(d.rule, 0) + 1
+    stats = PruneStats(
+        messages_before=n, messages_after=len(kept.messages),
+        tokens_before=sum(tokens),
+        tokens_after=sum(t for t, a in zip(tokens, alive_final) if a) + placeholder_tokens,
+        placeholder_tokens=placeholder_tokens, by_status=by_status,
+        by_rule=dict(sorted(by_rule.items())), counter=counter.name, elapsed_ms=elapsed_ms, rounds=rounds)
+    return PruneResult(session=session, kept=kept, decisions=tuple(decisions), stats=stats,
+                       placeholders=placeholders)

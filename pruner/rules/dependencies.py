@@ -1,0 +1,59 @@
+"""Dependency restoration: bring back what kept messages still need, transitively.
+
+Two kinds of need:
+
+* ``dependency``: a kept message refers to a key (``refs`` field or a
+  ``REF:key`` marker) and no alive message defines it. The definer restored is
+  the latest one before the referencing message (the value the conversation had
+  then), or, if every definer comes later, the first one.
+* ``tool_pair``: a kept tool result needs the assistant message that made its
+  call. (The other direction, a kept call whose result was removed, is met at
+  export with a placeholder naming the newer result, so restoring it would undo
+  the pruning for nothing.)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import deque
+
+from ..analysis import SessionIndex
+from . import Removal
+
+
+def restore_dependencies(index: SessionIndex, alive: list[bool]) -> list[Removal]:
+    """Restorations, in the order they were made; ``alive`` is not modified."""
+    alive = list(alive)
+    msgs = index.messages
+    definers: dict[str, list[int]] = {}
+    for i, keys in enumerate(index.defines):
+        for k in keys:
+            definers.setdefault(k, []).append(i)
+    alive_definers = {k: sum(1 for i in v if alive[i]) for k, v in definers.items()}
+    call_site = index.call_site
+    restored: list[Removal] = []
+    queue = deque(i for i in range(len(msgs)) if alive[i] and (index.refs[i] or msgs[i].tool_call_id))
+
+    def bring_back(j: int, rule: str, reason: str, needed_by: int) -> None:
+        alive[j] = True
+        for k in index.defines[j]:
+            alive_definers[k] += 1
+        restored.append(Removal(j, rule, reason, needed_by))
+        queue.append(j)
+
+    while queue:
+        i = queue.popleft()
+        m = msgs[i]
+        if m.tool_call_id is not None:
+            site = call_site.get(m.tool_call_id)
+            if site is not None and not alive[site[0]]:
+                bring_back(site[0], "tool_pair",
+                           f"makes the call {m.tool_call_id} whose result {m.id} is kept", i)
+        for key in index.refs[i]:
+            candidates = definers.get(key)
+            if not candidates or alive_definers[key]:
+                continue  # nothing defines it, or an alive message already does
+            before = bisect_left(candidates, i)
+            j = candidates[before - 1] if before else candidates[0]
+            bring_back(j, "dependency", f"defines {key}, which {m.id} (turn {m.turn}) refers to", i)
+    return restored

@@ -1,0 +1,65 @@
+"""Expired context: results a newer one has made stale."""
+
+from __future__ import annotations
+
+from ..analysis import SessionIndex
+from ..fileops import READ
+from . import Removal, register_rule
+
+
+def _short(key: str, limit: int = 60) -> str:
+    return key if len(key) <= limit else key[: limit - 1] + "…"
+
+
+@register_rule("superseded_call", stage="expired",
+               description="a tool result is replaced by a newer result of the same call "
+                           "(same tool name and arguments, or the same explicit key)")
+def supersede_calls(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
+    out: list[Removal] = []
+    newest: dict[str, int] = {}
+    keys = index.result_key
+    msgs = index.messages
+    for i in range(len(keys) - 1, -1, -1):  # position decides "newer", never the id
+        key = keys[i]
+        if key is None or not alive[i]:
+            continue
+        j = newest.get(key)
+        if j is None:
+            newest[key] = i
+        else:
+            out.append(Removal(i, "superseded_call",
+                               f"superseded by the newer result of {_short(key)} at turn {msgs[j].turn}", j))
+    return out
+
+
+@register_rule("file_state", stage="expired",
+               description="a file read is stale once the same path is written, edited, or read again in full")
+def expire_stale_reads(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
+    out: list[Removal] = []
+    later: dict[str, tuple[int, str]] = {}  # path -> nearest later (index, op) that makes a read stale
+    msgs = index.messages
+    for i in range(len(msgs) - 1, -1, -1):
+        accesses = index.file_access[i]
+        if not accesses:
+            continue
+        if alive[i]:
+            for a in accesses:
+                if a.op == READ and a.path in later:
+                    j, op = later[a.path]
+                    what = "read again" if op == READ else ("written" if op == "write" else "edited")
+                    out.append(Removal(i, "file_state",
+                                       f"stale read of {a.path}: the file was {what} at turn {msgs[j].turn}", j))
+                    break
+        for a in accesses:
+            if a.op != READ or not a.partial:
+                later[a.path] = (i, a.op)
+    return out
+
+
+@register_rule("ttl", stage="expired",
+               description="a message whose expires_after_turn is below the session's last turn")
+def expire_by_ttl(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
+    last = index.last_turn
+    return [Removal(i, "ttl", f"expired after turn {m.expires_after_turn}; the session is at turn {last}")
+            for i, m in enumerate(index.messages)
+            if m.expires_after_turn is not None and m.expires_after_turn < last and alive[i]]
