@@ -77,6 +77,19 @@ def _anchors(sh: frozenset[int]) -> tuple[int, ...]:
     return tuple(sorted(set(ordered[:2]) | {h for h in ordered if h % ANCHOR_MODULUS == 0}))
 
 
+def containment(text: str, original: str) -> float:
+    """Share of ``text``'s word 3-grams that also occur in ``original`` (0..1).
+
+    This is the near-duplicate score: 1.0 for a sub-chunk or a copy with
+    whitespace or case changed, a little less for another header or a changed word.
+    Texts too short to have 3-grams score 1.0 only when they are equal after normalising.
+    """
+    a, b = content_features(text), content_features(original)
+    if not a.shingles:
+        return 1.0 if a.normalised == b.normalised else 0.0
+    return len(a.shingles & b.shingles) / len(a.shingles)
+
+
 _FEATURES: dict[str, ContentFeatures] = {}
 _MAX_FEATURES = 200_000
 

@@ -24,55 +24,56 @@ def _what(index: SessionIndex, j: int) -> str:
     return f"the {kind} at turn {m.turn} ({m.id})"
 
 
-@register_rule("exact_duplicate", stage="duplicate",
-               description="same text as an earlier kept document or tool result, ignoring case, "
-                           "Unicode form, punctuation and whitespace")
-def remove_exact_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
-    first: dict[str, int] = {}
-    out: list[Removal] = []
-    for i in _eligible(index, alive):
-        norm = index.features[i].normalised
-        j = first.get(norm)
-        if j is None:
-            first[norm] = i
-        else:
-            out.append(Removal(i, "exact_duplicate", f"repeats {_what(index, j)}", j))
-    return out
+@register_rule("duplicate_context", stage="duplicate",
+               description="a document or tool result whose text repeats an earlier kept one: "
+                           "exactly (ignoring case, Unicode form, punctuation and whitespace; rule "
+                           "exact_duplicate) or nearly (at least the threshold share of its word "
+                           "3-grams appear in it; rule near_duplicate)")
+def remove_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
+    """One walk in order: each text is compared with the originals kept before it.
 
-
-@register_rule("near_duplicate", stage="duplicate",
-               description="at least the threshold share of its word 3-grams already appear in one "
-                           "earlier kept document or tool result")
-def remove_near_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
+    Exact and near copies are found in the same walk so that a removed copy
+    always points at a message that stays.
+    """
+    near = "near_duplicate" not in config.disabled_rules
+    exact = "exact_duplicate" not in config.disabled_rules
     threshold = config.near_duplicate_threshold
+    first: dict[str, int] = {}
     postings: dict[int, list[int]] = {}
     out: list[Removal] = []
     feats = index.features
     for i in _eligible(index, alive):
         f = feats[i]
-        if not f.anchors:
+        j = first.get(f.normalised) if exact else None
+        if j is not None:
+            out.append(Removal(i, "exact_duplicate", f"repeats {_what(index, j)}", j))
             continue
-        counts: dict[int, int] = {}
-        for h in f.anchors:
-            p = postings.get(h)
-            if p is not None and len(p) < _COMMON_ANCHOR:
-                for j in p:
-                    counts[j] = counts.get(j, 0) + 1
-        original = None
-        if counts:
-            need = max(1, len(f.anchors) // 2)
-            size = len(f.shingles)
-            for j in sorted(j for j, c in counts.items() if c >= need):
-                if len(f.shingles & feats[j].shingles) >= threshold * size:
-                    original = j
-                    break
-        if original is None:
-            for h in f.anchors:
-                p = postings.setdefault(h, [])
-                if len(p) < _COMMON_ANCHOR:
-                    p.append(i)
-        else:
+        original = _near_original(f, feats, postings, threshold) if near and f.anchors else None
+        if original is not None:
             share = len(f.shingles & feats[original].shingles) / len(f.shingles)
             out.append(Removal(i, "near_duplicate",
                                f"{share:.0%} of its text already appears in {_what(index, original)}", original))
+            continue
+        first.setdefault(f.normalised, i)
+        for h in f.anchors:
+            p = postings.setdefault(h, [])
+            if len(p) < _COMMON_ANCHOR:
+                p.append(i)
     return out
+
+
+def _near_original(f, feats, postings: dict[int, list[int]], threshold: float) -> int | None:
+    counts: dict[int, int] = {}
+    for h in f.anchors:
+        p = postings.get(h)
+        if p is not None and len(p) < _COMMON_ANCHOR:
+            for j in p:
+                counts[j] = counts.get(j, 0) + 1
+    if not counts:
+        return None
+    need = max(1, len(f.anchors) // 2)
+    size = len(f.shingles)
+    for j in sorted(j for j, c in counts.items() if c >= need):
+        if len(f.shingles & feats[j].shingles) >= threshold * size:
+            return j
+    return None
