@@ -1,0 +1,279 @@
+"""Loading and caching for the dashboard: every call into the library goes through here.
+
+* The token counter is a ``st.cache_resource`` (one per encoding, shared by all users).
+* Parsed sessions and pruning results are ``st.cache_data``, keyed by the
+  session's content (SHA-256 of the file bytes plus the chosen format, or the
+  workload parameters) and the settings, so changing a filter never re-runs the
+  pruner. The last results are also kept in the user's session state so a
+  rerun does not even pay for un-pickling a 10,000-message result.
+
+Nothing here prunes or summarises by itself; it only calls ``pruner``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import streamlit as st
+
+from pruner import PruneConfig, PruneResult, Session, message_tokens, prune
+from pruner.errors import FormatError, InvalidSessionError
+from pruner.formats import FORMATS, decode_bytes, detect_format, load_bytes
+from pruner.tokens import DEFAULT_ENCODING, get_counter
+
+from . import tables
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES_DIR = ROOT / "sample_sessions"
+BENCH_RESULTS = SAMPLES_DIR / "bench" / "results.json"
+DEFAULT_SAMPLE = "native_demo.jsonl"
+#: Uploads larger than this are refused with a clear message (override with the env variable).
+MAX_UPLOAD_ENV = "PRUNER_DASHBOARD_MAX_BYTES"
+DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+#: The context chart prunes the session up to each of at most this many turns.
+MAX_CONTEXT_SAMPLES = 40
+
+_CURRENT = "pruner_loaded"
+_MEMO = "pruner_analysis_memo"
+
+
+@dataclass(frozen=True)
+class LoadedSession:
+    """The session the pages show, and where it came from."""
+
+    key: str  # content identity: file digest + format, or workload parameters
+    label: str  # what the user picked: a file name or "tool_agent, 200 turns, seed 0"
+    origin: str  # "sample" | "upload" | "workload"
+    format: str  # the format it was read as
+    detected: bool  # True when the format was detected, False when the user chose it
+    session: Session
+
+
+@dataclass(frozen=True)
+class PruneSettings:
+    """The settings form's values; ``config()`` turns them into the library's ``PruneConfig``."""
+
+    expire: bool = True
+    deduplicate: bool = True
+    restore: bool = True
+    near_duplicate_threshold: float = 0.8
+    encoding: str = DEFAULT_ENCODING
+
+    def config(self) -> PruneConfig:
+        return PruneConfig(**asdict(self))
+
+    def key(self) -> tuple:
+        return tuple(asdict(self).items())
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A pruning result with the per-message frame every view of it uses."""
+
+    result: PruneResult
+    frame: pd.DataFrame  # tables.messages_frame of the input session
+
+
+# ---------------------------------------------------------------- cached library calls
+
+@st.cache_resource(show_spinner=False)
+def token_counter(encoding: str = DEFAULT_ENCODING):
+    """The library's counter for ``encoding``, built once per process."""
+    return get_counter(encoding)
+
+
+def max_upload_bytes() -> int:
+    try:
+        return int(os.environ.get(MAX_UPLOAD_ENV, DEFAULT_MAX_UPLOAD_BYTES))
+    except ValueError:
+        return DEFAULT_MAX_UPLOAD_BYTES
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _parse_bytes(data_digest: str, file: str, format: str | None, max_bytes: int,
+                 _data: bytes) -> tuple[Session, str]:
+    session = load_bytes(_data, file=file, format=format, max_bytes=max_bytes)
+    if format is None:
+        format = detect_format(decode_bytes(_data, file=file), file=file)
+    return session, format
+
+
+def load_file_bytes(data: bytes, *, file: str, origin: str, format: str | None = None,
+                    max_bytes: int | None = None) -> LoadedSession:
+    """Parse uploaded or sample bytes (format detected unless given); ``FormatError`` on bad input."""
+    if format is not None and format not in FORMATS:
+        raise FormatError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", file=file)
+    d = digest(data)
+    session, used = _parse_bytes(d, file, format, max_bytes or max_upload_bytes(), data)
+    return LoadedSession(key=f"{d}:{used}", label=file, origin=origin, format=used,
+                         detected=format is None, session=session)
+
+
+def list_samples() -> list[str]:
+    """Loadable sample files: the top level of ``sample_sessions/``, sorted by name."""
+    if not SAMPLES_DIR.is_dir():
+        return []
+    return sorted(p.name for p in SAMPLES_DIR.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def load_sample(name: str) -> LoadedSession:
+    if name not in list_samples():
+        raise FormatError("no such sample file; pick one from the list", file=name)
+    data = (SAMPLES_DIR / name).read_bytes()
+    return load_file_bytes(data, file=name, origin="sample", max_bytes=max(len(data), 1))
+
+
+def workloads_module():
+    """``pruner.workloads`` when it is installed, else ``None``."""
+    return _optional("pruner.workloads")
+
+
+def bench_module():
+    return _optional("pruner.bench")
+
+
+def compaction_module():
+    return _optional("pruner.compaction")
+
+
+def _optional(name: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _generate(workload: str, turns: int, seed: int) -> Session:
+    return workloads_module().generate(workload, turns=turns, seed=seed)
+
+
+def load_workload(workload: str, *, turns: int, seed: int) -> LoadedSession:
+    """A generated workload session (``pruner.workloads.generate``)."""
+    module = workloads_module()
+    if module is None:
+        raise FormatError("generated workloads need pruner.workloads, which is not installed yet",
+                          file="workload")
+    if workload not in module.WORKLOADS:
+        raise FormatError(f"unknown workload {workload!r}; choose one of {', '.join(module.WORKLOADS)}",
+                          file="workload")
+    session = _generate(workload, int(turns), int(seed))
+    label = f"{workload}, {turns:,} turns, seed {seed}"
+    return LoadedSession(key=f"workload:{workload}:{turns}:{seed}", label=label, origin="workload",
+                         format="native", detected=False, session=session)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _analyse(session_key: str, settings: PruneSettings, _session: Session) -> Analysis:
+    result = prune(_session, settings.config())
+    counter = token_counter(settings.encoding)
+    tokens = counter.count_many([m.content for m in _session.messages])
+    tokens = [message_tokens(m, counter) if m.tool_calls else n for m, n in zip(_session.messages, tokens)]
+    return Analysis(result=result, frame=tables.messages_frame(_session, result.decisions, tokens))
+
+
+def analyse(loaded: LoadedSession, settings: PruneSettings) -> Analysis:
+    """Prune ``loaded`` with ``settings`` (cached by content + settings) and build its frame."""
+    memo = st.session_state.setdefault(_MEMO, {})
+    key = ("analysis", loaded.key, settings)
+    if key not in memo:
+        if len(memo) > 6:
+            memo.clear()
+        memo[key] = _analyse(loaded.key, settings, loaded.session)
+    return memo[key]
+
+
+def sample_turns(last_turn: int, limit: int = MAX_CONTEXT_SAMPLES) -> list[int]:
+    """Every turn when there are few, else ``limit`` evenly spaced ones including the first and last."""
+    if last_turn + 1 <= limit:
+        return list(range(last_turn + 1))
+    return sorted({round(i * last_turn / (limit - 1)) for i in range(limit)})
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _context(session_key: str, settings: PruneSettings, limit: int, _session: Session,
+             _tokens: tuple[int, ...]) -> list[dict]:
+    config = settings.config()
+    messages = _session.messages
+    samples = []
+    for turn in sample_turns(_session.last_turn, limit):
+        prefix = [m for m in messages if m.turn <= turn]
+        positions = [i for i, m in enumerate(messages) if m.turn <= turn]
+        if not prefix:
+            continue
+        try:
+            result = prune(_session.with_messages(prefix), config)
+        except InvalidSessionError:
+            continue  # a prefix cut inside a call/result pair of a badly ordered import
+        kept = {m.id for m in result.kept.messages}
+        before = tables.role_tokens([m.role for m in prefix], [_tokens[i] for i in positions])
+        after = tables.role_tokens([m.role for m in prefix if m.id in kept],
+                                   [_tokens[i] for i, m in zip(positions, prefix) if m.id in kept])
+        after["tool"] += result.stats.placeholder_tokens
+        samples.append({"turn": turn, "before": before, "after": after})
+    return samples
+
+
+def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: Analysis,
+                    limit: int = MAX_CONTEXT_SAMPLES) -> list[dict]:
+    """The context at each (sampled) turn: the library prunes the session as it stood then."""
+    memo = st.session_state.setdefault(_MEMO, {})
+    key = ("context", loaded.key, settings, limit)
+    if key not in memo:
+        memo[key] = _context(loaded.key, settings, limit, loaded.session,
+                             tuple(int(t) for t in analysis.frame["tokens"]))
+    return memo[key]
+
+
+# ---------------------------------------------------------------- the current session
+
+def current() -> LoadedSession | None:
+    return st.session_state.get(_CURRENT)
+
+
+def set_current(loaded: LoadedSession) -> None:
+    st.session_state[_CURRENT] = loaded
+
+
+def ensure_session() -> LoadedSession | None:
+    """The current session; on a fresh visit, the demo sample (or the first sample that loads)."""
+    loaded = current()
+    if loaded is not None:
+        return loaded
+    names = list_samples()
+    ordered = ([DEFAULT_SAMPLE] if DEFAULT_SAMPLE in names else []) + [n for n in names if n != DEFAULT_SAMPLE]
+    for name in ordered:
+        try:
+            loaded = load_sample(name)
+        except (FormatError, InvalidSessionError, OSError):
+            continue
+        set_current(loaded)
+        return loaded
+    return None
+
+
+def settings() -> PruneSettings:
+    return st.session_state.get("pruner_settings") or PruneSettings()
+
+
+def set_settings(value: PruneSettings) -> None:
+    st.session_state["pruner_settings"] = value
+
+
+def memoised(name: str, key: Any, build: Callable[[], Any]) -> Any:
+    """A per-user memo for values too costly to rebuild on every rerun (downloads, figures' inputs)."""
+    memo = st.session_state.setdefault(_MEMO, {})
+    full = (name, key)
+    if full not in memo:
+        memo[full] = build()
+    return memo[full]

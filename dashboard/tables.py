@@ -1,0 +1,189 @@
+"""Pure pandas frame builders for the dashboard (no Streamlit, no pruning logic).
+
+The pages ask the library for a session, its decisions and token counts, and
+these functions arrange them into frames the charts and tables show.
+
+>>> from pruner import Message, Session, prune, get_counter, message_tokens
+>>> s = Session.of([Message(id="u1", role="user", content="hi"),
+...                 Message(id="a1", role="assistant", content="hello")])
+>>> r = prune(s)
+>>> frame = messages_frame(s, r.decisions, [message_tokens(m, get_counter()) for m in s.messages])
+>>> list(frame["status"])
+['kept', 'kept']
+>>> len(filter_messages(frame, roles=["user"]))
+1
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from pruner.model import ROLES, STATUSES, Decision, Session, canonical_json
+
+PREVIEW_CHARS = 120
+
+MESSAGE_COLUMNS = ["position", "id", "turn", "role", "status", "rule", "reason", "related",
+                   "related_position", "tokens", "tool", "preview", "content", "slot", "lane"]
+#: What the message table shows (``content`` stays hidden; it is there for search).
+TABLE_COLUMNS = ["position", "turn", "role", "status", "rule", "tokens", "tool", "id", "preview", "reason"]
+DECISION_COLUMNS = ["position", "id", "turn", "role", "status", "rule", "reason", "related", "tokens"]
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """One line of at most ``limit`` characters (whitespace collapsed)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _tool_label(message) -> str:
+    if message.tool_calls:
+        return ", ".join(c.name for c in message.tool_calls)
+    return message.tool_name or ""
+
+
+def _searchable(message) -> str:
+    """Content plus the tool calls' names and arguments, so a search finds a call by its argument."""
+    if not message.tool_calls:
+        return message.content
+    calls = " ".join(f"{c.name} {canonical_json(c.arguments)}" for c in message.tool_calls)
+    return f"{message.content} {calls}"
+
+
+def messages_frame(session: Session, decisions: Iterable[Decision] | None,
+                   tokens: Sequence[int]) -> pd.DataFrame:
+    """One row per message of ``session``, in order, with its decision and size.
+
+    ``decisions`` are matched by message id; a message without one counts as
+    kept. ``slot`` is the x position on the timeline (the turn, spread over
+    ``[turn - 0.45, turn + 0.45]`` in message order so messages of one turn do
+    not overlap) and ``lane`` the y position (the role's index in ``ROLES``).
+    """
+    if len(tokens) != len(session.messages):
+        raise ValueError("tokens must have one count per message")
+    by_id = {d.id: d for d in (decisions or ())}
+    position_of = {m.id: i for i, m in enumerate(session.messages)}
+    per_turn = Counter(m.turn for m in session.messages)
+    seen_in_turn: Counter[int] = Counter()
+    rows = []
+    for i, m in enumerate(session.messages):
+        d = by_id.get(m.id)
+        k = seen_in_turn[m.turn]
+        seen_in_turn[m.turn] += 1
+        n = per_turn[m.turn]
+        related = d.related if d is not None else None
+        rows.append({
+            "position": i, "id": m.id, "turn": m.turn, "role": m.role,
+            "status": d.status if d is not None else "kept",
+            "rule": d.rule if d is not None else "",
+            "reason": d.reason if d is not None else "",
+            "related": related or "",
+            "related_position": position_of.get(related, -1) if related else -1,
+            "tokens": int(tokens[i]), "tool": _tool_label(m), "preview": preview(m.content),
+            "content": _searchable(m),
+            "slot": m.turn + 0.9 * ((k + 0.5) / n - 0.5),
+            "lane": ROLES.index(m.role) if m.role in ROLES else len(ROLES),
+        })
+    return pd.DataFrame(rows, columns=MESSAGE_COLUMNS)
+
+
+def filter_messages(frame: pd.DataFrame, *, statuses: Iterable[str] | None = None,
+                    roles: Iterable[str] | None = None, rules: Iterable[str] | None = None,
+                    turns: tuple[int, int] | None = None, text: str = "",
+                    changed_only: bool = False) -> pd.DataFrame:
+    """The rows matching every given filter (an empty or ``None`` filter matches all).
+
+    ``rules`` may include ``""`` for messages no rule touched; ``text`` is a
+    case-insensitive substring of the content (or tool calls) or the id;
+    ``changed_only`` keeps the messages whose status is not ``kept``.
+    """
+    mask = pd.Series(True, index=frame.index)
+    if statuses:
+        mask &= frame["status"].isin(list(statuses))
+    if roles:
+        mask &= frame["role"].isin(list(roles))
+    if rules:
+        mask &= frame["rule"].isin(list(rules))
+    if turns is not None:
+        lo, hi = turns
+        mask &= frame["turn"].between(lo, hi)
+    if changed_only:
+        mask &= frame["status"] != "kept"
+    if text:
+        needle = text.casefold()
+        mask &= (frame["content"].str.casefold().str.contains(needle, regex=False)
+                 | frame["id"].str.casefold().str.contains(needle, regex=False))
+    return frame[mask]
+
+
+def page_count(rows: int, page_size: int) -> int:
+    """How many pages ``rows`` rows fill (at least one, so an empty table still has a page)."""
+    return max(1, math.ceil(rows / page_size))
+
+
+def page_of(frame: pd.DataFrame, page: int, page_size: int) -> pd.DataFrame:
+    """Rows of the 1-based ``page``; a page past the end is clamped to the last one."""
+    page = min(max(1, page), page_count(len(frame), page_size))
+    start = (page - 1) * page_size
+    return frame.iloc[start:start + page_size]
+
+
+def decisions_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The decisions as the CSV download holds them."""
+    return frame[DECISION_COLUMNS].reset_index(drop=True)
+
+
+def status_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Messages per status, every status present (zero when none)."""
+    counts = frame["status"].value_counts()
+    return {s: int(counts.get(s, 0)) for s in STATUSES}
+
+
+def rule_options(frame: pd.DataFrame) -> list[str]:
+    """The rules that occur, sorted, for the rule filter."""
+    return sorted(r for r in frame["rule"].unique() if r)
+
+
+def role_tokens(roles: Sequence[str], tokens: Sequence[int]) -> dict[str, int]:
+    """Tokens per role, every role present (zero when none), in ``ROLES`` order."""
+    out = {r: 0 for r in ROLES}
+    for role, n in zip(roles, tokens):
+        out[role] = out.get(role, 0) + int(n)
+    return out
+
+
+def context_frame(samples: Sequence[Mapping]) -> pd.DataFrame:
+    """Long frame of the context the model receives at each sampled turn.
+
+    Each sample is ``{"turn": t, "before": {role: tokens}, "after": {role: tokens}}``;
+    the frame has one row per (turn, stage, role) with ``stage`` in before/after.
+    """
+    rows = []
+    for s in samples:
+        for stage in ("before", "after"):
+            for role, n in s[stage].items():
+                rows.append({"turn": int(s["turn"]), "stage": stage, "role": role, "tokens": int(n)})
+    return pd.DataFrame(rows, columns=["turn", "stage", "role", "tokens"])
+
+
+def context_totals(context: pd.DataFrame) -> pd.DataFrame:
+    """Total context tokens per turn: columns ``turn``, ``before``, ``after``."""
+    if context.empty:
+        return pd.DataFrame(columns=["turn", "before", "after"])
+    wide = context.groupby(["turn", "stage"])["tokens"].sum().unstack("stage", fill_value=0)
+    wide = wide.reindex(columns=["before", "after"], fill_value=0).reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def status_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Messages whose status differs between two frames of the same session (the guide's steps)."""
+    merged = before[["position", "id", "turn", "role", "status"]].merge(
+        after[["position", "status", "rule", "reason", "related"]], on="position",
+        suffixes=("_before", ""))
+    changed = merged[merged["status_before"] != merged["status"]]
+    return changed.rename(columns={"status_before": "was"})[
+        ["position", "turn", "role", "id", "was", "status", "rule", "reason", "related"]].reset_index(drop=True)
