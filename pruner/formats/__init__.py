@@ -1,8 +1,11 @@
 """Transcript formats: one module per format, registered by name.
 
-A format module provides ``NAME``, ``detect(text, records) -> float`` (0..1
-confidence from the content), ``loads(text, *, file, skip_bad_lines) -> Session``
-and optionally ``dumps(session) -> str``. Register it with ``register_format``.
+A format module provides ``NAME``, ``DESCRIPTION``, ``detect(text, probe) -> float``
+(0..1 confidence from the content; ``probe`` is the parsed document or the first
+JSONL records, see ``_common.Probe``), ``loads(text, *, file, skip_bad_lines,
+retrieval_tools=None) -> Session`` and optionally ``dumps(session) -> str``.
+Register it with ``register_format``. Detection looks at content only; when
+two formats fit equally well the error names both (choose with ``format=``).
 
 >>> from pruner.formats import FORMATS
 >>> "native" in FORMATS
@@ -11,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -38,7 +42,11 @@ def register_format(fmt: Format) -> Format:
     return fmt
 
 
+_MODULES: dict[str, Any] = {}
+
+
 def _register_module(module: Any, description: str) -> None:
+    _MODULES[module.NAME] = module
     register_format(Format(name=module.NAME, description=description, detect=module.detect,
                            loads=module.loads, dumps=getattr(module, "dumps", None)))
 
@@ -47,11 +55,33 @@ from . import native  # noqa: E402  (registration order is detection tie-break o
 
 _register_module(native, "pruner's own JSONL: a header line, then one message per line")
 
+from . import (anthropic, claude_code, codex, openai_chat, openai_responses, pi,  # noqa: E402
+               swe_agent)
+from ._common import RETRIEVAL_TOOLS, probe  # noqa: E402,F401
+
+for _module in (openai_chat, openai_responses, anthropic, claude_code, pi, codex, swe_agent):
+    _register_module(_module, _module.DESCRIPTION)
+
+#: Other names accepted by ``--format``.
+ALIASES: dict[str, str] = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
+                           "claude": "anthropic", "claude-code": "claude_code", "swe-agent": "swe_agent",
+                           "sweagent": "swe_agent", "pi-session": "pi"}
+
+
+def format_name(name: str, *, file: str = "<input>") -> str:
+    """The registered name for ``name`` (aliases accepted); ``FormatError`` if unknown."""
+    resolved = ALIASES.get(name, name)
+    if resolved not in FORMATS:
+        raise FormatError(f"unknown format {name!r}; supported: {', '.join(FORMATS)}", file=file)
+    return resolved
+
 
 def decode_bytes(data: bytes, *, file: str) -> str:
     """Bytes to text: refuses binary data and invalid UTF-8, accepts a UTF-8 BOM."""
     if not data.strip():
         raise FormatError("the file is empty", file=file)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FormatError("the file is UTF-16 text; save it as UTF-8", file=file)
     if b"\x00" in data[:65536]:
         raise FormatError("this is binary data, not a text transcript", file=file)
     if data.startswith(b"\xef\xbb\xbf"):
@@ -66,52 +96,114 @@ def decode_bytes(data: bytes, *, file: str) -> str:
 
 def detect_format(text: str, *, file: str = "<input>") -> str:
     """The name of the registered format that best matches ``text``'s content."""
-    scores = [(fmt.detect(text, None), name) for name, fmt in FORMATS.items()]
+    try:
+        seen = probe(text, file=file)
+    except RecursionError:
+        raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
+    scores = [(fmt.detect(text, seen), name) for name, fmt in FORMATS.items()]
     best = max((s for s, _ in scores), default=0.0)
     if best <= 0:
         raise FormatError(
             f"unknown format; supported: {', '.join(FORMATS)} (use --format NAME to choose)", file=file)
     winners = [name for s, name in scores if s == best]
     if len(winners) > 1:
-        raise FormatError(f"ambiguous format: could be {' or '.join(winners)}; "
+        raise FormatError(f"ambiguous format: the content fits {' and '.join(winners)} equally well; "
                           "choose one with --format NAME", file=file)
     return winners[0]
 
 
-def loads(text: str, *, file: str = "<input>", format: str | None = None,
-          skip_bad_lines: bool = False) -> Session:
-    """Parse transcript text (format detected from content unless given)."""
-    name = format or detect_format(text, file=file)
-    if name not in FORMATS:
-        raise FormatError(f"unknown format {name!r}; supported: {', '.join(FORMATS)}", file=file)
-    return FORMATS[name].loads(text, file=file, skip_bad_lines=skip_bad_lines)
+def _loader_options(fmt: Format, retrieval_tools: Any, dialogue: int | None, file: str) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    if retrieval_tools is not None and "retrieval_tools" in inspect.signature(fmt.loads).parameters:
+        opts["retrieval_tools"] = frozenset(retrieval_tools)
+    if dialogue is not None:
+        if fmt.name != "openai_chat":
+            raise FormatError(f"--dialogue only applies to files of several dialogues (openai_chat), "
+                              f"not to {fmt.name}", file=file)
+        opts["dialogue"] = dialogue
+    return opts
+
+
+def loads(text: str, *, file: str = "<input>", format: str | None = None, skip_bad_lines: bool = False,
+          retrieval_tools: Any = None, dialogue: int | None = None) -> Session:
+    """Parse transcript text (format detected from content unless given).
+
+    ``retrieval_tools``: tool names whose results become ``retrieved_doc``
+    messages (default ``RETRIEVAL_TOOLS``, empty). ``dialogue``: which dialogue
+    of a multi-dialogue file (0-based).
+    """
+    name = format_name(format, file=file) if format else detect_format(text, file=file)
+    fmt = FORMATS[name]
+    try:
+        return fmt.loads(text, file=file, skip_bad_lines=skip_bad_lines,
+                         **_loader_options(fmt, retrieval_tools, dialogue, file))
+    except RecursionError:  # a value nested too deeply for the reader (or the model) to walk
+        raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
+
+
+def loads_all(text: str, *, file: str = "<input>", format: str | None = None, skip_bad_lines: bool = False,
+              retrieval_tools: Any = None) -> list[Session]:
+    """Every dialogue in ``text``: several for a multi-dialogue file, else one."""
+    name = format_name(format, file=file) if format else detect_format(text, file=file)
+    module = _MODULES.get(name)
+    if module is not None and hasattr(module, "loads_all"):
+        try:
+            return module.loads_all(text, file=file, skip_bad_lines=skip_bad_lines,
+                                    **_loader_options(FORMATS[name], retrieval_tools, None, file))
+        except RecursionError:
+            raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
+    return [loads(text, file=file, format=name, skip_bad_lines=skip_bad_lines, retrieval_tools=retrieval_tools)]
+
+
+def _check_size(size: int, max_bytes: int, file: str) -> None:
+    if size > max_bytes:
+        raise FormatError(f"the file is {size:,} bytes, over the {max_bytes:,}-byte limit; "
+                          "raise it with --max-bytes (or max_bytes=) if you mean it", file=file)
 
 
 def load_bytes(data: bytes, *, file: str = "<input>", format: str | None = None,
-               skip_bad_lines: bool = False, max_bytes: int = DEFAULT_MAX_BYTES) -> Session:
-    if len(data) > max_bytes:
-        raise FormatError(f"the file is {len(data):,} bytes, over the {max_bytes:,}-byte limit "
-                          "(raise it with --max-bytes)", file=file)
-    return loads(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines)
+               skip_bad_lines: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
+               retrieval_tools: Any = None, dialogue: int | None = None) -> Session:
+    _check_size(len(data), max_bytes, file)
+    return loads(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines,
+                 retrieval_tools=retrieval_tools, dialogue=dialogue)
 
 
-def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> Session:
-    """Read a transcript file of any registered format. The file is only read, never changed."""
+def _read(path: str | os.PathLike, max_bytes: int) -> tuple[str, bytes]:
     file = os.fspath(path)
     try:
         size = os.path.getsize(file)
     except OSError as exc:
         raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
-    if size > max_bytes:
-        raise FormatError(f"the file is {size:,} bytes, over the {max_bytes:,}-byte limit "
-                          "(raise it with --max-bytes)", file=file)
+    _check_size(size, max_bytes, file)  # before reading, so a huge file is refused at once
     try:
         with open(file, "rb") as fh:
-            data = fh.read()
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
-    return load_bytes(data, file=file, format=format, skip_bad_lines=skip_bad_lines, max_bytes=max_bytes)
+    _check_size(len(data), max_bytes, file)
+    return file, data
+
+
+def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,
+                 max_bytes: int = DEFAULT_MAX_BYTES, retrieval_tools: Any = None,
+                 dialogue: int | None = None) -> Session:
+    """Read a transcript file of any registered format. The file is only read, never changed.
+
+    ``max_bytes`` (default 200 MB) refuses bigger files before reading them;
+    ``retrieval_tools`` and ``dialogue`` are as for ``loads``.
+    """
+    file, data = _read(path, max_bytes)
+    return load_bytes(data, file=file, format=format, skip_bad_lines=skip_bad_lines, max_bytes=max_bytes,
+                      retrieval_tools=retrieval_tools, dialogue=dialogue)
+
+
+def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,
+                   max_bytes: int = DEFAULT_MAX_BYTES, retrieval_tools: Any = None) -> list[Session]:
+    """Every dialogue of a file (tau-bench style files hold many; other files one)."""
+    file, data = _read(path, max_bytes)
+    return loads_all(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines,
+                     retrieval_tools=retrieval_tools)
 
 
 def save_session(session: Session, path: str | os.PathLike) -> None:

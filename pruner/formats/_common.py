@@ -1,0 +1,329 @@
+"""Helpers every importer shares: JSON parsing with located errors, call linking, building.
+
+Importers turn a foreign transcript into ``Message`` values through a
+``SessionBuilder``: it checks ids, links each tool result to its call (giving
+the result the call's tool name), maps results of retrieval tools to
+``retrieved_doc`` and finally numbers turns and validates the session.
+
+>>> b = SessionBuilder(file="demo.json", source_format="demo")
+>>> _ = b.add(id="u", role="user", content="weather?", where="$[0]")
+>>> a = b.add(id="a", role="assistant", content="", where="$[1]")
+>>> b.add_call(a, original_id="c1", name="weather", arguments={"city": "Oslo"}, where="$[1]")
+'c1'
+>>> _ = b.add_result(original_call_id="c1", id="r", content="sunny", where="$[2]")
+>>> [(m.role, m.tool_name) for m in b.build().messages]
+[('user', None), ('assistant', None), ('tool', 'weather')]
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..errors import FormatError, InvalidSessionError
+from ..model import Message, Session, ToolCall, parse_arguments, validate_session
+
+#: Tool names whose results become ``retrieved_doc`` messages by default: none.
+#: Pass ``retrieval_tools=frozenset({"search_docs"})`` to any importer (or
+#: ``pruner.formats.load_session``) to treat a retrieval tool's results as documents.
+RETRIEVAL_TOOLS: frozenset[str] = frozenset()
+
+
+def jpath(*parts: Any) -> str:
+    """A JSON path for error messages: ``jpath("$", 3, "content")`` -> ``$[3].content``."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif not out:
+            out = str(p)
+        else:
+            out += f".{p}"
+    return out
+
+
+def type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def parse_json_document(text: str, *, file: str) -> Any:
+    """``json.loads`` whose errors name the line and column and say what to fix."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise FormatError("JSON is nested too deeply to read (more than about 1,000 levels); "
+                          "this is not a transcript", file=file) from None
+    except json.JSONDecodeError as exc:
+        hint = "the JSON ends early: the file looks truncated" if exc.pos >= len(text.rstrip()) \
+            else f"invalid JSON: {exc.msg} (column {exc.colno})"
+        raise FormatError(hint, file=file, line=exc.lineno) from None
+
+
+@dataclass(frozen=True)
+class JsonlRecords:
+    records: tuple[tuple[int, Any], ...]  # (line number, parsed value)
+    skipped: int
+
+
+def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False,
+                require_objects: bool = True) -> JsonlRecords:
+    """Parse JSON Lines, one record per non-blank line; a bad line is an error naming it.
+
+    With ``skip_bad_lines`` unreadable lines are skipped and counted instead.
+    """
+    out: list[tuple[int, Any]] = []
+    skipped = 0
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except RecursionError:
+            problem = "JSON nested too deeply to read"
+        except json.JSONDecodeError as exc:
+            problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
+        else:
+            if not require_objects or isinstance(obj, dict):
+                out.append((lineno, obj))
+                continue
+            problem = f"expected a JSON object on each line, got {type_name(obj)}"
+        if skip_bad_lines:
+            skipped += 1
+            continue
+        raise FormatError(f"{problem}; fix or delete this line (or pass --skip-bad-lines)",
+                          file=file, line=lineno)
+    return JsonlRecords(tuple(out), skipped)
+
+
+def flatten_content(value: Any, *, file: str, where: str, line: int | None = None,
+                    allow_none: bool = True) -> tuple[str, list[Any]]:
+    """Text of a content field (a string or a list of parts) and the parts that are not text.
+
+    Text parts (``text``, ``input_text``, ``output_text``, ``refusal``) are joined
+    with newlines; any other part shows as ``[type]`` and is returned so the
+    importer can keep it in metadata.
+    """
+    if value is None and allow_none:
+        return "", []
+    if isinstance(value, str):
+        return value, []
+    if not isinstance(value, list):
+        raise FormatError(f"field 'content' must be a string or a list of parts, got {type_name(value)}",
+                          file=file, line=line, path=where)
+    texts: list[str] = []
+    others: list[Any] = []
+    for k, part in enumerate(value):
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        if not isinstance(part, dict):
+            raise FormatError(f"content part must be an object, got {type_name(part)}",
+                              file=file, line=line, path=f"{where}[{k}]")
+        kind = part.get("type")
+        text = part.get("text", part.get("refusal"))
+        if kind in (None, "text", "input_text", "output_text", "refusal") and isinstance(text, str):
+            texts.append(text)
+        else:
+            others.append(part)
+            texts.append(f"[{kind or 'part'}]")
+    return "\n".join(texts), others
+
+
+def usage(*, input: Any = 0, output: Any = 0, cache_read: Any = 0, cache_write: Any = 0) -> dict[str, int]:
+    """The shared ``metadata["usage"]`` shape; missing or odd values count as 0."""
+    def num(v: Any) -> int:
+        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+    return {"input": num(input), "output": num(output), "cache_read": num(cache_read),
+            "cache_write": num(cache_write)}
+
+
+@dataclass
+class Draft:
+    """A message under construction (importers merge blocks into it before it is frozen)."""
+
+    id: str
+    role: str
+    content: str
+    where: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def append_text(self, text: str) -> None:
+        if text:
+            self.content = f"{self.content}\n{text}" if self.content else text
+
+
+class SessionBuilder:
+    """Collects drafts, keeps ids unique, links results to calls, then builds a ``Session``.
+
+    Call ids may be reused by a recording (tau-bench and SWE-agent replay the
+    same ids): a reused id gets a ``_2``, ``_3`` suffix and later results are
+    linked to the most recent call with that id; the original id is kept in the
+    call's message metadata under ``source.original_call_ids``.
+    """
+
+    def __init__(self, *, file: str, source_format: str,
+                 retrieval_tools: Iterable[str] | None = None, line_of: dict[str, int] | None = None):
+        self.file = file
+        self.source_format = source_format
+        self.retrieval_tools = frozenset(RETRIEVAL_TOOLS if retrieval_tools is None else retrieval_tools)
+        self.drafts: list[Draft] = []
+        self._ids: dict[str, str] = {}  # message id -> where it was defined
+        self._call_by_original: dict[str, str] = {}
+        self._call_ids: set[str] = set()
+        self._call_names: dict[str, str] = {}
+        self._answered: set[str] = set()
+        self.line: int | None = None  # set by JSONL importers so errors name the line
+
+    def error(self, message: str, where: str | None = None) -> FormatError:
+        return FormatError(message, file=self.file, line=self.line, path=where)
+
+    def fresh_id(self, base: str) -> str:
+        """``base`` if unused, else ``base_2``, ``base_3``, ..."""
+        if base not in self._ids:
+            return base
+        n = 2
+        while f"{base}_{n}" in self._ids:
+            n += 1
+        return f"{base}_{n}"
+
+    def add(self, *, id: str, role: str, content: str, where: str, tool_call_id: str | None = None,
+            tool_name: str | None = None, metadata: dict[str, Any] | None = None) -> Draft:
+        if not isinstance(id, str) or not id:
+            raise self.error("message id must be a non-empty string", where)
+        if id in self._ids:
+            raise self.error(f"duplicate id {id!r} (first used at {self._ids[id]}); ids must be unique, "
+                             "rename or delete one of them", where)
+        self._ids[id] = where if self.line is None else f"line {self.line}"
+        d = Draft(id=id, role=role, content=content, where=where, tool_call_id=tool_call_id,
+                  tool_name=tool_name, metadata=dict(metadata or {}))
+        self.drafts.append(d)
+        return d
+
+    def add_call(self, draft: Draft, *, original_id: Any, name: Any, arguments: Any, where: str) -> str:
+        if not isinstance(original_id, str) or not original_id:
+            raise self.error("tool call has no id (a non-empty string is needed to link its result)", where)
+        if not isinstance(name, str) or not name:
+            raise self.error(f"tool call {original_id!r} has no tool name", where)
+        uid = original_id
+        if uid in self._call_ids:
+            n = 2
+            while f"{original_id}_{n}" in self._call_ids:
+                n += 1
+            uid = f"{original_id}_{n}"
+            draft.metadata.setdefault("source", {}).setdefault("original_call_ids", {})[uid] = original_id
+        self._call_ids.add(uid)
+        self._call_by_original[original_id] = uid
+        self._call_names[uid] = name
+        draft.tool_calls.append(ToolCall(id=uid, name=name, arguments=parse_arguments(arguments)))
+        return uid
+
+    def call_name(self, original_call_id: str) -> str | None:
+        uid = self._call_by_original.get(original_call_id)
+        return self._call_names.get(uid) if uid else None
+
+    def add_result(self, *, original_call_id: Any, id: str, content: str, where: str,
+                   metadata: dict[str, Any] | None = None, recorded_name: Any = None) -> Draft:
+        """A tool result answering the latest call made with ``original_call_id``."""
+        if not isinstance(original_call_id, str) or not original_call_id:
+            raise self.error("tool result has no call id; it must name the tool call it answers", where)
+        uid = self._call_by_original.get(original_call_id)
+        if uid is None:
+            raise self.error(f"tool result answers call id {original_call_id!r}, but no earlier tool call "
+                             "has that id; add the call or delete the result", where)
+        meta = dict(metadata or {})
+        name = self._call_names[uid]
+        if isinstance(recorded_name, str) and recorded_name and recorded_name != name:
+            meta.setdefault("source", {})["recorded_tool_name"] = recorded_name
+        if uid != original_call_id:
+            meta.setdefault("source", {})["original_call_id"] = original_call_id
+        self._answered.add(uid)
+        role = "retrieved_doc" if name in self.retrieval_tools else "tool"
+        return self.add(id=id, role=role, content=content, where=where, tool_call_id=uid,
+                        tool_name=name, metadata=meta)
+
+    def build(self, *, name: str = "", metadata: dict[str, Any] | None = None) -> Session:
+        messages = [Message(id=d.id, role=d.role, content=d.content, tool_calls=tuple(d.tool_calls),
+                            tool_call_id=d.tool_call_id, tool_name=d.tool_name, metadata=d.metadata)
+                    for d in self.drafts]
+        session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata or {})
+        try:
+            validate_session(session)
+        except InvalidSessionError as exc:  # importers check first; this is the safety net
+            raise FormatError(str(exc), file=self.file) from None
+        return session
+
+
+def unmapped(obj: dict[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    """The fields of ``obj`` an importer did not map (kept in ``metadata["source"]``)."""
+    skip = set(known)
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+def with_source(metadata: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    if extra:
+        metadata.setdefault("source", {}).update(extra)
+    return metadata
+
+
+_LAST_DOCUMENT: tuple[str, Any] | None = None  # (text, parsed): detection and loading share one parse
+
+
+def document(text: str, *, file: str) -> Any:
+    """The parsed JSON document ``text`` (parsed once even when detection already did)."""
+    global _LAST_DOCUMENT
+    last = _LAST_DOCUMENT
+    if last is not None and last[0] is text:
+        return last[1]
+    value = parse_json_document(text, file=file)
+    _LAST_DOCUMENT = (text, value)
+    return value
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What detection sees of a file: the parsed JSON document, or the first JSONL records."""
+
+    document: Any = None
+    is_document: bool = False
+    lines: tuple[Any, ...] = ()  # first parsed JSONL records (bad lines left out)
+
+    @property
+    def records(self) -> tuple[Any, ...]:
+        """JSONL records to look at; a one-line file counts as a one-record JSONL file."""
+        if self.lines:
+            return self.lines
+        return (self.document,) if isinstance(self.document, dict) else ()
+
+
+def probe(text: str, *, file: str, max_lines: int = 50) -> Probe:
+    """Look at ``text`` once: a single JSON document, or JSON Lines?
+
+    A file that starts with ``{`` may be either; it is JSONL when its first
+    line is a whole object and more lines follow. A broken single document
+    raises the located ``FormatError`` (e.g. a truncated file).
+    """
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in "[{":
+        return Probe()
+    first_line = stripped.split("\n", 1)[0]
+    multi_line = stripped.count("\n", 0, len(stripped.rstrip())) > 0
+    if stripped[0] == "{" and multi_line:
+        try:
+            head = json.loads(first_line)
+        except (ValueError, RecursionError):
+            head = None
+        if isinstance(head, dict):  # one object per line: JSONL (possibly with bad lines later)
+            recs = []
+            for raw in stripped.split("\n", max_lines)[:max_lines]:
+                try:
+                    obj = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                recs.append(obj)
+            return Probe(lines=tuple(recs))
+    return Probe(document=document(text, file=file), is_document=True)

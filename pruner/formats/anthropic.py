@@ -1,0 +1,186 @@
+"""Anthropic Messages: ``{"system": ..., "messages": [...]}`` or a bare list of messages.
+
+Content is a string or a list of blocks: ``text``; ``tool_use`` (``id``,
+``name``, ``input``) becomes a tool call; ``tool_result`` (``tool_use_id``,
+``content`` as a string or blocks, ``is_error``) becomes a tool result;
+``thinking`` goes to ``metadata["thinking"]``; other blocks (images,
+documents, server tools) show as ``[type]`` and are kept in
+``metadata["source"]``. A user message made only of ``tool_result`` blocks
+is a tool result, not a new user turn.
+
+>>> s = loads('{"system": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}')
+>>> [(m.role, m.content) for m in s.messages]
+[('system', 'Be brief.'), ('user', 'hi')]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..errors import FormatError
+from ..model import Session
+from ._common import (Draft, Probe, SessionBuilder, document, flatten_content, jpath, type_name, unmapped,
+                      usage, with_source)
+
+NAME = "anthropic"
+DESCRIPTION = "Anthropic Messages (an object with 'system' and 'messages', or a list of messages)"
+ROLES = ("user", "assistant")
+_SIGNAL_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
+                  "server_tool_use", "web_search_tool_result"}
+
+
+def _messages_of(doc: Any) -> list | None:
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        return doc["messages"]
+    if isinstance(doc, list):
+        return doc
+    return None
+
+
+def detect(text: str, probe: Probe | None) -> float:
+    if probe is None or not probe.is_document:
+        return 0.0
+    items = _messages_of(probe.document)
+    if not items or not all(isinstance(m, dict) and "role" in m for m in items[:20]):
+        return 0.0
+    if any(m.get("role") not in ROLES or "tool_calls" in m or "tool_call_id" in m for m in items[:200]):
+        return 0.0
+    for m in items[:200]:
+        content = m.get("content")
+        if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in _SIGNAL_BLOCKS
+                                             for p in content):
+            return 0.9
+    if isinstance(probe.document, dict) and "system" in probe.document:
+        return 0.9
+    return 0.5  # plain user/assistant text: Chat Completions' shape too
+
+
+def anthropic_usage(u: Any) -> dict[str, int] | None:
+    if not isinstance(u, dict):
+        return None
+    return usage(input=u.get("input_tokens"), output=u.get("output_tokens"),
+                 cache_read=u.get("cache_read_input_tokens"), cache_write=u.get("cache_creation_input_tokens"))
+
+
+def _blocks(content: Any, b: SessionBuilder, where: str) -> list:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if content is None:
+        return []
+    if not isinstance(content, list):
+        raise b.error(f"field 'content' must be a string or a list of blocks, got {type_name(content)}",
+                      jpath(where, "content"))
+    for k, block in enumerate(content):
+        if not isinstance(block, dict):
+            raise b.error(f"a content block must be an object, got {type_name(block)}",
+                          jpath(where, "content", k))
+    return content
+
+
+def add_assistant_blocks(b: SessionBuilder, draft: Draft, content: Any, where: str) -> None:
+    """Append an assistant message's blocks to ``draft`` (text, tool calls, thinking)."""
+    for k, block in enumerate(_blocks(content, b, where)):
+        kind = block.get("type")
+        bwhere = jpath(where, "content", k)
+        if kind == "text" and isinstance(block.get("text"), str):
+            draft.append_text(block["text"])
+        elif kind == "tool_use":
+            b.add_call(draft, original_id=block.get("id"), name=block.get("name"),
+                       arguments=block.get("input", {}), where=bwhere)
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            old = draft.metadata.get("thinking")
+            draft.metadata["thinking"] = f"{old}\n{block['thinking']}" if old else block["thinking"]
+        else:
+            draft.metadata.setdefault("source", {}).setdefault("blocks", []).append(block)
+            if kind not in ("redacted_thinking",):
+                draft.append_text(f"[{kind or 'block'}]")
+
+
+def add_user_blocks(b: SessionBuilder, content: Any, *, id: str, where: str,
+                    metadata: dict[str, Any] | None = None, result_metadata: dict[str, Any] | None = None,
+                    role: str = "user") -> list[Draft]:
+    """Tool results first (one message each), then the user's own text if there is any."""
+    blocks = _blocks(content, b, where)
+    out: list[Draft] = []
+    texts: list[str] = []
+    others: list[Any] = []
+    n_results = sum(1 for bl in blocks if bl.get("type") == "tool_result")
+    for k, block in enumerate(blocks):
+        kind = block.get("type")
+        bwhere = jpath(where, "content", k)
+        if kind == "tool_result":
+            text, parts = flatten_content(block.get("content"), file=b.file, where=jpath(bwhere, "content"),
+                                          line=b.line)
+            meta: dict[str, Any] = dict(result_metadata or {})
+            meta["is_error"] = bool(block.get("is_error", False))
+            extra = unmapped(block, ("type", "tool_use_id", "content", "is_error"))
+            if parts:
+                extra["content_parts"] = parts
+            rid = id if n_results == 1 and not any(bl.get("type") != "tool_result" for bl in blocks) \
+                else b.fresh_id(f"{id}_r{k}")
+            out.append(b.add_result(original_call_id=block.get("tool_use_id"), id=rid, content=text,
+                                    where=bwhere, metadata=with_source(meta, extra)))
+        elif kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        else:
+            others.append(block)
+            texts.append(f"[{kind or 'block'}]")
+    if texts or not blocks:
+        meta = dict(metadata or {})
+        if others:
+            meta.setdefault("source", {})["blocks"] = others
+        out.append(b.add(id=id if id not in {d.id for d in out} else b.fresh_id(id), role=role,
+                         content="\n".join(texts), where=where, metadata=meta))
+    return out
+
+
+def system_text(system: Any, *, file: str) -> str:
+    text, _ = flatten_content(system, file=file, where="$.system")
+    return text
+
+
+def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
+          retrieval_tools: Iterable[str] | None = None) -> Session:
+    doc = document(text, file=file)
+    messages = _messages_of(doc)
+    if messages is None:
+        raise FormatError(f"the top-level value is {type_name(doc)}; expected an object with a 'messages' "
+                          "list (and optional 'system') or a list of messages", file=file, path="$")
+    base = "$.messages" if isinstance(doc, dict) else "$"
+    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools)
+    session_meta: dict[str, Any] = {}
+    if isinstance(doc, dict):
+        if doc.get("system") not in (None, "", []):
+            b.add(id="system", role="system", content=system_text(doc["system"], file=file), where="$.system")
+        extra = unmapped(doc, ("messages", "system"))
+        if extra:
+            session_meta["source"] = extra
+    for i, m in enumerate(messages):
+        where = jpath(base, i)
+        if not isinstance(m, dict):
+            raise b.error(f"a message must be an object, got {type_name(m)}", where)
+        if "role" not in m:
+            raise b.error("message has no 'role'; add 'user' or 'assistant'", where)
+        role = m["role"]
+        if role not in ROLES:
+            raise b.error(f"unknown role {role!r}; Anthropic messages are 'user' or 'assistant' "
+                          "(the system prompt goes in the top-level 'system')", jpath(where, "role"))
+        extra = unmapped(m, ("role", "content", "usage", "id"))
+        meta = with_source({}, extra)
+        mid = m["id"] if isinstance(m.get("id"), str) and m["id"] else f"m{i}"
+        if role == "assistant":
+            if anthropic_usage(m.get("usage")):
+                meta["usage"] = anthropic_usage(m.get("usage"))
+            draft = b.add(id=mid, role="assistant", content="", where=where, metadata=meta)
+            add_assistant_blocks(b, draft, m.get("content"), where)
+        else:
+            add_user_blocks(b, m.get("content"), id=mid, where=where, metadata=meta)
+    return b.build(metadata=session_meta)
+
+
+def dumps(session: Session) -> str:
+    """The session as an Anthropic Messages request body (``system`` + ``messages``) JSON."""
+    import json
+
+    from ..export_anthropic import to_anthropic_messages
+    return json.dumps(to_anthropic_messages(session), ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,230 @@
+"""Pi coding-agent session JSONL, versions 1 to 3.
+
+Line 1 is the header (``type: "session"``; no ``version`` means 1). From
+version 2 entries carry ``id``/``parentId`` and form a tree; the conversation
+is the path from the last entry back to the root, so abandoned branches are
+left out (counted in ``Session.metadata["source"]["abandoned_entries"]``).
+Version 1 is linear; its entries get ids ``e<line>``.
+
+Entries: ``message`` (roles ``user``, ``assistant`` with ``text`` /
+``thinking`` / ``toolCall`` blocks, ``toolResult`` with ``toolCallId`` /
+``toolName`` / ``isError``, ``bashExecution``, ``custom``), ``compaction``
+(becomes a ``summary`` message plus an entry in
+``Session.metadata["recorded_compactions"]``), ``branch_summary`` (a
+``summary`` message), ``custom_message`` (a user message), and
+``model_change`` / ``thinking_level_change`` / ``custom`` / ``label`` /
+``session_info``, kept in ``Session.metadata["source"]["entries"]``.
+Version 1's ``firstKeptEntryIndex`` counts entries after the header, from 0.
+
+>>> text = ('{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}\\n'
+...         '{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}')
+>>> [(m.id, m.role) for m in loads(text).messages]
+[('a', 'user')]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..model import Session
+from ._common import Probe, SessionBuilder, flatten_content, parse_jsonl, unmapped, usage, with_source
+
+NAME = "pi"
+DESCRIPTION = "Pi coding-agent session JSONL, versions 1-3 (header line with type 'session')"
+_NON_MESSAGE_ENTRIES = ("model_change", "thinking_level_change", "custom", "label", "session_info")
+
+
+def detect(text: str, probe: Probe | None) -> float:
+    if probe is None or not probe.records:
+        return 0.0
+    head = probe.records[0]
+    if isinstance(head, dict) and head.get("type") == "session" and "payload" not in head:
+        return 1.0
+    return 0.0
+
+
+def _path(entries: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[tuple[int, dict]], int]:
+    """The entries from the root to the last entry, and how many were left out."""
+    by_id: dict[str, tuple[int, dict]] = {}
+    for lineno, e in entries:
+        b.line = lineno
+        eid = e.get("id")
+        if not isinstance(eid, str) or not eid:
+            raise b.error("entry has no 'id' (version 2 and later need one)", "id")
+        if eid in by_id:
+            raise b.error(f"duplicate entry id {eid!r} (also on line {by_id[eid][0]}); ids must be unique, "
+                          "rename or delete one", "id")
+        by_id[eid] = (lineno, e)
+    if not entries:
+        return [], 0
+    path = []
+    seen: set[str] = set()
+    current: tuple[int, dict] | None = entries[-1]
+    while current is not None:
+        lineno, e = current
+        path.append(current)
+        seen.add(e["id"])
+        parent = e.get("parentId")
+        if parent is None:
+            break
+        b.line = lineno
+        if parent not in by_id:
+            raise b.error(f"parentId {parent!r} names no entry in this file; fix the id or the tree", "parentId")
+        if parent in seen:
+            raise b.error(f"parentId {parent!r} makes a cycle; entries must form a tree", "parentId")
+        current = by_id[parent]
+    path.reverse()
+    return path, len(entries) - len(path)
+
+
+def _text(value: Any, b: SessionBuilder, where: str) -> tuple[str, list]:
+    return flatten_content(value, file=b.file, where=where, line=b.line)
+
+
+def _message(b: SessionBuilder, eid: str, msg: Any, meta: dict[str, Any]) -> None:
+    if not isinstance(msg, dict):
+        raise b.error("field 'message' must be an object", "message")
+    if "role" not in msg:
+        raise b.error("message has no 'role'; expected user, assistant, toolResult or bashExecution",
+                      "message")
+    role = msg["role"]
+    if role == "user":
+        text, parts = _text(msg.get("content"), b, "message.content")
+        extra = unmapped(msg, ("role", "content"))
+        if parts:
+            extra["content_parts"] = parts
+        b.add(id=eid, role="user", content=text, where="message", metadata=with_source(meta, extra))
+    elif role == "assistant":
+        content = msg.get("content")
+        if not isinstance(content, list):
+            raise b.error("assistant 'content' must be a list of blocks", "message.content")
+        extra = unmapped(msg, ("role", "content", "usage"))
+        u = msg.get("usage")
+        if isinstance(u, dict):
+            meta["usage"] = usage(input=u.get("input"), output=u.get("output"), cache_read=u.get("cacheRead"),
+                                  cache_write=u.get("cacheWrite"))
+            rest = unmapped(u, ("input", "output", "cacheRead", "cacheWrite"))
+            if rest:
+                extra["usage"] = rest
+        draft = b.add(id=eid, role="assistant", content="", where="message", metadata=with_source(meta, extra))
+        for k, block in enumerate(content):
+            where = f"message.content[{k}]"
+            if not isinstance(block, dict):
+                raise b.error("a content block must be an object", where)
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                draft.append_text(block["text"])
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                old = draft.metadata.get("thinking")
+                draft.metadata["thinking"] = f"{old}\n{block['thinking']}" if old else block["thinking"]
+            elif kind == "toolCall":
+                b.add_call(draft, original_id=block.get("id"), name=block.get("name"),
+                           arguments=block.get("arguments", {}), where=where)
+            else:
+                draft.metadata.setdefault("source", {}).setdefault("blocks", []).append(block)
+    elif role == "toolResult":
+        text, parts = _text(msg.get("content"), b, "message.content")
+        extra = unmapped(msg, ("role", "content", "toolCallId", "toolName", "isError"))
+        if parts:
+            extra["content_parts"] = parts
+        meta["is_error"] = bool(msg.get("isError", False))
+        b.add_result(original_call_id=msg.get("toolCallId"), id=eid, content=text, where="message",
+                     metadata=with_source(meta, extra), recorded_name=msg.get("toolName"))
+    elif role == "bashExecution":  # a command the user ran with '!'; Pi shows it to the model as user text
+        command, output = msg.get("command", ""), msg.get("output", "")
+        extra = unmapped(msg, ("role", "command", "output"))
+        extra["role"] = role
+        b.add(id=eid, role="user", content=f"Ran `{command}`\n{output}", where="message",
+              metadata=with_source(meta, extra))
+    elif role in ("custom", "hookMessage"):
+        text, parts = _text(msg.get("content"), b, "message.content")
+        extra = unmapped(msg, ("content",))
+        b.add(id=eid, role="user", content=text, where="message", metadata=with_source(meta, extra))
+    elif role in ("branchSummary", "compactionSummary"):
+        extra = unmapped(msg, ("summary",))
+        meta["kind"] = "branch_summary" if role == "branchSummary" else "compaction"
+        b.add(id=eid, role="summary", content=str(msg.get("summary", "")), where="message",
+              metadata=with_source(meta, extra))
+    else:
+        raise b.error(f"unknown message role {role!r}; expected user, assistant, toolResult, bashExecution "
+                      "or custom", "message.role")
+
+
+def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
+          retrieval_tools: Iterable[str] | None = None) -> Session:
+    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines)
+    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools)
+    if not parsed.records or parsed.records[0][1].get("type") != "session":
+        b.line = parsed.records[0][0] if parsed.records else None
+        raise b.error("the first line must be the session header with \"type\": \"session\"")
+    header_line, header = parsed.records[0]
+    version = header.get("version", 1)
+    if version not in (1, 2, 3):
+        b.line = header_line
+        raise b.error(f"unsupported session version {version!r}; this reader knows versions 1 to 3", "version")
+    entries = list(parsed.records[1:])
+    if version == 1:
+        entries = [(n, {**e, "id": e.get("id") or f"e{n}"}) for n, e in entries]
+        path, abandoned = entries, 0
+    else:
+        path, abandoned = _path(entries, b)
+    first_draft: dict[str, int] = {}  # entry id -> index of the first message at or after it
+    compactions: list[dict[str, Any]] = []
+    kept_entries: list[dict[str, Any]] = []
+    name = ""
+    for lineno, e in path:
+        b.line = lineno
+        eid, kind = e["id"], e.get("type")
+        first_draft[eid] = len(b.drafts)
+        meta: dict[str, Any] = {}
+        if isinstance(e.get("timestamp"), str):
+            meta["timestamp"] = e["timestamp"]
+        if kind == "message":
+            _message(b, eid, e.get("message"), meta)
+            extra = unmapped(e, ("type", "id", "parentId", "timestamp", "message"))
+            if extra:
+                b.drafts[-1].metadata.setdefault("source", {}).update({"entry": extra})
+        elif kind == "compaction":
+            first_kept = e.get("firstKeptEntryId")
+            if first_kept is None and isinstance(e.get("firstKeptEntryIndex"), int):
+                idx = e["firstKeptEntryIndex"]
+                first_kept = entries[idx][1]["id"] if 0 <= idx < len(entries) else None
+            position = len(b.drafts)
+            extra = unmapped(e, ("type", "id", "parentId", "timestamp", "summary"))
+            b.add(id=eid, role="summary", content=str(e.get("summary", "")), where="summary",
+                  metadata=with_source({**meta, "kind": "compaction"}, extra))
+            compactions.append({"entry_id": eid, "summary": str(e.get("summary", "")),
+                                "first_kept_entry_id": first_kept, "tokens_before": e.get("tokensBefore"),
+                                "position_index": position})
+        elif kind == "branch_summary":
+            extra = unmapped(e, ("type", "id", "parentId", "timestamp", "summary"))
+            b.add(id=eid, role="summary", content=str(e.get("summary", "")), where="summary",
+                  metadata=with_source({**meta, "kind": "branch_summary"}, extra))
+        elif kind == "custom_message":
+            text_, parts = _text(e.get("content"), b, "content")
+            extra = unmapped(e, ("type", "id", "parentId", "timestamp", "content"))
+            b.add(id=eid, role="user", content=text_, where="content",
+                  metadata=with_source({**meta, "kind": "custom_message"}, extra))
+        else:
+            if kind == "session_info" and isinstance(e.get("name"), str):
+                name = e["name"]
+            kept_entries.append({"line": lineno, **e})
+    b.line = None
+    for c in compactions:  # resolve the first kept entry to a message position
+        fk = c.pop("first_kept_entry_id")
+        idx = first_draft.get(fk) if fk is not None else None
+        c["first_kept_index"] = idx if idx is not None and idx < len(b.drafts) else None
+        c["first_kept_message_id"] = b.drafts[idx].id if c["first_kept_index"] is not None else None
+    source: dict[str, Any] = {"header": header, "version": version}
+    if kept_entries:
+        source["entries"] = kept_entries
+    if abandoned:
+        source["abandoned_entries"] = abandoned
+    metadata: dict[str, Any] = {"source": source}
+    if compactions:
+        metadata["recorded_compactions"] = [
+            {k: c[k] for k in ("entry_id", "summary", "first_kept_message_id", "first_kept_index",
+                               "tokens_before", "position_index")} for c in compactions]
+    if parsed.skipped:
+        metadata["skipped_bad_lines"] = parsed.skipped
+    return b.build(name=name or str(header.get("id") or ""), metadata=metadata)
