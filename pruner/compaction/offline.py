@@ -1,0 +1,259 @@
+"""A deterministic summariser that needs no key and no network.
+
+It fills every section from the history itself: the first user request is the
+goal; user sentences that state a rule or preference are constraints; finished
+tool work and changed files are done; failing results not retried successfully
+are blocked; the last assistant plan gives the next steps; defined facts,
+paths, identifiers and error lines are critical context. The same input always
+gives the same summary, byte for byte. Every item is one line, so text from the
+transcript can never start a heading of its own.
+
+>>> from pruner.model import Message
+>>> from pruner.compaction.base import SummaryTask
+>>> from pruner.compaction.prompts import history_request
+>>> msgs = (Message(id="u", role="user", content="Add CSV export. Never touch setup.py."),)
+>>> text = OfflineSummarizer().summarize(SummaryTask("history", msgs, history_request(msgs)))
+>>> text.splitlines()[:2]
+['## Goal', '- Add CSV export. Never touch setup.py.']
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping, Sequence
+
+from ..analysis import markers
+from ..fileops import file_operations
+from ..model import Message
+from .base import SummaryTask
+from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, bullets, parse_sections,
+                       parse_subsections)
+
+NONE = "(none)"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CONSTRAINT = re.compile(r"\b(prefer\w*|must|mustn't|don't|do not|never|always|avoid|make sure|only use|"
+                         r"no need|instead of|should(?:n't)?|required?|please use|keep)\b", re.IGNORECASE)
+_DECISION = re.compile(r"\b(decided?|decision|I'll use|we'll use|let's use|going with|chose|choose|"
+                       r"switch(?:ed)? to|rather than|instead of|because)\b", re.IGNORECASE)
+_PLAN = re.compile(r"\b(next|then|will|I'll|let me|todo|need to|remaining|plan)\b", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+_ERROR_LINE = re.compile(r"Traceback \(most recent call last\)|^\s*(?:error|fatal)\b|\b[A-Z]\w*(?:Error|Exception)\b:?"
+                         r"|\b(?:exit(?:ed)?(?: with)? (?:code|status)) *[1-9]\d*|command failed", re.IGNORECASE)
+_PATH = re.compile(r"(?<![\w/.~-])((?:~/|\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}|[\w-]+\.(?:py|ts|tsx|js|json|md|"
+                   r"toml|yaml|yml|rs|go|java|c|h|cpp|sh|txt|csv|jsonl))(?![\w/])")
+_IDENTIFIER = re.compile(r"`([A-Za-z_][\w.:]{2,60}(?:\(\))?)`")
+CAP = {"Goal": 6, "Constraints & Preferences": 20, "Done": 30, "In Progress": 10, "Blocked": 15,
+       "Key Decisions": 20, "Next Steps": 10, "Critical Context": 40, "Original Request": 3,
+       "Early Progress": 20, "Context for Suffix": 30}
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    """``text`` on one line: control characters dropped, whitespace collapsed, cut at ``limit``."""
+    flat = " ".join(_CONTROL.sub(" ", text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else text
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return [x for x in dict.fromkeys(i for i in items if i)]
+
+
+def _newest(items: Sequence[str], cap: int) -> list[str]:
+    return list(items[-cap:]) if len(items) > cap else list(items)
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences and lines of ``text``, list markers removed."""
+    out = []
+    for s in _SENTENCE.split(text):
+        item = _LIST_ITEM.match(s)
+        s = (item.group(1) if item else s).strip()
+        if s:
+            out.append(s)
+    return out
+
+
+def _is_request(text: str) -> bool:
+    # A bare slash command ("/mode") switches a setting; it states no goal.
+    stripped = text.strip()
+    return bool(stripped) and not (stripped.startswith("/") and len(stripped.split()) == 1)
+
+
+def _is_error(result: Message) -> bool:
+    if isinstance(result.metadata, Mapping) and result.metadata.get("is_error") is True:
+        return True
+    head = "\n".join(result.content.splitlines()[:3])
+    return bool(_ERROR_LINE.search(head))
+
+
+def _error_line(text: str) -> str:
+    for line in text.splitlines():
+        if _ERROR_LINE.search(line):
+            return one_line(line, 200)
+    return one_line(text, 200)
+
+
+def _call_text(name: str, arguments) -> str:
+    from .serialize import format_arguments
+    return one_line(f"{name}({format_arguments(arguments)})", 160)
+
+
+class _Facts:
+    """Everything the offline summariser reads out of a run of messages, once."""
+
+    def __init__(self, messages: Sequence[Message]):
+        self.requests = [m.content for m in messages if m.role == "user" and _is_request(m.content)]
+        # Questions ask rather than constrain, so they are left out.
+        self.constraints = _unique(one_line(s, 200) for m in messages if m.role == "user"
+                                   for s in _sentences(m.content)
+                                   if _CONSTRAINT.search(s) and not s.endswith("?"))
+        self.decisions = _unique(one_line(s, 200) for m in messages if m.role == "assistant"
+                                 for s in _sentences(m.content) if _DECISION.search(s))
+        results = {m.tool_call_id: m for m in messages if m.tool_call_id is not None}
+        changed: dict[str, list[str]] = {}
+        read: list[str] = []
+        tool_counts: dict[str, int] = {}
+        failures: list[tuple[str, int, str, str]] = []  # (call key, call number, bullet, error line)
+        last_success: dict[str, int] = {}
+        order = 0
+        for m in messages:
+            for c in m.tool_calls:
+                order += 1
+                tool_counts[c.name] = tool_counts.get(c.name, 0) + 1
+                ops = file_operations(c)
+                for op, path in ops:
+                    if op == "read":
+                        read.append(path)
+                    else:
+                        changed.setdefault(path, []).append(op)
+                result = results.get(c.id)
+                key = c.call_key()
+                if result is not None and _is_error(result):
+                    line = _error_line(result.content)
+                    failures.append((key, order, f"{_call_text(c.name, c.arguments)} failed: {line}", line))
+                elif result is not None:
+                    last_success[key] = order
+        self.tool_counts = tool_counts
+        self.changed = changed
+        self.read = _unique(read)
+        self.error_lines = _unique(line for _, _, _, line in failures)
+        # An error still blocks unless the same call (name and arguments) later succeeded.
+        self.blocked = _unique(b for key, n, b, _ in failures if last_success.get(key, -1) < n)
+        self.last_plan = self._plan(messages)
+        self.unfinished = bool(messages) and (messages[-1].is_tool_result or bool(messages[-1].tool_calls)
+                                              or messages[-1].role == "user")
+        self.defined = []
+        texts = []
+        for m in messages:
+            defines, _ = markers(m.content)
+            for key in _unique(list(m.defines) + list(defines)):
+                line = next((ln for ln in m.content.splitlines() if f"DEFINE:{key}" in ln), m.content)
+                self.defined.append(f"DEFINE:{key}: {one_line(line, 200)}")
+            if m.role in ("user", "assistant"):
+                texts.append(m.content)
+        self.paths = _unique(list(changed) + read + [p for t in texts for p in _PATH.findall(t)])
+        self.identifiers = _unique(i for t in texts for i in _IDENTIFIER.findall(t) if i not in self.paths)
+
+    @staticmethod
+    def _plan(messages: Sequence[Message]) -> list[str]:
+        last = next((m for m in reversed(messages) if m.role == "assistant" and m.content.strip()), None)
+        if last is None:
+            return []
+        items = [one_line(mt.group(1), 200) for mt in map(_LIST_ITEM.match, last.content.splitlines()) if mt]
+        if items:
+            return _unique(items)[:CAP["Next Steps"]]
+        plan = [one_line(s, 200) for s in _sentences(last.content) if _PLAN.search(s)]
+        return _unique(plan)[:5] or [one_line(_sentences(last.content)[-1], 200)]
+
+    def done(self) -> list[str]:
+        out = []
+        for path, ops in self.changed.items():
+            verb = "Created" if ops[0] == "write" else "Edited"
+            out.append(f"{verb} {_code(path)}" + (f" ({len(ops)} changes)" if len(ops) > 1 else ""))
+        if self.tool_counts:
+            out.append("Tool calls made: " + ", ".join(f"{name} ×{n}" for name, n in self.tool_counts.items()))
+        return out
+
+    def critical(self) -> list[str]:
+        return (self.defined + [f"file {_code(p)}" for p in _newest(self.paths, 15)]
+                + [f"name {_code(i)}" for i in _newest(self.identifiers, 15)]
+                + [f"error: {e}" for e in _newest(self.error_lines, 8)])
+
+
+def render(sections: Mapping[str, Sequence[str]], order: Sequence[str]) -> str:
+    """Markdown for ``{section: bullets}``; ``Progress`` takes its three subsections from the same map."""
+    lines: list[str] = []
+    for name in order:
+        lines.append(f"## {name}")
+        if name == "Progress":
+            for sub in PROGRESS_SUBSECTIONS:
+                lines.append(f"### {sub}")
+                lines.extend(f"- {b}" for b in (sections.get(sub) or [NONE]))
+        else:
+            lines.extend(f"- {b}" for b in (sections.get(name) or [NONE]))
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _fresh(facts: _Facts, *, later_only: bool) -> dict[str, list[str]]:
+    requests = [one_line(r, 400) for r in facts.requests]
+    goal = [f"Later request: {r}" for r in requests] if later_only else (
+        requests[:1] + [f"Later request: {r}" for r in _newest(requests[1:], CAP["Goal"] - 1)])
+    return {
+        "Goal": goal,
+        "Constraints & Preferences": _newest(facts.constraints, CAP["Constraints & Preferences"]),
+        "Done": facts.done(),
+        "In Progress": [f"Latest request: {requests[-1]}"] if facts.unfinished and requests else [],
+        "Blocked": _newest(facts.blocked, CAP["Blocked"]),
+        "Key Decisions": _newest(facts.decisions, CAP["Key Decisions"]),
+        "Next Steps": facts.last_plan,
+        "Critical Context": facts.critical(),
+    }
+
+
+def _previous(summary: str) -> dict[str, list[str]]:
+    sections = parse_sections(summary)
+    out = {name: bullets(sections.get(name, "")) for name in SUMMARY_SECTIONS if name != "Progress"}
+    subs = parse_subsections(sections.get("Progress", ""))
+    out.update({name: bullets(subs.get(name, "")) for name in PROGRESS_SUBSECTIONS})
+    return {k: [b for b in v if b != NONE] for k, v in out.items()}
+
+
+def merge(previous: Mapping[str, Sequence[str]], new: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Preserve what the earlier summary says, add what is new, move In Progress to Done."""
+    merged: dict[str, list[str]] = {}
+    for name in ("Goal", "Constraints & Preferences", "Blocked", "Key Decisions", "Critical Context"):
+        merged[name] = _unique(list(previous.get(name, ())) + list(new.get(name, ())))
+    goal = merged["Goal"]
+    merged["Goal"] = goal[:1] + _newest(goal[1:], CAP["Goal"] - 1)
+    moved = [b if b.startswith("Finished: ") else f"Finished: {b}" for b in previous.get("In Progress", ())]
+    merged["Done"] = _unique(list(previous.get("Done", ())) + moved + list(new.get("Done", ())))
+    merged["In Progress"] = list(new.get("In Progress", ()))
+    merged["Next Steps"] = list(new.get("Next Steps", ())) or list(previous.get("Next Steps", ()))
+    return {k: _newest(v, CAP[k]) if k != "Goal" else v for k, v in merged.items()}
+
+
+class OfflineSummarizer:
+    """Deterministic summaries built from the history alone (no key, no network)."""
+
+    name = "offline"
+
+    def summarize(self, task: SummaryTask) -> str:
+        facts = _Facts(task.messages)
+        if task.kind == "turn_prefix":
+            request = [one_line(facts.requests[0], 600)] if facts.requests else []
+            progress = facts.done() + [f"Failed: {b}" for b in facts.blocked] + [
+                f"Last said: {p}" for p in facts.last_plan[:3]]
+            return render({"Original Request": request,
+                           "Early Progress": _newest(progress, CAP["Early Progress"]),
+                           "Context for Suffix": _newest(facts.critical(), CAP["Context for Suffix"])},
+                          PREFIX_SECTIONS)
+        if task.kind == "update" and task.previous_summary:
+            sections = merge(_previous(task.previous_summary), _fresh(facts, later_only=True))
+        else:
+            sections = _fresh(facts, later_only=False)
+        return render(sections, SUMMARY_SECTIONS)

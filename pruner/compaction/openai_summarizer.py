@@ -1,0 +1,188 @@
+"""An LLM summariser for any OpenAI-compatible Chat Completions endpoint.
+
+The base URL, model and key come from the arguments or from the standard
+``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables. Each request has a timeout;
+429, 5xx, timeouts and refused connections are retried a bounded number of
+times with exponential backoff (honouring a short ``Retry-After``); the answer
+is capped at ``max_output_tokens`` and must contain every required heading.
+Every failure is a ``SummarizerError`` whose message names the cause and never
+contains the key (it is redacted from anything a server sends back, too).
+
+>>> s = OpenAISummarizer(base_url="http://127.0.0.1:9/v1", model="m", api_key="k")
+>>> s.name, "k" in repr(s)
+('openai/m', False)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import SummarizerError
+from .base import SummaryTask
+from .sections import missing_sections
+
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+log = logging.getLogger(__name__)
+
+
+def display_url(url: str) -> str:
+    """``url`` without user info, query or fragment (they may hold secrets)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<invalid URL>"
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class OpenAISummarizer:
+    """Summaries from a Chat Completions model through the official ``openai`` client.
+
+    Keyword-only options: ``base_url`` and ``api_key`` (default: the
+    ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables), ``model``, ``timeout``
+    (seconds per attempt), ``max_retries`` (extra attempts after the first),
+    ``max_output_tokens``, ``backoff_seconds`` (first wait; doubles each retry,
+    at most ``max_backoff_seconds``) and ``temperature``.
+    """
+
+    def __init__(self, *, base_url: str | None = None, model: str = DEFAULT_MODEL, api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, max_output_tokens: int = 4096,
+                 backoff_seconds: float = 1.0, max_backoff_seconds: float = 20.0,
+                 temperature: float | None = 0.0):
+        if timeout <= 0:
+            raise SummarizerError(f"timeout must be positive, got {timeout}")
+        if max_retries < 0:
+            raise SummarizerError(f"max_retries must be 0 or more, got {max_retries}")
+        if max_output_tokens <= 0:
+            raise SummarizerError(f"max_output_tokens must be positive, got {max_output_tokens}")
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.max_output_tokens = int(max_output_tokens)
+        self.backoff_seconds = float(backoff_seconds)
+        self.max_backoff_seconds = float(max_backoff_seconds)
+        self.temperature = temperature
+        self.__key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+
+    @property
+    def name(self) -> str:
+        return f"openai/{self.model}"
+
+    def __repr__(self) -> str:  # never shows the key
+        return (f"OpenAISummarizer(base_url={display_url(self.base_url)!r}, model={self.model!r}, "
+                f"timeout={self.timeout}, max_retries={self.max_retries})")
+
+    # -- helpers -----------------------------------------------------------------
+    def _redact(self, text: str) -> str:
+        key = self.__key
+        if key and len(key) >= 4:
+            text = text.replace(key, "[redacted]")
+        return text
+
+    def _where(self) -> str:
+        return f"{display_url(self.base_url)} (model {self.model})"
+
+    def _server_says(self, exc: Any) -> str:
+        body = getattr(exc, "body", None)
+        message = None
+        if isinstance(body, Mapping):
+            err = body.get("error", body)
+            message = err.get("message") if isinstance(err, Mapping) else err
+        if not isinstance(message, str) or not message.strip():
+            return ""
+        return ": " + self._redact(" ".join(message.split()))[:300]
+
+    def _delay(self, attempt: int, exc: Any) -> float:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None) or {}
+        try:
+            if "retry-after-ms" in headers:
+                hinted = float(headers["retry-after-ms"]) / 1000
+            elif "retry-after" in headers:
+                hinted = float(headers["retry-after"])
+            else:
+                hinted = None
+        except (TypeError, ValueError):
+            hinted = None
+        if hinted is not None and 0 <= hinted <= self.max_backoff_seconds:
+            return hinted
+        return min(self.backoff_seconds * (2 ** attempt), self.max_backoff_seconds)
+
+    # -- the call ----------------------------------------------------------------
+    def complete(self, task: SummaryTask) -> tuple[str, str | None]:
+        """``(answer text, finish reason)`` for ``task.request``; retries as configured."""
+        import openai  # imported here: the offline path never needs it
+
+        if not self.__key:
+            raise SummarizerError("no API key for the OpenAI summariser: set the OPENAI_API_KEY "
+                                  "environment variable (or use the offline summariser)")
+        attempts = 1 + self.max_retries
+        last_cause = ""
+        with openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout,
+                           max_retries=0) as client:
+            for attempt in range(attempts):
+                try:
+                    kwargs: dict[str, Any] = {"model": self.model, "messages": task.request.as_messages(),
+                                              "max_tokens": self.max_output_tokens}
+                    if self.temperature is not None:
+                        kwargs["temperature"] = self.temperature
+                    response = client.chat.completions.create(**kwargs)
+                    break
+                except openai.AuthenticationError:
+                    raise SummarizerError(
+                        f"{self._where()} rejected the API key (HTTP 401): check OPENAI_API_KEY") from None
+                except openai.PermissionDeniedError as exc:
+                    raise SummarizerError(f"{self._where()} refused access (HTTP 403)"
+                                          f"{self._server_says(exc)}") from None
+                except openai.NotFoundError as exc:
+                    raise SummarizerError(f"{self._where()} answered HTTP 404: check the base URL and the "
+                                          f"model name{self._server_says(exc)}") from None
+                except openai.APITimeoutError:
+                    last_cause = f"no answer within the {self.timeout:g} s timeout"
+                    retry_exc = None
+                except openai.APIConnectionError:
+                    last_cause = "cannot connect (is the server running and the base URL right?)"
+                    retry_exc = None
+                except openai.APIStatusError as exc:
+                    status = exc.status_code
+                    if status != 429 and status < 500:
+                        raise SummarizerError(f"{self._where()} answered HTTP {status}"
+                                              f"{self._server_says(exc)}") from None
+                    what = "rate limited (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
+                    last_cause = what + self._server_says(exc)
+                    retry_exc = exc
+                except openai.OpenAIError as exc:
+                    raise SummarizerError(f"{self._where()}: the request failed "
+                                          f"({type(exc).__name__})") from None
+                if attempt + 1 < attempts:
+                    delay = self._delay(attempt, retry_exc)
+                    log.info("summariser attempt %d of %d failed (%s); retrying in %.2f s",
+                             attempt + 1, attempts, last_cause, delay)
+                    time.sleep(delay)
+            else:
+                raise SummarizerError(f"{self._where()}: gave up after {attempts} attempt"
+                                      f"{'s' if attempts > 1 else ''}; last: {last_cause}")
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise SummarizerError(f"{self._where()} returned an answer without choices")
+        content = choices[0].message.content if choices[0].message is not None else None
+        return (content or ""), getattr(choices[0], "finish_reason", None)
+
+    def summarize(self, task: SummaryTask) -> str:
+        text, finish = self.complete(task)
+        if not text.strip():
+            raise SummarizerError(f"{self._where()} returned an empty summary")
+        missing = missing_sections(text, task.required_sections)
+        if missing:
+            cut = " (the answer was cut at max_output_tokens; raise it)" if finish == "length" else ""
+            raise SummarizerError(f"{self._where()} returned a summary without the required "
+                                  f"section{'s' if len(missing) > 1 else ''} {', '.join(missing)}{cut}")
+        return self._redact(text.strip()) + "\n"
