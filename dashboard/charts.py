@@ -97,14 +97,14 @@ def timeline_figure(frame: pd.DataFrame, *, selected: int | None = None,
         pts = [xy for xy in (_slot_at(frame, p) for p in rings) if xy]
         fig.add_trace(scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers",
                               name="changed in this step", hoverinfo="skip", showlegend=True,
-                              marker={"size": size + 10, "color": "rgba(0,0,0,0)", "symbol": "circle-open",
-                                      "line": {"width": 2, "color": CUT_COLOUR}}))
+                              marker={"size": size + 10, "color": CUT_COLOUR, "symbol": "circle-open",
+                                      "line": {"width": 2}}))
     annotations = []
     if selected is not None and (here := _slot_at(frame, selected)) is not None:
         fig.add_trace(scatter(x=[here[0]], y=[here[1]], mode="markers", name="selected",
                               hoverinfo="skip", showlegend=False,
-                              marker={"size": size + 12, "color": "rgba(0,0,0,0)", "symbol": "circle-open",
-                                      "line": {"width": 3, "color": "#000000"}}))
+                              marker={"size": size + 12, "color": "#000000", "symbol": "circle-open",
+                                      "line": {"width": 3}}))
         row = frame[frame["position"] == selected].iloc[0]
         links: list[tuple[int, int, str]] = []  # (from, to, colour)
         if int(row["related_position"]) >= 0:

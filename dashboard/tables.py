@@ -187,3 +187,24 @@ def status_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     changed = merged[merged["status_before"] != merged["status"]]
     return changed.rename(columns={"status_before": "was"})[
         ["position", "turn", "role", "id", "was", "status", "rule", "reason", "related"]].reset_index(drop=True)
+
+
+def recorded_compactions_frame(rows: Sequence[Mapping]) -> pd.DataFrame:
+    """``compare_recorded`` rows flattened: the recorded cut beside the computed one."""
+    out = []
+    for r in rows:
+        rec = r.get("recorded") or {}
+        comp = r.get("computed") or {}
+        out.append({
+            "entry": r.get("entry_id") or "", "at position": r.get("position_index"),
+            "recorded first kept #": rec.get("first_kept_index"),
+            "recorded first kept id": rec.get("first_kept_message_id") or "",
+            "recorded tokens before": rec.get("tokens_before"),
+            "computed first kept #": comp.get("first_kept_index"),
+            "computed first kept id": comp.get("first_kept_message_id") or "",
+            "computed splits a turn": comp.get("split_turn"),
+            "computed tokens before": comp.get("tokens_before"),
+            "same cut": r.get("same_cut"),
+            "why": comp.get("reason") or "",
+        })
+    return pd.DataFrame(out)

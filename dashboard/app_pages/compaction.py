@@ -1,2 +1,185 @@
+"""Compaction preview: where the cut falls, what the summary says, and what it saves and costs."""
+
+from __future__ import annotations
+
+import json
+
 import streamlit as st
-st.title("compaction")
+
+from pruner.errors import PrunerError
+from pruner.export import to_openai_messages
+from pruner.formats.native import dumps as native_dumps
+
+from dashboard import charts, compaction_view as view, state, tables, ui
+
+OFFLINE = "Offline (deterministic, no network)"
+ENDPOINT = "OpenAI-compatible endpoint"
+ss = st.session_state
+
+
+def settings_form(loaded, compact_input) -> view.PreviewSettings:
+    """Window, reserve and keep-recent tokens, applied on submit (the cut is redrawn then)."""
+    applied = view.applied_settings(loaded, compact_input)
+    with st.form(f"compaction_settings_{loaded.key}"):
+        st.subheader("Compaction settings")
+        c1, c2, c3 = st.columns(3)
+        window = c1.number_input("Context window (tokens)", min_value=1_000, max_value=10_000_000, step=1_000,
+                                 value=applied.context_window, key="cmp_window")
+        reserve = c2.number_input("Reserve tokens", min_value=0, max_value=9_999_999, step=1_024,
+                                  value=applied.reserve_tokens, key="cmp_reserve",
+                                  help="Compaction triggers once the context exceeds window − reserve.")
+        keep = c3.number_input("Keep-recent tokens", min_value=0, max_value=10_000_000, step=500,
+                               value=applied.keep_recent_tokens, key="cmp_keep",
+                               help="How much of the newest history stays verbatim.")
+        c1, c2 = st.columns(2)
+        pruned_first = c1.toggle("Prune first (current pruning settings)", value=applied.pruned_first,
+                                 key="cmp_pruned_first")
+        force = c2.toggle("Compact even when under the threshold", value=applied.force, key="cmp_force",
+                          help="Small sessions never reach the trigger; this previews the cut anyway.")
+        if st.form_submit_button("Apply settings"):
+            view.apply_settings(loaded, view.PreviewSettings(
+                context_window=int(window), reserve_tokens=int(reserve), keep_recent_tokens=int(keep),
+                pruned_first=bool(pruned_first), force=bool(force)))
+    return view.applied_settings(loaded, compact_input)
+
+
+def summariser_choice() -> view.SummariserChoice:
+    """Offline by default; an endpoint needs base URL, model and a key kept only in this browser session."""
+    kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summariser", horizontal=True)
+    if kind == OFFLINE:
+        return view.SummariserChoice(kind="offline")
+    c1, c2, c3 = st.columns(3)
+    base_url = c1.text_input("Base URL", value="https://api.openai.com/v1", key="cmp_base_url")
+    model = c2.text_input("Model", value="gpt-4o-mini", key="cmp_model")
+    # The key lives only in this user's session state: never shown, logged, cached or written.
+    c3.text_input("API key", type="password", key="cmp_api_key",
+                  help="Kept only in this browser session's state; never shown, logged or saved.")
+    return view.SummariserChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
+
+
+def cut_preview(plan_view: view.PlanView, loaded, preview) -> None:
+    st.subheader("Where the cut falls")
+    ui.inert(plan_view.trigger_reason)
+    if plan_view.cut_reason:
+        ui.inert(plan_view.cut_reason)
+    recorded = plan_view.recorded_cut if not preview.pruned_first else None
+    fig = charts.timeline_figure(plan_view.frame, cut=plan_view.cut_index, recorded_cut=recorded,
+                                 split_turn=plan_view.split_turn, revision=f"cmp-{loaded.key}")
+    st.plotly_chart(fig, key="compaction_timeline", config={"displaylogo": False})
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Context now", f"{plan_view.context_tokens:,} tokens",
+              help=f"Threshold {plan_view.threshold:,} = window − reserve ({plan_view.context_source})")
+    c2.metric("Summarised", f"{plan_view.summarised:,} messages")
+    c3.metric("Split-turn prefix", f"{plan_view.prefix:,} messages",
+              help="When the cut falls inside a turn, the turn's start is summarised separately.")
+    c4.metric("Kept verbatim", f"{plan_view.kept:,} messages")
+
+
+def recorded_compactions(loaded, preview) -> None:
+    rows = view.recorded_rows(loaded.session, preview)
+    if not rows:
+        return
+    st.subheader("Recorded compactions")
+    st.caption("This session records compactions its agent made (Pi). Each recorded cut is shown beside "
+               "the cut computed here for the same history; the dashed line on the timeline is the "
+               "latest recorded cut.")
+    st.dataframe(tables.recorded_compactions_frame(rows), hide_index=True, width="stretch",
+                 key="recorded_table")
+
+
+def show_result(outcome: view.Outcome) -> None:
+    result = outcome.result
+    if outcome.error:
+        left, right = st.columns(2)
+        left.error("The summariser endpoint failed: " + ui.escape_markdown(outcome.error) + "\n\n"
+                   + view.endpoint_hint(outcome.error), icon=":material/error:")
+        right.info("The offline summary below is still available: it needs no network and was made "
+                   "from the same cut.", icon=":material/info:")
+    if not result.compacted_any:
+        st.info("Nothing to compact with these settings: " + ui.escape_markdown(result.cut_reason
+                                                                                or result.trigger_reason))
+        return
+    st.subheader("Result")
+    ui.inert(f"summariser: {result.summarizer_name} · counter: {result.counter}")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
+    saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
+    c2.metric("Saved", f"{result.tokens_saved:,} tokens", f"{saved:.1f} %", delta_color="off")
+    c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens",
+              help="Tokens of the previous prompt a prefix cache can no longer reuse: everything after the "
+                   "pinned system messages is processed again once.")
+    c4.metric("Re-written prompt", f"{result.cache_rewrite_tokens:,} tokens",
+              help="Tokens of the new prompt after the unchanged prefix.")
+    st.plotly_chart(charts.compaction_tokens_figure(result.tokens_before, result.tokens_after,
+                                                    result.cache_invalidated_tokens),
+                    key="compaction_tokens", config={"displaylogo": False})
+
+    st.subheader("Summary, section by section")
+    for name, body in result.sections.items():
+        st.markdown(f"#### {ui.escape_markdown(name)}")
+        st.code(body.strip() or "(empty)", language=None, wrap_lines=True)
+    if result.read_files or result.modified_files:
+        c1, c2 = st.columns(2)
+        c1.caption("files read")
+        c1.code("\n".join(result.read_files) or "(none)", language=None)
+        c2.caption("files modified")
+        c2.code("\n".join(result.modified_files) or "(none)", language=None)
+
+    with st.expander("The exact request sent to the summariser"):
+        for title, request in (("history", result.request), ("split-turn prefix", result.prefix_request)):
+            if request is None:
+                continue
+            st.caption(f"{title}: system prompt")
+            st.code(request.system_prompt, language=None, wrap_lines=True)
+            st.caption(f"{title}: user message")
+            st.code(request.user_message, language=None, wrap_lines=True, height=400)
+
+    st.subheader("Compacted conversation")
+    st.dataframe(view.compacted_frame(result), hide_index=True, width="stretch", key="compacted_table",
+                 column_config={"preview": st.column_config.TextColumn("preview", width="large")})
+    c1, c2 = st.columns(2)
+    c1.download_button("Compacted session (native JSONL)", data=lambda: native_dumps(result.compacted),
+                       file_name="compacted.jsonl", mime="application/jsonl", on_click="ignore",
+                       key="dl_compacted")
+    c2.download_button("Compacted messages (OpenAI JSON)",
+                       data=lambda: json.dumps(to_openai_messages(result.compacted), indent=2,
+                                               ensure_ascii=False),
+                       file_name="compacted.openai.json", mime="application/json", on_click="ignore",
+                       key="dl_compacted_openai")
+
+
+def render() -> None:
+    st.title("Compaction preview")
+    module = state.compaction_module()
+    if module is None:
+        st.info("Compaction needs the `pruner.compaction` module, which is not installed yet.")
+        return
+    loaded = state.ensure_session()
+    if loaded is None:
+        st.info("No session loaded: pick or upload one on the Session explorer page.")
+        return
+    ui.inert(f"Session: {loaded.label} ({loaded.session.last_turn:,} turns, "
+             f"{len(loaded.session.messages):,} messages)")
+    st.page_link("app_pages/explorer.py", label="Change the session on the Session explorer page",
+                 icon=":material/arrow_back:")
+    preview = view.applied_settings(loaded, None)
+    compact_input = view.compaction_input(loaded, preview)
+    preview = settings_form(loaded, compact_input)
+    compact_input = view.compaction_input(loaded, preview)
+    plan_view = view.plan(loaded, compact_input, preview)
+    cut_preview(plan_view, loaded, preview)
+    recorded_compactions(loaded, preview)
+
+    st.subheader("Compact")
+    choice = summariser_choice()
+    if st.button("Compact", type="primary", key="compact_button"):
+        with st.spinner("Summarising…"):
+            view.run_compaction(loaded, compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
+    outcome = view.outcome_for(loaded, preview, choice)
+    if outcome is not None:
+        show_result(outcome)
+    elif ss.get("cmp_outcome") is not None:
+        st.caption("Settings changed since the last run: press Compact again.")
+
+
+ui.guarded(render)
