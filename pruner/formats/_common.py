@@ -56,8 +56,11 @@ def parse_json_document(text: str, *, file: str) -> Any:
         raise FormatError("JSON is nested too deeply to read (more than about 1,000 levels); "
                           "this is not a transcript", file=file) from None
     except json.JSONDecodeError as exc:
-        hint = "the JSON ends early: the file looks truncated" if exc.pos >= len(text.rstrip()) \
-            else f"invalid JSON: {exc.msg} (column {exc.colno})"
+        end = len(text.rstrip())
+        # An error at the very end, or a string still open on the last line, means the text stops early.
+        truncated = exc.pos >= end or (exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos:end])
+        hint = (f"the JSON ends early (column {exc.colno}): the file looks truncated" if truncated
+                else f"invalid JSON: {exc.msg} (column {exc.colno})")
         raise FormatError(hint, file=file, line=exc.lineno) from None
 
 

@@ -41,11 +41,12 @@ def detect(text: str, probe: Probe | None) -> float:
     if probe is None or not probe.is_document:
         return 0.0
     items = _messages_of(probe.document)
-    if not items or not all(isinstance(m, dict) and "role" in m for m in items[:20]):
+    head = [m for m in (items or [])[:200] if isinstance(m, dict)]
+    if not head or 2 * sum("role" in m for m in head[:50]) < len(items[:50]):
         return 0.0
-    if any(m.get("role") not in ROLES or "tool_calls" in m or "tool_call_id" in m for m in items[:200]):
+    if any(m.get("role", "user") not in ROLES or "tool_calls" in m or "tool_call_id" in m for m in head):
         return 0.0
-    for m in items[:200]:
+    for m in head:
         content = m.get("content")
         if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in _SIGNAL_BLOCKS
                                              for p in content):

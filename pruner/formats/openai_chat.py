@@ -34,13 +34,16 @@ _DIALOGUE_KEYS = ("messages", "traj")
 
 
 def _looks_like_messages(items: Any) -> bool:
-    return isinstance(items, list) and bool(items) and all(
-        isinstance(m, dict) and "role" in m for m in items[:20])
+    """Mostly objects with a 'role' (a broken message still lets the loader say what is wrong)."""
+    head = items[:50] if isinstance(items, list) else []
+    return bool(head) and 2 * sum(isinstance(m, dict) and "role" in m for m in head) >= len(head)
 
 
 def _strong_signals(items: list) -> bool:
     """Features only Chat Completions has (Anthropic has none of these)."""
     for m in items[:200]:
+        if not isinstance(m, dict):
+            continue
         if m.get("role") in ("system", "developer", "tool", "function") or "tool_calls" in m \
                 or "function_call" in m or "tool_call_id" in m:
             return True
@@ -53,6 +56,8 @@ def _strong_signals(items: list) -> bool:
 
 def _weak_anthropic_signals(items: list) -> bool:
     for m in items[:200]:
+        if not isinstance(m, dict):
+            continue
         content = m.get("content")
         if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in (
                 "tool_use", "tool_result", "thinking", "image", "document") for p in content):
