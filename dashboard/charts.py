@@ -148,7 +148,11 @@ def context_figure(totals: pd.DataFrame, *, sampled: bool = False) -> go.Figure:
     """Tokens the model receives at each turn, before and after pruning (not a running total)."""
     fig = go.Figure()
     for stage, colour, dash in (("before", BEFORE_COLOUR, "dash"), ("after", AFTER_COLOUR, "solid")):
-        fig.add_trace(go.Scatter(x=totals["turn"].tolist(), y=totals[stage].tolist(), mode="lines+markers",
+        rows = totals[totals[stage].notna()] if stage in totals else totals.iloc[0:0]
+        if rows.empty:
+            continue  # e.g. the pruned context of a long session not computed yet
+        fig.add_trace(go.Scatter(x=rows["turn"].tolist(), y=[int(v) for v in rows[stage]],
+                                 mode="lines+markers" if len(rows) <= 200 else "lines",
                                  name=f"{stage} pruning", line={"color": colour, "dash": dash},
                                  hovertemplate="turn %{x}: %{y:,} tokens<extra>" + stage + "</extra>"))
     note = " (sampled turns)" if sampled else ""

@@ -38,6 +38,10 @@ MAX_UPLOAD_ENV = "PRUNER_DASHBOARD_MAX_BYTES"
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 #: The context chart prunes the session up to each of at most this many turns.
 MAX_CONTEXT_SAMPLES = 40
+#: Sessions up to this many messages get the pruned context per turn on page load;
+#: longer ones compute it on request, with fewer sampled turns.
+AUTO_CONTEXT_MESSAGES = 2_500
+LARGE_CONTEXT_SAMPLES = 12
 
 _CURRENT = "pruner_loaded"
 _MEMO = "pruner_analysis_memo"
@@ -201,37 +205,54 @@ def sample_turns(last_turn: int, limit: int = MAX_CONTEXT_SAMPLES) -> list[int]:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _context(session_key: str, settings: PruneSettings, limit: int, _session: Session,
-             _tokens: tuple[int, ...]) -> list[dict]:
+def _context(session_key: str, settings: PruneSettings, turns: tuple[int, ...], _session: Session,
+             _tokens: tuple[int, ...], _progress: Callable[[float], None] | None = None) -> list[dict]:
     config = settings.config()
     messages = _session.messages
     samples = []
-    for turn in sample_turns(_session.last_turn, limit):
-        prefix = [m for m in messages if m.turn <= turn]
+    for k, turn in enumerate(turns):
+        if _progress is not None:
+            _progress(k / len(turns))
         positions = [i for i, m in enumerate(messages) if m.turn <= turn]
-        if not prefix:
+        if not positions:
             continue
+        prefix = [messages[i] for i in positions]
         try:
             result = prune(_session.with_messages(prefix), config)
         except InvalidSessionError:
             continue  # a prefix cut inside a call/result pair of a badly ordered import
         kept = {m.id for m in result.kept.messages}
-        before = tables.role_tokens([m.role for m in prefix], [_tokens[i] for i in positions])
         after = tables.role_tokens([m.role for m in prefix if m.id in kept],
                                    [_tokens[i] for i, m in zip(positions, prefix) if m.id in kept])
         after["tool"] += result.stats.placeholder_tokens
-        samples.append({"turn": turn, "before": before, "after": after})
+        samples.append({"turn": turn, "after": after})
     return samples
 
 
-def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: Analysis,
-                    limit: int = MAX_CONTEXT_SAMPLES) -> list[dict]:
-    """The context at each (sampled) turn: the library prunes the session as it stood then."""
+def context_is_cheap(loaded: LoadedSession) -> bool:
+    """Whether the pruned context per turn can be computed on page load without a noticeable wait."""
+    return len(loaded.session.messages) <= AUTO_CONTEXT_MESSAGES
+
+
+def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: Analysis, *,
+                    limit: int = MAX_CONTEXT_SAMPLES,
+                    progress: Callable[[float], None] | None = None) -> list[dict]:
+    """The pruned context at each (sampled) turn: the library prunes the session as it stood then.
+
+    The last turn is the whole session, whose result is already known, so it is
+    taken from ``analysis`` instead of being pruned again.
+    """
+    turns = sample_turns(loaded.session.last_turn, limit)
     memo = st.session_state.setdefault(_MEMO, {})
     key = ("context", loaded.key, settings, limit)
     if key not in memo:
-        memo[key] = _context(loaded.key, settings, limit, loaded.session,
-                             tuple(int(t) for t in analysis.frame["tokens"]))
+        tokens = tuple(int(t) for t in analysis.frame["tokens"])
+        samples = _context(loaded.key, settings, tuple(turns[:-1]), loaded.session, tokens, progress)
+        frame = analysis.frame
+        kept = frame[frame["status"].isin(["kept", "restored"])]
+        last = tables.role_tokens(kept["role"].tolist(), kept["tokens"].tolist())
+        last["tool"] += analysis.result.stats.placeholder_tokens
+        memo[key] = [*samples, {"turn": turns[-1], "after": last}]
     return memo[key]
 
 

@@ -158,23 +158,40 @@ def role_tokens(roles: Sequence[str], tokens: Sequence[int]) -> dict[str, int]:
 def context_frame(samples: Sequence[Mapping]) -> pd.DataFrame:
     """Long frame of the context the model receives at each sampled turn.
 
-    Each sample is ``{"turn": t, "before": {role: tokens}, "after": {role: tokens}}``;
-    the frame has one row per (turn, stage, role) with ``stage`` in before/after.
+    Each sample is ``{"turn": t, "after": {role: tokens}}`` (and optionally
+    ``"before"``); the frame has one row per (turn, stage, role).
     """
     rows = []
     for s in samples:
         for stage in ("before", "after"):
-            for role, n in s[stage].items():
+            for role, n in (s.get(stage) or {}).items():
                 rows.append({"turn": int(s["turn"]), "stage": stage, "role": role, "tokens": int(n)})
     return pd.DataFrame(rows, columns=["turn", "stage", "role", "tokens"])
 
 
+def context_before_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The unpruned context at every turn (everything up to it), by role, from a messages frame.
+
+    Cheap and exact, so it is shown for every turn even when the pruned
+    context is only computed for a sample of turns.
+    """
+    if frame.empty:
+        return pd.DataFrame(columns=["turn", "stage", "role", "tokens"])
+    per_turn = frame.groupby(["turn", "role"])["tokens"].sum().unstack("role", fill_value=0)
+    turns = range(int(frame["turn"].min()), int(frame["turn"].max()) + 1)
+    per_turn = per_turn.reindex(index=turns, columns=list(ROLES), fill_value=0).cumsum()
+    long = per_turn.stack().rename("tokens").reset_index()
+    long.columns = ["turn", "role", "tokens"]
+    long["stage"] = "before"
+    return long[["turn", "stage", "role", "tokens"]].astype({"turn": int, "tokens": int})
+
+
 def context_totals(context: pd.DataFrame) -> pd.DataFrame:
-    """Total context tokens per turn: columns ``turn``, ``before``, ``after``."""
+    """Total context tokens per turn: columns ``turn``, ``before``, ``after`` (NaN where not computed)."""
     if context.empty:
         return pd.DataFrame(columns=["turn", "before", "after"])
-    wide = context.groupby(["turn", "stage"])["tokens"].sum().unstack("stage", fill_value=0)
-    wide = wide.reindex(columns=["before", "after"], fill_value=0).reset_index()
+    wide = context.groupby(["turn", "stage"])["tokens"].sum().unstack("stage")
+    wide = wide.reindex(columns=["before", "after"]).reset_index()
     wide.columns.name = None
     return wide
 

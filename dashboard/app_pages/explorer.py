@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pandas as pd
 import streamlit as st
 
 from pruner import ENCODINGS, ROLES, STATUSES
@@ -27,6 +28,7 @@ def try_load(load) -> None:
     """Load a session; on a bad file keep the previous one and remember the error to show."""
     try:
         loaded = load()
+        state.analyse(loaded, state.settings())  # a session the pruner rejects must not replace the current one
     except Exception as exc:  # noqa: BLE001 - shown as st.error, never as a traceback
         ss["load_error"] = ui.error_text(exc)
         return
@@ -145,17 +147,31 @@ def timeline(loaded, analysis) -> None:
 
 def context_charts(loaded, settings, analysis) -> None:
     st.subheader("Context per turn")
-    samples = state.context_samples(loaded, settings, analysis)
-    context = tables.context_frame(samples)
-    sampled = len(samples) < loaded.session.last_turn + 1
+    before = tables.context_before_frame(analysis.frame)
+    request = (loaded.key, settings)
+    if state.context_is_cheap(loaded) or ss.get("context_requested") == request:
+        limit = state.MAX_CONTEXT_SAMPLES if state.context_is_cheap(loaded) else state.LARGE_CONTEXT_SAMPLES
+        bar = st.progress(0.0, text="Pruning the session as it stood at each sampled turn…")
+        samples = state.context_samples(loaded, settings, analysis, limit=limit,
+                                        progress=lambda f: bar.progress(f, text=f"Pruning… {100 * f:.0f} %"))
+        bar.empty()
+    else:
+        samples = []
+    context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
+    sampled = 0 < len(samples) < loaded.session.last_turn + 1
     left, right = st.columns(2)
     left.plotly_chart(charts.context_figure(tables.context_totals(context), sampled=sampled),
                       key="context_chart", config={"displaylogo": False})
-    right.plotly_chart(charts.composition_figure(context), key="composition_chart",
-                       config={"displaylogo": False})
+    right.plotly_chart(charts.composition_figure(context, stage="after" if samples else "before"),
+                       key="composition_chart", config={"displaylogo": False})
     st.caption("The tokens the model receives when it answers at each turn: the conversation so far, "
                "pruned as it stood then (not a running total over turns)."
-               + (f" Long session: {len(samples)} evenly spaced turns are shown." if sampled else ""))
+               + (f" The pruned context is shown at {len(samples)} evenly spaced turns." if sampled else ""))
+    if not samples:
+        st.button(f"Compute the pruned context at {state.LARGE_CONTEXT_SAMPLES} turns",
+                  on_click=lambda: ss.update(context_requested=request), key="context_go",
+                  help="Long session: this prunes the conversation as it stood at each sampled turn, "
+                       "which takes a while, so it runs only when asked (and is cached).")
 
 
 def on_table_select() -> None:
