@@ -15,13 +15,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from .analysis import build_index
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
 from .model import STATUSES, Decision, Message, Session, canonical_json, validate_session
-from .rules import STAGES, Removal, rules_for
+from .rules import STAGES, Removal, explain, rules_for
 from .rules.dependencies import restore_dependencies
 from .tokens import DEFAULT_ENCODING, get_counter
 
@@ -150,6 +150,39 @@ def _placeholder(status: str, rule: str, related: Message | None, m: Message) ->
     return "[result removed by pruning]"
 
 
+def _to_original(r: Removal, current: list[int]) -> Removal:
+    return replace(r, index=current[r.index], related=None if r.related is None else current[r.related])
+
+
+def _settle_orphans(msgs: list[Message], alive: list[bool], final: dict[int, tuple[str, Removal]],
+                    policy: str) -> dict[str, str]:
+    """Placeholders for kept calls whose results were removed (``drop_pair`` first drops
+    assistant messages that held nothing but such calls). Updates ``alive`` and ``final``."""
+    call_owner = {c.id: i for i, m in enumerate(msgs) for c in m.tool_calls}
+    orphaned: dict[int, list[int]] = {}  # assistant index -> its removed results
+    for i, m in enumerate(msgs):
+        if not alive[i] and m.tool_call_id is not None:
+            owner = call_owner.get(m.tool_call_id)
+            if owner is not None and alive[owner]:
+                orphaned.setdefault(owner, []).append(i)
+    if policy == "drop_pair":
+        answered = {m.tool_call_id for m, a in zip(msgs, alive) if a and m.tool_call_id}
+        for owner, results in orphaned.items():
+            a = msgs[owner]
+            if not a.content.strip() and not a.defines and not any(c.id in answered for c in a.tool_calls):
+                alive[owner] = False
+                final[owner] = (final[results[0]][0],
+                                Removal(owner, "tool_pair", results[0], ("dropped_with_results",)))
+    placeholders: dict[str, str] = {}
+    for owner, results in orphaned.items():
+        if alive[owner]:
+            for i in results:
+                status, r = final[i]
+                related = msgs[r.related] if r.related is not None else None
+                placeholders[msgs[i].tool_call_id] = _placeholder(status, r.rule, related, msgs[i])
+    return placeholders
+
+
 def prune(session: Session, config: PruneConfig | None = None, *, validate: bool = True) -> PruneResult:
     """Prune ``session``; return the kept session, one decision per message, and stats.
 
@@ -167,56 +200,29 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
     start = time.perf_counter()
     final: dict[int, tuple[str, Removal]] = {}
     ever_restored: dict[int, Removal] = {}
+    first_removal: dict[int, str] = {}
     current = list(range(n))  # original indices of this round's input
     rounds = 0
     while True:
         rounds += 1
         _, alive, removals, restorations = _run_passes([msgs[i] for i in current], config)
-        to_orig = current.__getitem__
-        for r in restorations:
-            ever_restored.setdefault(to_orig(r.index), Removal(
-                to_orig(r.index), r.rule, r.reason, None if r.related is None else to_orig(r.related)))
         for li, (status, r) in removals.items():
+            first_removal.setdefault(current[li], r.rule)
             if not alive[li]:
-                final[to_orig(li)] = (status, Removal(to_orig(li), r.rule, r.reason,
-                                                     None if r.related is None else to_orig(r.related)))
-        survivors = [to_orig(li) for li in range(len(current)) if alive[li]]
+                final[current[li]] = (status, _to_original(r, current))
+        for r in restorations:
+            ever_restored.setdefault(current[r.index], _to_original(r, current))
+        survivors = [current[li] for li in range(len(current)) if alive[li]]
         # Without restorations the kept set is already a fixpoint; with them, a restored
         # message can change what the passes see, so prune the kept set again.
-        if not restorations or len(survivors) == len(current):
-            current = survivors
-            break
+        done = not restorations or len(survivors) == len(current)
         current = survivors
+        if done:
+            break
     alive_final = [False] * n
     for i in current:
         alive_final[i] = True
-
-    placeholders: dict[str, str] = {}
-    call_owner: dict[str, int] = {}
-    for i, m in enumerate(msgs):
-        for c in m.tool_calls:
-            call_owner[c.id] = i
-    orphaned: dict[int, list[int]] = {}  # assistant index -> its removed results
-    for i, m in enumerate(msgs):
-        if not alive_final[i] and m.tool_call_id is not None:
-            owner = call_owner.get(m.tool_call_id)
-            if owner is not None and alive_final[owner]:
-                orphaned.setdefault(owner, []).append(i)
-    if config.orphan_policy == "drop_pair":
-        answered = {m.tool_call_id for m, a in zip(msgs, alive_final) if a and m.tool_call_id}
-        for owner, results in orphaned.items():
-            a = msgs[owner]
-            if not a.content.strip() and not a.defines and not any(c.id in answered for c in a.tool_calls):
-                status, r = final[results[0]]
-                alive_final[owner] = False
-                final[owner] = (status, Removal(owner, "tool_pair", "only made the call(s) whose results "
-                                                "were removed, so it is dropped with them", results[0]))
-    for owner, results in orphaned.items():
-        if alive_final[owner]:
-            for i in results:
-                status, r = final[i]
-                related = msgs[r.related] if r.related is not None else None
-                placeholders[msgs[i].tool_call_id] = _placeholder(status, r.rule, related, msgs[i])
+    placeholders = _settle_orphans(msgs, alive_final, final, config.orphan_policy)
     elapsed_ms = (time.perf_counter() - start) * 1000
 
     decisions = []
@@ -224,13 +230,13 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
         if alive_final[i]:
             r = ever_restored.get(i)
             if r is not None:
-                decisions.append(Decision(m.id, "restored", r.rule, r.reason,
-                                          None if r.related is None else msgs[r.related].id))
+                reason = explain(r, msgs) + f" (it had been removed by {first_removal[i]})"
+                decisions.append(Decision(m.id, "restored", r.rule, reason, msgs[r.related].id))
             else:
                 decisions.append(Decision(m.id, "kept", "", "no pruning rule applies to it"))
         else:
             status, r = final[i]
-            decisions.append(Decision(m.id, status, r.rule, r.reason,
+            decisions.append(Decision(m.id, status, r.rule, explain(r, msgs),
                                       None if r.related is None else msgs[r.related].id))
     kept = session.with_messages(m for i, m in enumerate(msgs) if alive_final[i])
 

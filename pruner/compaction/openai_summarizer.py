@@ -116,6 +116,37 @@ class OpenAISummarizer:
             return hinted
         return min(self.backoff_seconds * (2 ** attempt), self.max_backoff_seconds)
 
+    def _attempt(self, client: Any, task: SummaryTask, openai: Any):
+        """One request: ``(fatal error, (retry cause, exception), response)``, one of them set."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": task.request.as_messages(),
+                                  "max_tokens": self.max_output_tokens}
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        fatal = retry = None
+        try:
+            return None, None, client.chat.completions.create(**kwargs)
+        except openai.AuthenticationError:
+            fatal = f"{self._where()} rejected the API key (HTTP 401): check OPENAI_API_KEY"
+        except openai.PermissionDeniedError as exc:
+            fatal = f"{self._where()} refused access (HTTP 403){self._server_says(exc)}"
+        except openai.NotFoundError as exc:
+            fatal = (f"{self._where()} answered HTTP 404: check the base URL and the model name"
+                     f"{self._server_says(exc)}")
+        except openai.APITimeoutError:
+            retry = (f"no answer within the {self.timeout:g} s timeout", None)
+        except openai.APIConnectionError:
+            retry = ("cannot connect (is the server running and the base URL right?)", None)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status != 429 and status < 500:
+                fatal = f"{self._where()} answered HTTP {status}{self._server_says(exc)}"
+            else:
+                what = "rate limited (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
+                retry = (what + self._server_says(exc), exc)
+        except openai.OpenAIError as exc:
+            fatal = f"{self._where()}: the request failed ({type(exc).__name__})"
+        return (SummarizerError(fatal) if fatal else None), retry, None
+
     # -- the call ----------------------------------------------------------------
     def complete(self, task: SummaryTask) -> tuple[str, str | None]:
         """``(answer text, finish reason)`` for ``task.request``; retries as configured."""
@@ -129,41 +160,16 @@ class OpenAISummarizer:
         with openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout,
                            max_retries=0) as client:
             for attempt in range(attempts):
-                try:
-                    kwargs: dict[str, Any] = {"model": self.model, "messages": task.request.as_messages(),
-                                              "max_tokens": self.max_output_tokens}
-                    if self.temperature is not None:
-                        kwargs["temperature"] = self.temperature
-                    response = client.chat.completions.create(**kwargs)
+                # Errors are raised outside the ``except`` blocks, so they carry no chained
+                # client exception (whose text may quote the key back from the server).
+                fatal, retry_exc, response = self._attempt(client, task, openai)
+                if fatal is not None:
+                    raise fatal
+                if response is not None:
                     break
-                except openai.AuthenticationError:
-                    raise SummarizerError(
-                        f"{self._where()} rejected the API key (HTTP 401): check OPENAI_API_KEY") from None
-                except openai.PermissionDeniedError as exc:
-                    raise SummarizerError(f"{self._where()} refused access (HTTP 403)"
-                                          f"{self._server_says(exc)}") from None
-                except openai.NotFoundError as exc:
-                    raise SummarizerError(f"{self._where()} answered HTTP 404: check the base URL and the "
-                                          f"model name{self._server_says(exc)}") from None
-                except openai.APITimeoutError:
-                    last_cause = f"no answer within the {self.timeout:g} s timeout"
-                    retry_exc = None
-                except openai.APIConnectionError:
-                    last_cause = "cannot connect (is the server running and the base URL right?)"
-                    retry_exc = None
-                except openai.APIStatusError as exc:
-                    status = exc.status_code
-                    if status != 429 and status < 500:
-                        raise SummarizerError(f"{self._where()} answered HTTP {status}"
-                                              f"{self._server_says(exc)}") from None
-                    what = "rate limited (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
-                    last_cause = what + self._server_says(exc)
-                    retry_exc = exc
-                except openai.OpenAIError as exc:
-                    raise SummarizerError(f"{self._where()}: the request failed "
-                                          f"({type(exc).__name__})") from None
+                last_cause = retry_exc[0]
                 if attempt + 1 < attempts:
-                    delay = self._delay(attempt, retry_exc)
+                    delay = self._delay(attempt, retry_exc[1])
                     log.info("summariser attempt %d of %d failed (%s); retrying in %.2f s",
                              attempt + 1, attempts, last_cause, delay)
                     time.sleep(delay)

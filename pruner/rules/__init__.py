@@ -2,17 +2,23 @@
 
 A rule is a pure function ``(index, alive, config) -> list[Removal]``: it reads
 the session index and which messages are still alive, and says which of them
-to remove, by which rule, why, and pointing at which other message. It never
-mutates anything; ``pruner.prune`` applies the removals in rule order.
+to remove, by which rule, pointing at which other message, with the facts
+behind it (``detail``). It never mutates anything; ``pruner.prune`` applies the
+removals in rule order. Each rule name has an explanation that turns a removal
+into the one-sentence reason a person reads; it runs after the passes, so
+deciding stays cheap.
 
 Add a rule by writing a module that decorates its function with
-``@register_rule("name", stage=...)`` and importing it below.
+``@register_rule("name", stage=...)``, registers an explanation for every rule
+name it emits with ``@explains("name")``, and is imported below.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
+
+from ..model import Message
 
 #: The removal stages in pass order, and the status their removals get.
 STAGES = {"expired": "expired", "duplicate": "duplicate"}
@@ -22,8 +28,8 @@ STAGES = {"expired": "expired", "duplicate": "duplicate"}
 class Removal:
     index: int
     rule: str
-    reason: str
     related: int | None = None
+    detail: tuple = ()  # the facts the explanation needs (a key, a path, a share)
 
 
 @dataclass(frozen=True)
@@ -52,4 +58,21 @@ def rules_for(stage: str) -> list[Rule]:
     return [r for r in RULES.values() if r.stage == stage]
 
 
-from . import supersede, duplicates  # noqa: E402,F401  (registers the built-in rules, in order)
+EXPLANATIONS: dict[str, Callable[[Removal, Sequence[Message]], str]] = {}
+
+
+def explains(rule_name: str):
+    """Decorator: ``fn(removal, messages) -> str`` explains removals by ``rule_name``."""
+    def decorate(fn):
+        EXPLANATIONS[rule_name] = fn
+        return fn
+    return decorate
+
+
+def explain(removal: Removal, messages: Sequence[Message]) -> str:
+    """The one-sentence reason for ``removal`` (indices refer to ``messages``)."""
+    fn = EXPLANATIONS.get(removal.rule)
+    return fn(removal, messages) if fn else f"removed by rule {removal.rule}"
+
+
+from . import supersede, duplicates, dependencies  # noqa: E402,F401  (registers the built-in rules, in order)

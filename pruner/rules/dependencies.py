@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections import deque
 
 from ..analysis import SessionIndex
-from . import Removal
+from . import Removal, explains
 
 
 def restore_dependencies(index: SessionIndex, alive: list[bool]) -> list[Removal]:
@@ -34,11 +34,11 @@ def restore_dependencies(index: SessionIndex, alive: list[bool]) -> list[Removal
     restored: list[Removal] = []
     queue = deque(i for i in range(len(msgs)) if alive[i] and (index.refs[i] or msgs[i].tool_call_id))
 
-    def bring_back(j: int, rule: str, reason: str, needed_by: int) -> None:
+    def bring_back(j: int, rule: str, detail: str, needed_by: int) -> None:
         alive[j] = True
         for k in index.defines[j]:
             alive_definers[k] += 1
-        restored.append(Removal(j, rule, reason, needed_by))
+        restored.append(Removal(j, rule, needed_by, (detail,)))
         queue.append(j)
 
     while queue:
@@ -47,13 +47,25 @@ def restore_dependencies(index: SessionIndex, alive: list[bool]) -> list[Removal
         if m.tool_call_id is not None:
             site = call_site.get(m.tool_call_id)
             if site is not None and not alive[site[0]]:
-                bring_back(site[0], "tool_pair",
-                           f"makes the call {m.tool_call_id} whose result {m.id} is kept", i)
+                bring_back(site[0], "tool_pair", m.tool_call_id, i)
         for key in index.refs[i]:
             candidates = definers.get(key)
             if not candidates or alive_definers[key]:
                 continue  # nothing defines it, or an alive message already does
             before = bisect_left(candidates, i)
             j = candidates[before - 1] if before else candidates[0]
-            bring_back(j, "dependency", f"defines {key}, which {m.id} (turn {m.turn}) refers to", i)
+            bring_back(j, "dependency", key, i)
     return restored
+
+
+@explains("dependency")
+def _explain_dependency(r: Removal, messages) -> str:
+    needer = messages[r.related]
+    return f"defines {r.detail[0]}, which {needer.id} (turn {needer.turn}) refers to"
+
+
+@explains("tool_pair")
+def _explain_tool_pair(r: Removal, messages) -> str:
+    if r.detail and r.detail[0] == "dropped_with_results":
+        return "only made tool calls whose results were removed, so the export drops it with them"
+    return f"makes the call {r.detail[0]} whose result {messages[r.related].id} is kept"

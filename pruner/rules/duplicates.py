@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..analysis import MIN_DUPLICATE_CHARS, SessionIndex
-from . import Removal, register_rule
+from . import Removal, explains, register_rule
 
 _ELIGIBLE_ROLES = frozenset({"tool", "retrieved_doc"})
 #: An anchor shared by more earlier texts than this is boilerplate: it is not
@@ -18,10 +18,19 @@ def _eligible(index: SessionIndex, alive: list[bool]) -> list[int]:
             and len(index.features[i].normalised) >= MIN_DUPLICATE_CHARS]
 
 
-def _what(index: SessionIndex, j: int) -> str:
-    m = index.messages[j]
+def _what(m) -> str:
     kind = "document" if m.role == "retrieved_doc" else "tool result"
     return f"the {kind} at turn {m.turn} ({m.id})"
+
+
+@explains("exact_duplicate")
+def _explain_exact(r: Removal, messages) -> str:
+    return f"repeats {_what(messages[r.related])}"
+
+
+@explains("near_duplicate")
+def _explain_near(r: Removal, messages) -> str:
+    return f"{r.detail[0]:.0%} of its text already appears in {_what(messages[r.related])}"
 
 
 @register_rule("duplicate_context", stage="duplicate",
@@ -46,13 +55,11 @@ def remove_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Re
         f = feats[i]
         j = first.get(f.normalised) if exact else None
         if j is not None:
-            out.append(Removal(i, "exact_duplicate", f"repeats {_what(index, j)}", j))
+            out.append(Removal(i, "exact_duplicate", j))
             continue
-        original = _near_original(f, feats, postings, threshold) if near and f.anchors else None
-        if original is not None:
-            share = len(f.shingles & feats[original].shingles) / len(f.shingles)
-            out.append(Removal(i, "near_duplicate",
-                               f"{share:.0%} of its text already appears in {_what(index, original)}", original))
+        found = _near_original(f, feats, postings, threshold) if near and f.anchors else None
+        if found is not None:
+            out.append(Removal(i, "near_duplicate", found[0], (found[1],)))
             continue
         first.setdefault(f.normalised, i)
         for h in f.anchors:
@@ -62,18 +69,27 @@ def remove_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Re
     return out
 
 
-def _near_original(f, feats, postings: dict[int, list[int]], threshold: float) -> int | None:
-    counts: dict[int, int] = {}
-    for h in f.anchors:
+def _near_original(f, feats, postings: dict[int, list[int]], threshold: float) -> tuple[int, float] | None:
+    """The earliest kept original that contains ``threshold`` of ``f``'s 3-grams, and the share.
+
+    An original that contains most of the text also holds most of its anchors,
+    so it appears in the postings of at least one of any ``len(anchors) // 2 + 1``
+    of them: those few lookups find every candidate, and the exact 3-gram
+    count decides.
+    """
+    anchors = f.anchors
+    candidates: set[int] = set()
+    for h in anchors[: len(anchors) // 2 + 1]:
         p = postings.get(h)
         if p is not None and len(p) < _COMMON_ANCHOR:
-            for j in p:
-                counts[j] = counts.get(j, 0) + 1
-    if not counts:
+            candidates.update(p)
+    if not candidates:
         return None
-    need = max(1, len(f.anchors) // 2)
     size = len(f.shingles)
-    for j in sorted(j for j, c in counts.items() if c >= need):
-        if len(f.shingles & feats[j].shingles) >= threshold * size:
-            return j
+    need = threshold * size
+    mine = f.shingles
+    for j in sorted(candidates):
+        shared = len(mine & feats[j].shingles)
+        if shared >= need:
+            return j, shared / size
     return None

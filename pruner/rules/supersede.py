@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..analysis import SessionIndex
 from ..fileops import READ
-from . import Removal, register_rule
+from . import Removal, explains, register_rule
 
 
 def _short(key: str, limit: int = 60) -> str:
@@ -18,7 +18,6 @@ def supersede_calls(index: SessionIndex, alive: list[bool], config) -> list[Remo
     out: list[Removal] = []
     newest: dict[str, int] = {}
     keys = index.result_key
-    msgs = index.messages
     for i in range(len(keys) - 1, -1, -1):  # position decides "newer", never the id
         key = keys[i]
         if key is None or not alive[i]:
@@ -27,8 +26,7 @@ def supersede_calls(index: SessionIndex, alive: list[bool], config) -> list[Remo
         if j is None:
             newest[key] = i
         else:
-            out.append(Removal(i, "superseded_call",
-                               f"superseded by the newer result of {_short(key)} at turn {msgs[j].turn}", j))
+            out.append(Removal(i, "superseded_call", j, (key,)))
     return out
 
 
@@ -46,9 +44,7 @@ def expire_stale_reads(index: SessionIndex, alive: list[bool], config) -> list[R
             for a in accesses:
                 if a.op == READ and a.path in later:
                     j, op = later[a.path]
-                    what = "read again" if op == READ else ("written" if op == "write" else "edited")
-                    out.append(Removal(i, "file_state",
-                                       f"stale read of {a.path}: the file was {what} at turn {msgs[j].turn}", j))
+                    out.append(Removal(i, "file_state", j, (a.path, op)))
                     break
         for a in accesses:
             if a.op != READ or not a.partial:
@@ -60,6 +56,23 @@ def expire_stale_reads(index: SessionIndex, alive: list[bool], config) -> list[R
                description="a message whose expires_after_turn is below the session's last turn")
 def expire_by_ttl(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
     last = index.last_turn
-    return [Removal(i, "ttl", f"expired after turn {m.expires_after_turn}; the session is at turn {last}")
+    return [Removal(i, "ttl", None, (m.expires_after_turn, last))
             for i, m in enumerate(index.messages)
             if m.expires_after_turn is not None and m.expires_after_turn < last and alive[i]]
+
+
+@explains("superseded_call")
+def _explain_superseded(r: Removal, messages) -> str:
+    return f"superseded by the newer result of {_short(r.detail[0])} at turn {messages[r.related].turn}"
+
+
+@explains("file_state")
+def _explain_file_state(r: Removal, messages) -> str:
+    path, op = r.detail
+    what = "read again" if op == READ else ("written" if op == "write" else "edited")
+    return f"stale read of {path}: the file was {what} at turn {messages[r.related].turn}"
+
+
+@explains("ttl")
+def _explain_ttl(r: Removal, messages) -> str:
+    return f"expired after turn {r.detail[0]}; the session is at turn {r.detail[1]}"
