@@ -1,0 +1,107 @@
+"""Anthropic Messages importer: blocks, tool results that are not user turns, round trip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from hypothesis import given
+
+from pruner.export_anthropic import to_anthropic_messages, validate_anthropic_messages
+from pruner.formats import load_session, loads
+from pruner.prune import prune
+
+try:
+    from tests.strategies import sessions
+except ImportError:  # pragma: no cover
+    from strategies import sessions
+
+SAMPLE = "anthropic_messages.json"
+
+
+def _raw(samples):
+    return json.loads((samples / SAMPLE).read_text())
+
+
+def test_sample_detected_from_content(samples, tmp_path):
+    shutil.copy(samples / SAMPLE, tmp_path / "export.jsonl")
+    assert load_session(tmp_path / "export.jsonl").source_format == "anthropic"
+
+
+def test_tool_result_only_user_messages_are_not_turns(samples):
+    raw = _raw(samples)
+    session = load_session(samples / SAMPLE)
+
+    def has_user_text(m):
+        c = m["content"]
+        return isinstance(c, str) or any(b["type"] != "tool_result" for b in c)
+    user_turns = sum(m["role"] == "user" and has_user_text(m) for m in raw["messages"])
+    assert session.last_turn == user_turns
+    assert [m.role for m in session.messages].count("user") == user_turns
+    raw_results = [b for m in raw["messages"] if isinstance(m["content"], list)
+                   for b in m["content"] if b["type"] == "tool_result"]
+    results = [m for m in session.messages if m.tool_call_id]
+    assert [r.tool_call_id for r in results] == [b["tool_use_id"] for b in raw_results]
+    assert [r.metadata["is_error"] for r in results] == [b.get("is_error", False) for b in raw_results]
+    calls = {c.id: c for m in session.messages for c in m.tool_calls}
+    assert all(r.tool_name == calls[r.tool_call_id].name for r in results)
+
+
+def test_system_thinking_usage_and_unmapped_fields(samples):
+    raw = _raw(samples)
+    s = load_session(samples / SAMPLE)
+    assert s.messages[0].role == "system" and s.messages[0].content == raw["system"]
+    first = next(m for m in s.messages if m.role == "assistant")
+    thinking = raw["messages"][1]["content"][0]
+    assert first.metadata["thinking"] == thinking["thinking"]
+    assert thinking["signature"] not in first.content and thinking["thinking"] not in first.content
+    last = s.messages[-1]
+    u = raw["messages"][-1]["usage"]
+    assert last.metadata["usage"] == {"input": u["input_tokens"], "output": u["output_tokens"],
+                                      "cache_read": u["cache_read_input_tokens"],
+                                      "cache_write": u["cache_creation_input_tokens"]}
+    assert s.metadata["source"] == {"model": raw["model"], "max_tokens": raw["max_tokens"]}
+
+
+def test_mixed_user_message_gives_result_then_user_text():
+    text = json.dumps({"messages": [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"},
+                                     {"type": "text", "text": "and now delete it"}]}]})
+    s = loads(text)
+    assert [(m.role, m.turn) for m in s.messages] == [("user", 1), ("assistant", 1), ("tool", 1), ("user", 2)]
+    assert s.messages[3].content == "and now delete it"
+
+
+def test_images_are_kept_in_metadata():
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    s = loads(json.dumps([{"role": "user", "content": [image, {"type": "text", "text": "what is this?"}]}]))
+    assert s.messages[0].content == "[image]\nwhat is this?"
+    assert s.messages[0].metadata["source"]["blocks"] == [image]
+
+
+def test_sample_prunes_and_exports_valid(samples):
+    result = prune(load_session(samples / SAMPLE))
+    assert {d.rule for d in result.decisions if d.status == "expired"} == {"superseded_call", "file_state"}
+    validate_anthropic_messages(to_anthropic_messages(result))
+
+
+def _flat(body):
+    """Per message: its text (blocks joined) and its tool blocks; merging may join text blocks."""
+    out = []
+    for m in body["messages"]:
+        text = "\n".join(b["text"] for b in m["content"] if b["type"] == "text")
+        tools = [{k: v for k, v in b.items()} for b in m["content"] if b["type"] != "text"]
+        out.append((m["role"], text, tools))
+    return body["system"], out
+
+
+@given(sessions())
+def test_import_keeps_what_the_export_wrote(session):
+    body = to_anthropic_messages(prune(session))
+    validate_anthropic_messages(body)
+    again = to_anthropic_messages(loads(json.dumps(body), format="anthropic"))
+    validate_anthropic_messages(again)
+    assert _flat(again) == _flat(body)
+    assert to_anthropic_messages(loads(json.dumps(again), format="anthropic")) == again  # a fixed point
