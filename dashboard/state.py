@@ -188,13 +188,8 @@ def _analyse(session_key: str, settings: PruneSettings, _session: Session) -> An
 
 def analyse(loaded: LoadedSession, settings: PruneSettings) -> Analysis:
     """Prune ``loaded`` with ``settings`` (cached by content + settings) and build its frame."""
-    memo = st.session_state.setdefault(_MEMO, {})
-    key = ("analysis", loaded.key, settings)
-    if key not in memo:
-        if len(memo) > 6:
-            memo.clear()
-        memo[key] = _analyse(loaded.key, settings, loaded.session)
-    return memo[key]
+    return memoised("analysis", (loaded.key, settings), lambda: _analyse(loaded.key, settings, loaded.session),
+                    keep=6)
 
 
 def sample_turns(last_turn: int, limit: int = MAX_CONTEXT_SAMPLES) -> list[int]:
@@ -243,17 +238,16 @@ def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: An
     taken from ``analysis`` instead of being pruned again.
     """
     turns = sample_turns(loaded.session.last_turn, limit)
-    memo = st.session_state.setdefault(_MEMO, {})
-    key = ("context", loaded.key, settings, limit)
-    if key not in memo:
+
+    def build() -> list[dict]:
         tokens = tuple(int(t) for t in analysis.frame["tokens"])
         samples = _context(loaded.key, settings, tuple(turns[:-1]), loaded.session, tokens, progress)
         frame = analysis.frame
         kept = frame[frame["status"].isin(["kept", "restored"])]
         last = tables.role_tokens(kept["role"].tolist(), kept["tokens"].tolist())
         last["tool"] += analysis.result.stats.placeholder_tokens
-        memo[key] = [*samples, {"turn": turns[-1], "after": last}]
-    return memo[key]
+        return [*samples, {"turn": turns[-1], "after": last}]
+    return memoised("context", (loaded.key, settings, limit), build)
 
 
 # ---------------------------------------------------------------- the current session
@@ -291,10 +285,11 @@ def set_settings(value: PruneSettings) -> None:
     st.session_state["pruner_settings"] = value
 
 
-def memoised(name: str, key: Any, build: Callable[[], Any]) -> Any:
-    """A per-user memo for values too costly to rebuild on every rerun (downloads, figures' inputs)."""
-    memo = st.session_state.setdefault(_MEMO, {})
-    full = (name, key)
-    if full not in memo:
-        memo[full] = build()
-    return memo[full]
+def memoised(name: str, key: Any, build: Callable[[], Any], *, keep: int = 8) -> Any:
+    """A per-user memo (at most ``keep`` values per ``name``) for values too costly to rebuild on every rerun."""
+    memo = st.session_state.setdefault(_MEMO, {}).setdefault(("memo", name), {})
+    if key not in memo:
+        if len(memo) >= keep:
+            memo.clear()
+        memo[key] = build()
+    return memo[key]

@@ -140,14 +140,16 @@ def timeline(loaded, analysis) -> None:
     st.caption("Every message at its turn, in its role's lane, coloured by status. Click a mark to inspect "
                "it: arrows go from a removed message to the one that replaced it, and from a restored "
                "message to the one that needed it.")
-    fig = charts.timeline_figure(analysis.frame, selected=ss.get("inspect_pos"), revision=loaded.key)
+    selected = ss.get("inspect_pos")
+    fig = state.memoised("timeline", (loaded.key, state.settings(), selected),
+                         lambda: charts.timeline_figure(analysis.frame, selected=selected, revision=loaded.key))
     st.plotly_chart(fig, key="timeline_chart", on_select=on_timeline_select, selection_mode="points",
                     config={"displaylogo": False})
 
 
 def context_charts(loaded, settings, analysis) -> None:
     st.subheader("Context per turn")
-    before = tables.context_before_frame(analysis.frame)
+    before = state.memoised("context_before", loaded.key, lambda: tables.context_before_frame(analysis.frame))
     request = (loaded.key, settings)
     if state.context_is_cheap(loaded) or ss.get("context_requested") == request:
         limit = state.MAX_CONTEXT_SAMPLES if state.context_is_cheap(loaded) else state.LARGE_CONTEXT_SAMPLES
@@ -157,13 +159,16 @@ def context_charts(loaded, settings, analysis) -> None:
         bar.empty()
     else:
         samples = []
-    context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
     sampled = 0 < len(samples) < loaded.session.last_turn + 1
+
+    def figures():
+        context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
+        return (charts.context_figure(tables.context_totals(context), sampled=sampled),
+                charts.composition_figure(context, stage="after" if samples else "before"))
+    sizes, composition = state.memoised("context_figures", (loaded.key, settings, len(samples)), figures)
     left, right = st.columns(2)
-    left.plotly_chart(charts.context_figure(tables.context_totals(context), sampled=sampled),
-                      key="context_chart", config={"displaylogo": False})
-    right.plotly_chart(charts.composition_figure(context, stage="after" if samples else "before"),
-                       key="composition_chart", config={"displaylogo": False})
+    left.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
+    right.plotly_chart(composition, key="composition_chart", config={"displaylogo": False})
     st.caption("The tokens the model receives when it answers at each turn: the conversation so far, "
                "pruned as it stood then (not a running total over turns)."
                + (f" The pruned context is shown at {len(samples)} evenly spaced turns." if sampled else ""))
