@@ -1,0 +1,101 @@
+"""Codex CLI rollout JSONL: response items are the conversation, event messages are not counted twice."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from pruner.fileops import file_operations
+from pruner.formats import load_session, loads
+from pruner.prune import prune
+
+SAMPLE = "codex_rollout.jsonl"
+
+
+def _lines(samples):
+    return [json.loads(line) for line in (samples / SAMPLE).read_text().splitlines() if line.strip()]
+
+
+def test_detected_from_content(samples, tmp_path):
+    shutil.copy(samples / SAMPLE, tmp_path / "rollout.json")
+    assert load_session(tmp_path / "rollout.json").source_format == "codex"
+
+
+def test_event_messages_are_not_double_counted(samples):
+    raw = _lines(samples)
+    session = load_session(samples / SAMPLE)
+    items = [r["payload"] for r in raw if r["type"] == "response_item"]
+    users = [i for i in items if i.get("type") == "message" and i["role"] == "user"]
+    assert [m.role for m in session.messages].count("user") == len(users)
+    echoed = [r for r in raw if r["type"] == "event_msg" and r["payload"]["type"] in ("user_message", "agent_message")]
+    assert echoed  # the sample does repeat the conversation in events
+    counts = session.metadata["source"]["event_counts"]
+    assert sum(counts.values()) == sum(r["type"] == "event_msg" for r in raw)
+
+
+def test_calls_outputs_and_reasoning(samples):
+    raw = _lines(samples)
+    session = load_session(samples / SAMPLE)
+    items = [r["payload"] for r in raw if r["type"] == "response_item"]
+    call_ids = [i["call_id"] for i in items if i["type"] in ("function_call", "custom_tool_call")]
+    assert [c.id for m in session.messages for c in m.tool_calls] == call_ids
+    results = [m for m in session.messages if m.tool_call_id]
+    assert [r.tool_call_id for r in results] == [i["call_id"] for i in items if i["type"].endswith("_output")]
+    first_output = json.loads(next(i for i in items if i["type"] == "function_call_output")["output"])
+    assert results[0].content == first_output["output"]  # unwrapped
+    assert results[0].metadata["source"]["output_metadata"] == first_output["metadata"]
+    reasoning = next(i for i in items if i["type"] == "reasoning")
+    first_assistant = next(m for m in session.messages if m.role == "assistant")
+    assert first_assistant.metadata["thinking"] == reasoning["summary"][0]["text"]
+
+
+def test_token_counts_become_usage_of_the_latest_assistant_message(samples):
+    raw = _lines(samples)
+    session = load_session(samples / SAMPLE)
+
+    def owner(item):  # the imported assistant message an assistant-side item became
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            return next(m.id for m in session.messages if m.role == "assistant" and m.content == text)
+        return next(m.id for m in session.messages if item["call_id"] in [c.id for c in m.tool_calls])
+
+    expected, latest = {}, None
+    for r in raw:
+        p = r["payload"]
+        if r["type"] == "response_item" and (p["type"].endswith("_call") or p.get("role") == "assistant"):
+            latest = owner(p)
+        elif r["type"] == "event_msg" and p["type"] == "token_count":
+            u = p["info"]["last_token_usage"]
+            expected[latest] = {"input": u["input_tokens"] - u["cached_input_tokens"], "output": u["output_tokens"],
+                                "cache_read": u["cached_input_tokens"], "cache_write": 0}
+    got = {m.id: m.metadata["usage"] for m in session.messages if "usage" in m.metadata}
+    assert got == expected and len(expected) == sum(
+        r["type"] == "event_msg" and r["payload"]["type"] == "token_count" for r in raw)
+
+
+def test_compaction_and_apply_patch(samples):
+    raw = _lines(samples)
+    session = load_session(samples / SAMPLE)
+    (c,) = session.metadata["recorded_compactions"]
+    summary = session.messages[c["position_index"]]
+    assert summary.role == "summary" and summary.content == next(
+        r["payload"]["message"] for r in raw if r["type"] == "compacted")
+    patch = next(c for m in session.messages for c in m.tool_calls if c.name == "apply_patch")
+    assert file_operations(patch) == (("edit", "src/main.rs"),)
+    assert session.metadata["source"]["turn_contexts"][0]["model"] == "gpt-5-codex"
+
+
+def test_repeated_test_run_is_superseded(samples):
+    result = prune(load_session(samples / SAMPLE))
+    assert [d.rule for d in result.decisions if d.status == "expired"] == ["superseded_call"]
+
+
+def test_older_rollouts_with_bare_items():
+    lines = [{"id": "s-old", "timestamp": "2025-05-01T10:00:00Z", "instructions": "Be careful."},
+             {"record_type": "state"},
+             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]}]
+    s = loads("\n".join(json.dumps(x) for x in lines))
+    assert s.source_format == "codex"
+    assert [(m.role, m.content) for m in s.messages] == [("system", "Be careful."), ("user", "hi"),
+                                                         ("assistant", "hello")]
