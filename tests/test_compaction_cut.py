@@ -382,3 +382,12 @@ def test_real_pi_session_compacts_again_from_the_first_kept_message(pi_session):
     assert again.to_summarize[0].id == first.cut_message_id or again.turn_prefix[0].id == first.cut_message_id
     assert set(first.modified_files) <= set(again.modified_files)
     assert again.previous_summary is not None
+
+
+def test_a_branch_summary_is_context_not_an_earlier_compaction():
+    s = Session.of([Message(id="u1", role="user", content="hi"),
+                    Message(id="b1", role="summary", content="an abandoned branch tried X",
+                            metadata={"kind": "branch_summary"}),
+                    Message(id="a1", role="assistant", content="ok")])
+    window = context_window(s)
+    assert window.previous is None and window.window == (0, 1, 2)

@@ -193,3 +193,15 @@ def test_preview_pipeline_reports_each_step():
     assert steps[0]["tokens"] - sum(x["saved"] for x in steps) == p.compacted_tokens
     assert p.compaction.context_source == "estimate"
     assert p.compaction.tokens_before == p.prune.stats.tokens_after - p.prune.stats.placeholder_tokens
+
+
+def test_update_accepts_an_earlier_summary_written_by_another_tool():
+    foreign = "## Goal\nRaise the HTTP timeout to 10 s.\n## Done\n- timeout set\n## Files\n- modified: src/config.ts"
+    updated = summarize([Message(id="u", role="user", content="run the tests")], kind="update", previous=foreign)
+    s = parse_sections(updated)
+    assert missing_sections(updated) == []
+    assert bullets(s["Goal"])[0] == "Raise the HTTP timeout to 10 s."
+    assert "timeout set" in bullets(parse_subsections(s["Progress"])["Done"])
+    assert "Files: modified: src/config.ts" in bullets(s["Critical Context"])
+    prose = summarize([], kind="update", previous="We fixed the parser.\nTests pass.")
+    assert "Earlier summary: We fixed the parser." in bullets(parse_sections(prose)["Critical Context"])

@@ -110,7 +110,8 @@ def text_report(result, session, *, pipeline=None, recorded=(), show_request=Fal
         lines.append(f"summary ({r.summarizer_name}), sections: {', '.join(r.sections) or 'none'}")
         lines += ["  " + line for line in _clean(r.summary).splitlines()]
     pct = 100 * (1 - r.tokens_after / r.tokens_before) if r.tokens_before else 0.0
-    lines.append(f"tokens:   {r.tokens_before:,} -> {r.tokens_after:,} ({pct:.1f}% fewer; context as "
+    change = f"{pct:.1f}% fewer" if pct >= 0 else f"{-pct:.1f}% MORE: the summary outweighs what it replaces"
+    lines.append(f"tokens:   {r.tokens_before:,} -> {r.tokens_after:,} ({change}; context as "
                  f"{'reported' if r.context_source == 'usage' else 'estimated'}: {r.context_tokens:,})")
     if r.cut_index is not None:
         lines += [f"cache:    {r.cache_invalidated_tokens:,} tokens of the cached prompt prefix are invalidated; "

@@ -36,7 +36,8 @@ _SUMMARY_TAG = re.compile(r"<summary>\n?(.*?)\n?</summary>", re.DOTALL)
 def is_summary_message(m: Message) -> bool:
     """True for a message that holds an earlier compaction's summary."""
     kind = m.metadata.get("kind") if isinstance(m.metadata, Mapping) else None
-    return m.role == "summary" or kind in SUMMARY_KINDS
+    # A summary of another kind (Pi's "branch_summary") is ordinary context, not a compaction.
+    return kind in SUMMARY_KINDS or (m.role == "summary" and kind is None)
 
 
 def summary_text(content: str) -> str:

@@ -26,8 +26,8 @@ from ..analysis import markers
 from ..fileops import file_operations
 from ..model import Message
 from .base import SummaryTask
-from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, bullets, parse_sections,
-                       parse_subsections)
+from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, parse_sections, parse_subsections,
+                       strip_file_lists)
 
 NONE = "(none)"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -215,12 +215,40 @@ def _fresh(facts: _Facts, *, later_only: bool) -> dict[str, list[str]]:
     }
 
 
+def _items(body: str) -> list[str]:
+    """One item per non-empty line: list markers dropped, sub-headings skipped."""
+    out = []
+    for line in body.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        item = _LIST_ITEM.match(line)
+        out.append(one_line(item.group(1) if item else line, 240))
+    return [x for x in out if x and x != NONE]
+
+
 def _previous(summary: str) -> dict[str, list[str]]:
+    """The earlier summary's items by section; tolerant of summaries written by other tools.
+
+    Known sections map to themselves (a top-level ``## Done`` to Progress/Done);
+    unknown sections, and a summary with no headings at all, go to Critical Context.
+    """
+    out: dict[str, list[str]] = {name: [] for name in CAP}
     sections = parse_sections(summary)
-    out = {name: bullets(sections.get(name, "")) for name in SUMMARY_SECTIONS if name != "Progress"}
-    subs = parse_subsections(sections.get("Progress", ""))
-    out.update({name: bullets(subs.get(name, "")) for name in PROGRESS_SUBSECTIONS})
-    return {k: [b for b in v if b != NONE] for k, v in out.items()}
+    if not sections:
+        out["Critical Context"] = [f"Earlier summary: {x}" for x in _items(strip_file_lists(summary))]
+        return out
+    for name, body in sections.items():
+        if name == "Progress":
+            subs = parse_subsections(body)
+            for sub in PROGRESS_SUBSECTIONS:
+                out[sub] += _items(subs.get(sub, ""))
+            loose = body.split("### ", 1)[0]
+            out["Done"] += _items(loose)
+        elif name in out:
+            out[name] += _items(body)
+        else:
+            out["Critical Context"] += [f"{one_line(name, 60)}: {x}" for x in _items(body)]
+    return out
 
 
 def merge(previous: Mapping[str, Sequence[str]], new: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
