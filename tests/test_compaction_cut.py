@@ -391,3 +391,20 @@ def test_a_branch_summary_is_context_not_an_earlier_compaction():
                     Message(id="a1", role="assistant", content="ok")])
     window = context_window(s)
     assert window.previous is None and window.window == (0, 1, 2)
+
+
+def test_usage_recorded_before_an_earlier_compaction_is_not_used():
+    big = {"input": 190_000, "output": 10, "cache_read": 0, "cache_write": 0}
+    msgs = [Message(id="u1", role="user", content="start " * 30),
+            Message(id="a1", role="assistant", content="kept " * 30, metadata={"usage": big}),
+            Message(id="cmp", role="summary", content="## Goal\n- start", metadata={"kind": "compaction"}),
+            Message(id="u2", role="user", content="go on")]
+    record = {"entry_id": "cmp", "summary": "## Goal\n- start", "first_kept_message_id": "a1",
+              "first_kept_index": 1, "tokens_before": 190_010, "position_index": 2}
+    s = Session.of(msgs, metadata={"recorded_compactions": [record]})
+    plan = plan_compaction(s, CompactionSettings())
+    assert plan.trigger.source == "estimate" and not plan.trigger.triggered
+    assert plan.trigger.context_tokens == sum(tokens(s.messages[i]) for i in plan.window.context())
+    later = Session.of(msgs + [Message(id="a2", role="assistant", content="x", metadata={"usage": big})],
+                       metadata={"recorded_compactions": [record]})
+    assert plan_compaction(later, CompactionSettings()).trigger.source == "usage"

@@ -78,8 +78,13 @@ def plan_compaction(session: Session, settings: CompactionSettings | None = None
     counter = get_counter(settings.encoding)
     counts = tuple(message_tokens(m, counter) for m in session.messages)
     window = context_window(session)
-    context = [session.messages[i] for i in window.context()]
-    trigger = should_compact(session, settings, force=force, use_usage=use_usage, context=context)
+    order = window.context()
+    context = [session.messages[i] for i in order]
+    summary_at = window.previous.message_index if window.previous else None
+    usage_from = 0 if summary_at is None else next(
+        (k for k, i in enumerate(order) if i > summary_at), len(order))
+    trigger = should_compact(session, settings, force=force, use_usage=use_usage, context=context,
+                             usage_from=usage_from)
     if not trigger.triggered:
         return CompactionPlan(session, settings, trigger, window, None, counts)
     cut = find_cut_point(session, window, counts, keep_recent_tokens=settings.keep_recent_tokens)

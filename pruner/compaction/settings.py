@@ -93,15 +93,17 @@ def usage_total(message: Message) -> int | None:
     return total or None
 
 
-def estimate_context(messages: Sequence[Message], counter: Any, *, use_usage: bool = True
-                     ) -> tuple[int, str, str | None]:
+def estimate_context(messages: Sequence[Message], counter: Any, *, use_usage: bool = True,
+                     usage_from: int = 0) -> tuple[int, str, str | None]:
     """``(tokens, source, usage message id)`` for a context made of ``messages``.
 
     With usage: the last assistant message's reported total plus the estimated
     tokens of the messages after it (the provider had not seen those yet).
+    Only messages at ``usage_from`` or later may supply the usage: one recorded
+    before an earlier compaction describes a prompt that no longer exists.
     """
     if use_usage:
-        for i in range(len(messages) - 1, -1, -1):
+        for i in range(len(messages) - 1, max(usage_from, 0) - 1, -1):
             m = messages[i]
             if m.role == "assistant":
                 total = usage_total(m)
@@ -112,17 +114,19 @@ def estimate_context(messages: Sequence[Message], counter: Any, *, use_usage: bo
 
 
 def should_compact(session: Session, settings: CompactionSettings | None = None, *, force: bool = False,
-                   use_usage: bool = True, context: Sequence[Message] | None = None) -> TriggerDecision:
+                   use_usage: bool = True, context: Sequence[Message] | None = None,
+                   usage_from: int = 0) -> TriggerDecision:
     """Decide whether ``session`` should be compacted now.
 
     ``context`` is the list of messages the model currently sees (default: all
     of the session's messages); ``compact`` passes the context that remains
-    after an earlier compaction. ``force`` triggers by hand.
+    after an earlier compaction, and as ``usage_from`` the position in it of
+    the first message newer than that compaction. ``force`` triggers by hand.
     """
     settings = settings or CompactionSettings()
     counter = get_counter(settings.encoding)
     messages = tuple(session.messages if context is None else context)
-    tokens, source, usage_id = estimate_context(messages, counter, use_usage=use_usage)
+    tokens, source, usage_id = estimate_context(messages, counter, use_usage=use_usage, usage_from=usage_from)
     what = (f"provider-reported usage of message {usage_id!r} plus later messages" if source == "usage"
             else f"estimated with {counter.name}")
     limit = f"{settings.threshold:,} ({settings.context_window:,} window - {settings.reserve_tokens:,} reserve)"
