@@ -151,6 +151,26 @@ def timeline_figure(frame: pd.DataFrame, *, selected: int | None = None,
     return fig
 
 
+def selected_position(event) -> int | None:
+    """The message position of the first point in a Streamlit plotly selection event, if any.
+
+    ``event`` is what ``st.plotly_chart(..., on_select=...)`` stores in session
+    state: ``{"selection": {"points": [{"customdata": [position, ...], ...}]}}``.
+    """
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or ():
+        custom = point.get("customdata") if isinstance(point, dict) else None
+        if custom and custom[0] is not None:
+            try:
+                return int(custom[0])
+            except (TypeError, ValueError):
+                continue
+    return None
+
+
 def context_figure(totals: pd.DataFrame, *, sampled: bool = False) -> go.Figure:
     """Tokens the model receives at each turn, before and after pruning (not a running total)."""
     fig = go.Figure()

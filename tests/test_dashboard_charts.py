@@ -185,3 +185,12 @@ def test_compaction_and_status_bars():
     bars = spec(charts.status_bar_figure({"kept": 3, "expired": 1}))
     assert bars["data"][0]["y"] == [3, 1, 0, 0]
     assert bars["data"][0]["marker"]["color"] == [STATUS_COLOURS[s] for s in STATUSES]
+
+
+def test_selected_position_reads_the_streamlit_selection_event():
+    event = {"selection": {"points": [{"curve_number": 1, "point_index": 0, "customdata": [7, "m08", 2]}],
+                           "point_indices": [0], "box": [], "lasso": []}}
+    assert charts.selected_position(event) == 7
+    assert charts.selected_position({"selection": {"points": []}}) is None
+    assert charts.selected_position({"selection": {"points": [{"customdata": [None] * 7}]}}) is None
+    assert charts.selected_position(None) is None

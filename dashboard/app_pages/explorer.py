@@ -127,12 +127,9 @@ def headline(loaded, analysis) -> None:
 
 
 def on_timeline_select() -> None:
-    points = (ss.get("timeline_chart") or {}).get("selection", {}).get("points", [])
-    for p in points:
-        custom = p.get("customdata")
-        if custom and custom[0] is not None:
-            ss["inspect_pos"] = int(custom[0])
-            return
+    position = charts.selected_position(ss.get("timeline_chart"))
+    if position is not None:
+        ss["inspect_pos"] = position
 
 
 def timeline(loaded, analysis) -> None:

@@ -1,0 +1,363 @@
+"""Every dashboard page through Streamlit's AppTest: default views, uploads, settings, errors.
+
+The app runs in-process, so ``dashboard.state`` here is the module the pages
+use; expected numbers are computed by calling the library directly.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the dashboard is not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from dashboard import state, ui  # noqa: E402
+from pruner import PruneConfig, STATUSES, load_session, prune  # noqa: E402
+from pruner.formats import detect_format  # noqa: E402
+
+from support.openai_server import openai_server  # noqa: E402,F401  (pytest fixture)
+
+APP = ROOT / "dashboard" / "app.py"
+SAMPLES = ROOT / "sample_sessions"
+DEMO = SAMPLES / "native_demo.jsonl"
+#: One sample of each supported format (the contract's names).
+FORMAT_SAMPLES = ("openai_chat.json", "openai_responses.json", "anthropic_messages.json", "claude_code.jsonl",
+                  "pi_session.jsonl", "codex_rollout.jsonl", "swe_agent.traj", "native_demo.jsonl")
+SECRET = "sk-test-0123456789-do-not-echo"
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches(monkeypatch):
+    """Each test starts with empty Streamlit caches and the default upload limit."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.delenv(state.MAX_UPLOAD_ENV, raising=False)
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def app() -> AppTest:
+    if not DEMO.exists():
+        pytest.skip("sample_sessions/native_demo.jsonl is missing")
+    return AppTest.from_file(str(APP), default_timeout=180).run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception element, no generic error, and no traceback text anywhere."""
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert ui.GENERIC_ERROR not in errors
+    assert not any("Traceback" in e for e in errors)
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def headline_of(result) -> dict[str, str]:
+    s = result.stats
+    return {"Messages before → after": f"{s.messages_before:,} → {s.messages_after:,}",
+            "Tokens before → after": f"{s.tokens_before:,} → {s.tokens_after:,}",
+            **{status: f"{s.by_status[status]:,}" for status in STATUSES}}
+
+
+def assert_headline(at: AppTest, result) -> None:
+    shown = metrics(at)
+    for label, value in headline_of(result).items():
+        assert shown[label] == value, label
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def timeline_spec(at: AppTest) -> dict:
+    for spec in chart_specs(at):
+        if spec["layout"].get("yaxis", {}).get("ticktext") and any(
+                t.get("legendgroup") in STATUSES for t in spec["data"]):
+            return spec
+    raise AssertionError("no timeline chart on the page")
+
+
+def all_text(at: AppTest) -> str:
+    """Every string the page shows, for checking a secret never appears."""
+    parts = []
+    for kind in ("text", "code", "markdown", "caption", "error", "info", "warning", "success", "metric",
+                 "subheader", "header", "title"):
+        for el in getattr(at, kind):
+            parts.append(str(getattr(el, "value", "")))
+            parts.append(str(getattr(el, "label", "")))
+    for el in at.get("plotly_chart"):
+        parts.append(el.proto.spec)
+    return "\n".join(parts)
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    if at.radio(key="source_kind").value != "Upload":
+        at.radio(key="source_kind").set_value("Upload").run()
+    at.file_uploader(key="upload_file").set_value((name, data, "application/octet-stream")).run()
+    return at
+
+
+# ------------------------------------------------------------------ explorer
+
+def test_explorer_opens_on_the_pruned_demo_without_upload(app):
+    assert_clean(app)
+    assert_headline(app, prune(load_session(DEMO)))
+    spec = timeline_spec(app)
+    legend = [t["name"] for t in spec["data"] if t.get("legendgroup") in STATUSES]
+    assert [n.split(" ")[0] for n in legend] == list(STATUSES)
+    assert any("tiktoken/o200k_base" in c.value for c in app.caption)  # the counter is named
+    assert [b.label for b in app.get("download_button")] == [
+        "Pruned session (native JSONL)", "Pruned messages (OpenAI JSON)", "Decisions (CSV)"]
+
+
+def test_upload_one_sample_of_each_format(app):
+    present = [n for n in FORMAT_SAMPLES if (SAMPLES / n).exists()]
+    if len(present) < 2:
+        pytest.skip("format samples are missing")
+    for name in present:
+        path = SAMPLES / name
+        upload(app, name, path.read_bytes())
+        assert_clean(app)
+        assert not app.session_state["load_error"], name
+        loaded = app.session_state[state._CURRENT]
+        assert (loaded.label, loaded.origin) == (name, "upload")
+        assert loaded.format == detect_format(path.read_text(encoding="utf-8")) and loaded.detected
+        assert_headline(app, prune(load_session(path)))
+        assert any(name in t.value and "detected" in t.value for t in app.text)
+
+
+def test_format_can_be_overridden(app):
+    upload(app, "demo.txt", DEMO.read_bytes())
+    assert app.session_state[state._CURRENT].detected
+    app.selectbox(key="upload_format").set_value("native").run()
+    assert_clean(app)
+    loaded = app.session_state[state._CURRENT]
+    assert loaded.format == "native" and not loaded.detected
+    assert any("(chosen)" in t.value for t in app.text)
+
+
+@pytest.mark.parametrize("name, data, expected", [
+    ("binary.jsonl", b"\x00\x01\x02 not text", "binary"),
+    ("unknown.json", b'{"hello": "world"}', "unknown format"),
+    ("broken.jsonl", b'{"pruner_session": 1}\n{"id": "m1", "role": "user", "content": 3}\n', ":2:"),
+    ("empty.json", b"   ", "empty"),
+])
+def test_bad_upload_keeps_the_previous_session_and_says_what_to_do(app, name, data, expected):
+    before = metrics(app)
+    upload(app, name, data)
+    assert_clean(app)
+    errors = [e.value for e in app.error]
+    assert len(errors) == 1 and expected in errors[0].replace("\\", "")
+    assert "previous session is still loaded" in errors[0]
+    assert app.session_state[state._CURRENT].label == DEMO.name
+    assert metrics(app) == before
+
+
+def test_file_over_the_limit_is_refused(app, monkeypatch):
+    monkeypatch.setenv(state.MAX_UPLOAD_ENV, "100")
+    upload(app, "big.jsonl", DEMO.read_bytes())
+    assert_clean(app)
+    error = app.error[0].value.replace("\\", "")
+    assert "over the 100-byte limit" in error and "PRUNER_DASHBOARD_MAX_BYTES" in error
+    assert app.session_state[state._CURRENT].label == DEMO.name
+
+
+def test_wrong_format_override_is_an_error_not_a_crash(app):
+    upload(app, "demo.jsonl", DEMO.read_bytes())
+    app.selectbox(key="upload_format").set_value("openai_chat").run()
+    assert_clean(app)
+    assert len(app.error) == 1
+    assert app.session_state[state._CURRENT].format == "native"  # the good upload is still loaded
+
+
+def test_switching_the_source_to_a_generated_workload(app):
+    workloads = pytest.importorskip("pruner.workloads")
+    app.radio(key="source_kind").set_value("Generated workload").run()
+    app.selectbox(key="workload_name").set_value("tool_agent")
+    app.number_input(key="workload_turns").set_value(20)
+    app.number_input(key="workload_seed").set_value(3)
+    next(b for b in app.button if b.label == "Generate").click().run()
+    assert_clean(app)
+    assert_headline(app, prune(workloads.generate("tool_agent", turns=20, seed=3)))
+    assert app.session_state[state._CURRENT].origin == "workload"
+
+
+def test_switching_the_sample(app):
+    other = next((n for n in state.list_samples() if n != DEMO.name), None)
+    if other is None:
+        pytest.skip("only one sample")
+    app.selectbox(key="sample_choice").set_value(other).run()
+    assert_clean(app)
+    assert_headline(app, prune(load_session(SAMPLES / other)))
+
+
+def test_settings_form_applies_only_on_submit(app):
+    default = metrics(app)
+    app.checkbox(key="set_restore").uncheck()
+    app.checkbox(key="set_deduplicate").uncheck()
+    app.run()  # a rerun without submitting changes nothing
+    assert metrics(app) == default
+    app.checkbox(key="set_restore").uncheck()
+    app.checkbox(key="set_deduplicate").uncheck()
+    app.button(key="FormSubmitter:prune_settings-Apply settings").click().run()
+    assert_clean(app)
+    assert_headline(app, prune(load_session(DEMO), PruneConfig(restore=False, deduplicate=False)))
+
+
+def test_filters_reuse_the_cached_pruning_result(app, monkeypatch):
+    calls = []
+    real = state.prune
+    monkeypatch.setattr(state, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
+    app.toggle(key="filter_changed").set_value(True).run()
+    app.multiselect(key="filter_role").set_value(["tool"]).run()
+    app.text_input(key="filter_text").set_value("order").run()
+    assert_clean(app)
+    assert calls == []  # the result (and the per-turn context) came from the cache
+    result = prune(load_session(DEMO))
+    table = app.dataframe[0].value
+    by_id = {m.id: m for m in result.session.messages}
+    expected = [d.id for d in result.decisions if d.status != "kept" and by_id[d.id].role == "tool"
+                and "order" in by_id[d.id].content.lower()]
+    assert list(table["id"]) == expected and expected
+
+
+def test_inspector_shows_inert_content_and_follows_related_links(app):
+    result = prune(load_session(DEMO))
+    restored = next(i for i, d in enumerate(result.decisions) if d.status == "restored")
+    needed_by = [d.id for d in result.decisions].index(result.decisions[restored].related)
+    app.number_input(key="inspect_pos").set_value(restored).run()
+    assert_clean(app)
+    message = result.session.messages[restored]
+    assert message.content in [c.value for c in app.code]  # shown as a plain code block, not Markdown
+    assert not any(message.content in m.value for m in app.markdown)
+    assert result.decisions[restored].reason in [t.value for t in app.text]
+    app.button(key="go_related").click().run()
+    assert app.session_state["inspect_pos"] == needed_by
+    spec = timeline_spec(app)
+    assert spec["layout"]["annotations"], "the selected message's links are drawn"
+
+
+def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("internal detail that must not reach the user")
+    monkeypatch.setattr(state, "prune", boom)
+    st.cache_data.clear()
+    at = AppTest.from_file(str(APP), default_timeout=180).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [ui.GENERIC_ERROR]
+    assert "internal detail" not in all_text(at)
+
+
+# ------------------------------------------------------------------ compaction
+
+def compaction_page(at: AppTest) -> AppTest:
+    pytest.importorskip("pruner.compaction")
+    at.switch_page("app_pages/compaction.py").run()
+    assert_clean(at)
+    return at
+
+
+def test_compaction_page_draws_the_cut_and_compacts_offline(app):
+    from dashboard.compaction_view import default_settings
+    from pruner.compaction import OfflineSummarizer, compact
+
+    at = compaction_page(app)
+    session = load_session(DEMO)
+    preview = default_settings(prune(session).stats.tokens_before)
+    expected = compact(session, preview.library("o200k_base"), OfflineSummarizer(), force=True)
+    spec = [s for s in chart_specs(at) if s["layout"].get("shapes")][0]
+    assert any(s["type"] == "line" for s in spec["layout"]["shapes"])  # the cut
+    at.button(key="compact_button").click().run()
+    assert_clean(at)
+    shown = metrics(at)
+    assert shown["Tokens before → after"] == f"{expected.tokens_before:,} → {expected.tokens_after:,}"
+    assert shown["Prompt-cache cost"] == f"{expected.cache_invalidated_tokens:,} tokens"
+    headings = [m.value.removeprefix("#### ").replace("\\", "") for m in at.markdown if m.value.startswith("####")]
+    assert headings == list(expected.sections)
+    assert expected.request.user_message in [c.value for c in at.code]  # the exact request
+
+
+def test_compaction_with_the_llm_endpoint(app, openai_server):
+    server = openai_server(["ok"])
+    at = compaction_page(app)
+    at.radio(key="cmp_summariser").set_value("OpenAI-compatible endpoint").run()
+    at.text_input(key="cmp_base_url").set_value(server.url)
+    at.text_input(key="cmp_model").set_value("test-model")
+    at.text_input(key="cmp_api_key").set_value(SECRET)
+    at.button(key="compact_button").click().run()
+    assert_clean(at)
+    assert not at.error
+    assert any("Summarised by the local test server" in c.value for c in at.code)
+    assert any("openai/test-model" in t.value for t in at.text)
+    assert SECRET not in all_text(at)
+
+
+def test_llm_error_is_shown_beside_the_offline_summary(app, openai_server):
+    server = openai_server(["unauthorized"])  # the server echoes the key in its error text
+    at = compaction_page(app)
+    at.radio(key="cmp_summariser").set_value("OpenAI-compatible endpoint").run()
+    at.text_input(key="cmp_base_url").set_value(server.url)
+    at.text_input(key="cmp_api_key").set_value(SECRET)
+    at.button(key="compact_button").click().run()
+    assert_clean(at)
+    assert len(at.error) == 1 and "401" in at.error[0].value
+    assert any("offline summary below is still available" in i.value for i in at.info)
+    assert any(m.value.startswith("#### ") for m in at.markdown)  # the offline sections are there
+    assert SECRET not in all_text(at)
+
+
+def test_recorded_compactions_are_shown_beside_the_computed_cut(app):
+    pi = SAMPLES / "pi_session.jsonl"
+    if not pi.exists() or not load_session(pi).metadata.get("recorded_compactions"):
+        pytest.skip("no Pi sample with a recorded compaction")
+    app.selectbox(key="sample_choice").set_value(pi.name).run()
+    at = compaction_page(app)
+    table = next(d.value for d in at.dataframe if "recorded first kept #" in d.value.columns)
+    assert len(table) == len(load_session(pi).metadata["recorded_compactions"])
+    spec = [s for s in chart_specs(at) if s["layout"].get("shapes")][0]
+    assert any(s.get("line", {}).get("dash") == "dash" for s in spec["layout"]["shapes"])
+
+
+# ------------------------------------------------------------------ benchmarks and guide
+
+def test_benchmarks_page_opens_on_the_committed_results(app):
+    at = app.switch_page("app_pages/benchmarks.py").run()
+    assert_clean(at)
+    if not state.BENCH_RESULTS.exists() or state.bench_module() is None:
+        assert at.info, "says why there is nothing to show"
+        return
+    assert len(at.get("plotly_chart")) >= 4
+    assert at.dataframe and [b.label for b in at.get("download_button")]
+
+
+def test_guide_steps_through_every_pass_and_compaction(app):
+    at = app.switch_page("app_pages/guide.py").run()
+    assert_clean(at)
+    session = load_session(DEMO)
+    steps = [PruneConfig(expire=False, deduplicate=False, restore=False),
+             PruneConfig(expire=True, deduplicate=False, restore=False),
+             PruneConfig(expire=True, deduplicate=True, restore=False), PruneConfig()]
+    previous = None
+    for config in steps:
+        result = prune(session, config)
+        assert metrics(at)["Messages sent"] == f"{result.stats.messages_after:,} of {result.stats.messages_before:,}"
+        if previous is not None:
+            changed = [d.id for d, p in zip(result.decisions, previous.decisions) if d.status != p.status]
+            assert list(at.dataframe[0].value["id"]) == changed
+        previous = result
+        at.button(key="guide_next").click().run()
+        assert_clean(at)
+    if state.compaction_module() is not None:
+        assert any(e.label for e in at.expander)  # the summary sections
+        assert "Prompt-cache cost" in metrics(at)
