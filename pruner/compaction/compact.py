@@ -266,7 +266,8 @@ def compact(session: Session, settings: CompactionSettings | None = None, summar
     lists = format_file_lists(read_files, modified_files)
     if lists:
         parts.append(lists)
-    summary = "\n\n".join(parts) + "\n"
+    # The summary sits inside <summary> tags; a closing tag inside it would end it early.
+    summary = "\n\n".join(parts).replace("</summary>", "</ summary>") + "\n"
 
     kept = plan.messages(plan.kept)
     pinned = plan.messages(plan.window.pinned)

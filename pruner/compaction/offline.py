@@ -31,6 +31,7 @@ from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, 
 
 NONE = "(none)"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_TAGS = re.compile(r"</?(?:summary|read-files|modified-files|conversation|previous-summary)>")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONSTRAINT = re.compile(r"\b(prefer\w*|must|mustn't|don't|do not|never|always|avoid|make sure|only use|"
                          r"no need|instead of|should(?:n't)?|required?|please use|keep)\b", re.IGNORECASE)
@@ -49,8 +50,12 @@ CAP = {"Goal": 6, "Constraints & Preferences": 20, "Done": 30, "In Progress": 10
 
 
 def one_line(text: str, limit: int = 240) -> str:
-    """``text`` on one line: control characters dropped, whitespace collapsed, cut at ``limit``."""
-    flat = " ".join(_CONTROL.sub(" ", text).split())
+    """``text`` on one line: control characters dropped, whitespace collapsed, cut at ``limit``.
+
+    The tags the compacted message relies on are broken up, so transcript text
+    cannot end the summary early or add files to its lists.
+    """
+    flat = " ".join(_CONTROL.sub(" ", _TAGS.sub(lambda m: m.group(0).replace("<", "< "), text)).split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
