@@ -43,6 +43,8 @@ MAX_CONTEXT_SAMPLES = 40
 AUTO_CONTEXT_MESSAGES = 2_500
 LARGE_CONTEXT_SAMPLES = 12
 
+MAX_WORKLOAD_TURNS = 5_000
+
 _CURRENT = "pruner_loaded"
 _MEMO = "pruner_analysis_memo"
 
@@ -168,6 +170,8 @@ def load_workload(workload: str, *, turns: int, seed: int) -> LoadedSession:
     if module is None:
         raise FormatError("generated workloads need pruner.workloads, which is not installed yet",
                           file="workload")
+    if not 1 <= turns <= MAX_WORKLOAD_TURNS or seed < 0:
+        raise FormatError(f"choose 1 to {MAX_WORKLOAD_TURNS:,} turns and a seed of 0 or more", file="workload")
     if workload not in module.WORKLOADS:
         raise FormatError(f"unknown workload {workload!r}; choose one of {', '.join(module.WORKLOADS)}",
                           file="workload")

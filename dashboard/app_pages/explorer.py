@@ -85,6 +85,25 @@ def workload_picker() -> None:
             try_load(lambda: state.load_workload(name, turns=int(turns), seed=int(seed)))
 
 
+def load_from_link() -> None:
+    """Open the session a link names, once per visit: ``?sample=NAME`` or ``?workload=NAME&turns=N&seed=S``."""
+    if ss.get("link_applied"):
+        return
+    ss["link_applied"] = True
+    params = st.query_params
+    if "sample" in params:
+        try_load(lambda: state.load_sample(params["sample"]))
+        if ss.get("load_error") is None:
+            ss["sample_choice"] = params["sample"]
+    elif "workload" in params:
+        try:
+            turns, seed = int(params.get("turns", 200)), int(params.get("seed", 0))
+        except ValueError:
+            ss["load_error"] = "the link's turns and seed must be whole numbers"
+            return
+        try_load(lambda: state.load_workload(params["workload"], turns=turns, seed=seed))
+
+
 def settings_form() -> None:
     """The pruning settings, applied only when the form is submitted."""
     current = state.settings()
@@ -293,6 +312,7 @@ def downloads(loaded, analysis) -> None:
 
 def render() -> None:
     st.title("Session explorer")
+    load_from_link()
     current = state.ensure_session()
     with st.sidebar:
         st.header("Session")
