@@ -35,18 +35,22 @@ def test_pruning_twice_changes_nothing(session, config):
 
 @given(sessions(), CONFIGS)
 def test_every_dependency_of_a_kept_message_is_kept(session, config):
+    """A kept message that refers to a key keeps a definer of it from before it (if
+    one existed), and a kept tool result keeps the call that produced it."""
     result = prune(session, config)
     kept_ids = {m.id for m in result.kept.messages}
-    definers: dict[str, set[str]] = {}
+    position = {m.id: i for i, m in enumerate(session.messages)}
+    definers: dict[str, list[str]] = {}
     for m in session.messages:
         for k in set(m.defines) | set(markers(m.content)[0]):
-            definers.setdefault(k, set()).add(m.id)
+            definers.setdefault(k, []).append(m.id)
     call_owner = {c.id: m.id for m in session.messages for c in m.tool_calls}
     for m in result.kept.messages:
-        refs = (set(m.refs) | set(markers(m.content)[1])) - set(m.defines) - set(markers(m.content)[0])
-        for key in refs:
-            if key in definers:
-                assert definers[key] & kept_ids, f"{m.id} refers to {key} but no definer is kept"
+        own = set(m.defines) | set(markers(m.content)[0])
+        for key in (set(m.refs) | set(markers(m.content)[1])) - own:
+            before = [d for d in definers.get(key, []) if position[d] < position[m.id]]
+            if before:
+                assert set(before) & kept_ids, f"{m.id} refers to {key} but no definer before it is kept"
         if m.tool_call_id is not None:
             assert call_owner[m.tool_call_id] in kept_ids, f"result {m.id} kept without its call"
 

@@ -15,18 +15,22 @@ def _short(key: str, limit: int = 60) -> str:
                description="a tool result is replaced by a newer result of the same call "
                            "(same tool name and arguments, or the same explicit key)")
 def supersede_calls(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
+    """Every result but the newest of its key goes; each points at the next newer one.
+
+    Pointing at the next newer result (not the newest) keeps a decision stable as
+    the conversation grows: a later re-run changes only the previous newest.
+    """
     out: list[Removal] = []
-    newest: dict[str, int] = {}
+    next_newer: dict[str, int] = {}
     keys = index.result_key
     for i in range(len(keys) - 1, -1, -1):  # position decides "newer", never the id
         key = keys[i]
         if key is None or not alive[i]:
             continue
-        j = newest.get(key)
-        if j is None:
-            newest[key] = i
-        else:
+        j = next_newer.get(key)
+        if j is not None:
             out.append(Removal(i, "superseded_call", j, (key,)))
+        next_newer[key] = i
     return out
 
 
@@ -63,7 +67,7 @@ def expire_by_ttl(index: SessionIndex, alive: list[bool], config) -> list[Remova
 
 @explains("superseded_call")
 def _explain_superseded(r: Removal, messages) -> str:
-    return f"superseded by the newer result of {_short(r.detail[0])} at turn {messages[r.related].turn}"
+    return f"superseded by a newer result of {_short(r.detail[0])} at turn {messages[r.related].turn}"
 
 
 @explains("file_state")
