@@ -17,6 +17,8 @@ True
 
 from __future__ import annotations
 
+import gc
+
 from ..errors import PrunerError
 from ..model import Session
 from .generator import GENERATOR_VERSION, _Generator
@@ -42,4 +44,12 @@ def generate(workload: str, *, turns: int, seed: int = 0) -> Session:
         raise PrunerError(f"turns must be a non-negative integer, got {turns!r}")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise PrunerError(f"seed must be an integer, got {seed!r}")
-    return _Generator(params, seed).session(turns, seed)
+    # The generator allocates millions of small objects and no reference cycles; the
+    # cyclic collector would rescan them again and again (quadratic in the size).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Generator(params, seed).session(turns, seed)
+    finally:
+        if was_enabled:
+            gc.enable()

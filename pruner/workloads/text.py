@@ -23,6 +23,16 @@ NOUNS = (
     "column", "container", "volume", "build", "branch", "commit", "review", "deployment", "feature",
     "experiment", "segment", "campaign", "customer", "order", "product", "price", "discount",
     "export", "import", "job", "worker", "limit", "window", "rule", "filter", "mapping", "field",
+    "ancestor", "archive", "baseline", "batch", "beacon", "blueprint", "bundle", "channel", "charter",
+    "checkpoint", "cipher", "clause", "collector", "console", "counter", "crawler", "cursor", "daemon",
+    "digest", "directory", "domain", "driver", "envelope", "estimate", "event", "fixture", "folder",
+    "fragment", "frame", "gauge", "handle", "harness", "header", "hook", "host", "inventory", "kernel",
+    "key", "label", "lease", "listener", "locale", "lock", "manager", "marker", "mirror", "module",
+    "monitor", "namespace", "node", "notice", "operator", "outline", "owner", "packet", "parser",
+    "patch", "plan", "plugin", "pool", "probe", "profile", "proxy", "reader", "record", "registry",
+    "relay", "resolver", "route", "sample", "scope", "sensor", "shard", "signal", "sketch", "slot",
+    "socket", "source", "spool", "stage", "statement", "stream", "summary", "switch", "thread",
+    "timer", "topic", "trace", "tracker", "trigger", "unit", "upload", "user", "vault", "view",
 )
 VERBS = (
     "updates", "validates", "exports", "archives", "rotates", "throttles", "replicates", "indexes",
@@ -40,7 +50,9 @@ ADJECTIVES = (
 )
 ADVERBS = ("quickly", "silently", "twice", "automatically", "eventually", "safely", "first", "again",
            "later", "manually", "in order", "on demand", "by default", "at night", "in bulk")
-PREPOSITIONS = ("for", "before", "after", "with", "from", "into", "across", "under", "per", "behind")
+PREPOSITIONS = ("for", "before", "after", "with", "from", "into", "across", "under", "per", "behind",
+                "beside", "inside", "through", "without", "around", "against", "beyond", "toward")
+DETERMINERS = ("the", "each", "every", "any", "this", "that", "our", "its", "one", "some", "no", "their")
 CONNECTIVES = ("when", "unless", "because", "so that", "while", "until", "once", "whenever")
 TEAMS = ("payments", "platform", "growth", "data", "support", "security", "billing", "search")
 PLACES = ("eu-west-1", "us-east-2", "ap-south-1", "eu-central-1", "us-west-1", "sa-east-1")
@@ -52,10 +64,12 @@ def word(rng: random.Random, bank: tuple[str, ...]) -> str:
 
 def sentence(rng: random.Random) -> str:
     """One plausible-looking technical sentence of about 10-16 words."""
-    parts = ["The", word(rng, ADJECTIVES), word(rng, NOUNS), word(rng, VERBS), "the",
-             word(rng, ADJECTIVES), word(rng, NOUNS), word(rng, PREPOSITIONS), "each", word(rng, NOUNS)]
+    parts = [word(rng, DETERMINERS).capitalize(), word(rng, ADJECTIVES), word(rng, NOUNS), word(rng, VERBS),
+             word(rng, DETERMINERS), word(rng, ADJECTIVES), word(rng, NOUNS), word(rng, PREPOSITIONS),
+             word(rng, DETERMINERS), word(rng, NOUNS)]
     if rng.random() < 0.6:
-        parts += [word(rng, CONNECTIVES), "the", word(rng, NOUNS), word(rng, VERBS), word(rng, ADVERBS)]
+        parts += [word(rng, CONNECTIVES), word(rng, DETERMINERS), word(rng, NOUNS), word(rng, VERBS),
+                  word(rng, ADVERBS)]
     return " ".join(parts) + "."
 
 

@@ -1,0 +1,204 @@
+"""``pruner bench``: run the benchmark, print one row per configuration and a computed SUMMARY.
+
+Exit status 1 when any configuration loses a tagged fact or is not idempotent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..bench import run_benchmark
+from ..bench_scaling import SCALING_SIZES, run_scaling
+from ..errors import PrunerError
+from ..prune import PruneConfig
+from ..workloads import SIZES, WORKLOADS
+from .common import write_output
+
+NAME = "bench"
+HELP = "benchmark the pruner on synthetic workloads against no pruning, truncation and the oracle"
+
+_RULE_ABBREV = {"superseded_call": "sup", "file_state": "file", "ttl": "ttl", "exact_duplicate": "exact",
+                "near_duplicate": "near", "duplicate_context": "dup", "dependency": "dep", "tool_pair": "pair"}
+
+
+def _csv_list(kind, allowed=None):
+    def parse(text: str):
+        items = [x.strip() for x in text.split(",") if x.strip()]
+        if kind is int:
+            try:
+                return [int(x.replace("_", "")) for x in items]
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        bad = [x for x in items if allowed and x not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad)}; choose from {', '.join(allowed)}")
+        return items
+    return parse
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--workloads", type=_csv_list(str, tuple(WORKLOADS)), default=list(WORKLOADS),
+                   metavar="A,B", help=f"workloads to run (default: {','.join(WORKLOADS)})")
+    p.add_argument("--sizes", type=_csv_list(int), default=list(SIZES), metavar="N,M",
+                   help=f"conversation lengths in turns (default: {','.join(map(str, SIZES))})")
+    p.add_argument("--seeds", type=int, default=1, metavar="N",
+                   help="run seeds 0..N-1 and report mean and spread (default 1)")
+    p.add_argument("--timing-runs", type=int, default=20, metavar="N",
+                   help="timed prune runs per configuration after a warm-up (default %(default)s)")
+    p.add_argument("--json", metavar="OUT", help="write the full results (rows, baselines, summary) as JSON")
+    p.add_argument("--csv", metavar="OUT", help="write one CSV line per configuration")
+    p.add_argument("--scaling", action="store_true",
+                   help=f"instead: prune time at {', '.join(f'{s:,}' for s in SCALING_SIZES)} turns of "
+                        "tool_agent, and the cost of re-pruning after every turn")
+    p.add_argument("--scaling-sizes", type=_csv_list(int), default=list(SCALING_SIZES), help=argparse.SUPPRESS)
+    p.add_argument("--per-turn-turns", type=int, default=2000, help=argparse.SUPPRESS)
+    # Test hooks: break a pass on purpose to prove the benchmark fails when it should.
+    p.add_argument("--no-restore", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-expire", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-dedupe", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--disable-rule", action="append", default=[], help=argparse.SUPPRESS)
+
+
+def _progress(i: int, n: int, what: str) -> None:
+    print(f"configuration {i} of {n}: {what}", file=sys.stderr, flush=True)
+
+
+def _fmt_pct(v) -> str:
+    return "n/a" if v is None else f"{v:.1f}%"
+
+
+def _removed(row) -> str:
+    parts = [f"{_RULE_ABBREV.get(k, k)} {v}" for k, v in row["removed_by_rule"].items()]
+    return " ".join(parts) or "-"
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    def line(cells):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    return [line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
+
+
+def report_lines(results) -> list[str]:
+    """The printed report: configurations, baselines, spread across seeds, SUMMARY."""
+    rows, s = results.rows, results.summary
+    counter = results.meta.get("counter", rows[0]["counter"] if rows else "?")
+    out = [f"pruner bench: {len(rows)} configuration(s); tokens counted with {counter}; prune time = median "
+           f"passes-only time of {results.meta.get('timing_runs')} runs after a warm-up", ""]
+    body = []
+    for r in rows:
+        tf = (f"yes {r['tagged_facts']}/{r['tagged_facts']}" if r["tagged_facts_preserved"]
+              else f"NO, {r['tagged_facts_missing']} of {r['tagged_facts']} missing")
+        body.append([r["workload"], str(r["turns"]), str(r["seed"]),
+                     f"{r['messages_before']:,} -> {r['messages_after']:,}",
+                     f"{r['tokens_before']:,} -> {r['tokens_after']:,}", _fmt_pct(r["reduction_pct"]),
+                     _removed(r), str(r["restored"]), tf,
+                     f"{r['untagged_facts_lost']}/{r['untagged_facts']}", "yes" if r["idempotent"] else "NO",
+                     f"{r['prune_ms']:.1f}", _fmt_pct(r["oracle_reduction_pct"]), _fmt_pct(r["pct_of_oracle"])])
+    out += _table(["workload", "turns", "seed", "messages", "tokens", "reduction", "removed by rule", "restored",
+                   "tagged facts", "untagged lost", "idempotent", "prune ms", "oracle", "% of oracle"],
+                  body, right={1, 2, 5, 7, 9, 11, 12, 13})
+    out += ["", "BASELINES (same sessions; truncation keeps the system prompt and the last N messages that fit "
+                "the pruner's token budget)"]
+    body = [[r["workload"], str(r["turns"]), str(r["seed"]), f"{r['tokens_before']:,}",
+             f"{r['truncation_last_n']:,}", f"{r['truncation_tokens_after']:,}",
+             _fmt_pct(r["truncation_reduction_pct"]), f"{r['truncation_tagged_facts_missing']}/{r['tagged_facts']}",
+             f"{r['truncation_untagged_facts_lost']}/{r['untagged_facts']}",
+             f"{r['oracle_tokens_after']:,}", _fmt_pct(r["oracle_reduction_pct"])] for r in rows]
+    out += _table(["workload", "turns", "seed", "no pruning", "trunc N", "trunc tokens", "trunc reduction",
+                   "trunc tagged lost", "trunc untagged lost", "oracle tokens", "oracle reduction"],
+                  body, right=set(range(1, 11)))
+    if any(len(g["seeds"]) > 1 for g in s["per_size"]):
+        out += ["", "ACROSS SEEDS (mean ± sd, min-max)"]
+        def ms(st, unit="%"):
+            if st["mean"] is None:
+                return "n/a"
+            return f"{st['mean']:.1f}{unit} ± {st['sd']:.1f} ({st['min']:.1f}-{st['max']:.1f})"
+        body = [[g["workload"], str(g["turns"]), str(len(g["seeds"])), ms(g["reduction_pct"]),
+                 ms(g["pct_of_oracle"]), ms(g["prune_ms"], " ms"),
+                 f"{g['tagged_facts_preserved']}/{len(g['seeds'])}", f"{g['idempotent']}/{len(g['seeds'])}"]
+                for g in s["per_size"]]
+        out += _table(["workload", "turns", "seeds", "reduction", "% of oracle", "prune time", "facts kept",
+                       "idempotent"], body, right={1, 2})
+    out += ["", *summary_lines(s)]
+    return out
+
+
+def summary_lines(s) -> list[str]:
+    n = s["configurations"]
+    def rng(st):
+        return "n/a" if st["min"] is None else f"{st['min']:.1f}-{st['max']:.1f}%"
+    out = ["SUMMARY (computed from the rows above)",
+           f"configurations run:       {n}",
+           f"tagged facts preserved:   {s['tagged_facts_preserved']['count']}/{n}",
+           f"idempotent:               {s['idempotent']['count']}/{n}",
+           f"untagged references lost: {s['untagged_facts_lost']} of {s['untagged_facts']} facts referred to "
+           "only in paraphrase (no deterministic pass can see these)"]
+    for label, key in (("reduction range", "reduction_pct"), ("oracle reduction", "oracle_reduction_pct"),
+                       ("% of oracle", "pct_of_oracle")):
+        out.append(f"{label + ':':<26}" + "; ".join(f"{w} {rng(d[key])}" for w, d in s["per_workload"].items()))
+    out.append("prune ms per 1k messages: " + "; ".join(
+        f"{w} {d['ms_per_1000_messages']['min']:.1f}-{d['ms_per_1000_messages']['max']:.1f}"
+        for w, d in s["per_workload"].items()))
+    t = s["truncation"]
+    out.append(f"truncation, same budget:  lost tagged facts in {t['configurations_losing_facts']}/{n} "
+               f"configurations ({t['tagged_facts_missing']} facts)")
+    out += [f"FAILED: {f}" for f in s["failures"]]
+    out.append("result: " + ("PASS" if s["passed"] else "FAIL"))
+    return out
+
+
+def scaling_lines(rep) -> list[str]:
+    out = [f"SCALING ({rep['workload']}; prune time = passes only, median after a warm-up)"]
+    body = [[f"{r['turns']:,}", f"{r['messages']:,}", f"{r['tokens']:,}", f"{r['prune_ms']:,.1f}",
+             f"{r['ms_per_1000_messages']:.2f}", str(r["runs"])] for r in rep["sizes"]]
+    out += _table(["turns", "messages", "tokens", "prune ms", "ms per 1,000 messages", "runs"], body,
+                  right=set(range(6)))
+    if rep["ms_per_1000_messages_spread"] is not None:
+        out.append(f"time per 1,000 messages, largest / smallest: {rep['ms_per_1000_messages_spread']}x "
+                   "(1x = perfectly linear)")
+    pt = rep["per_turn"]
+    out += ["", f"RE-PRUNING AFTER EVERY TURN ({pt['turns']:,} turns, {pt['messages']:,} messages)"]
+    inc = pt.get("incremental")
+    if inc:
+        out.append(f"incremental (IncrementalPruner.append each turn): {inc['total_s']:.2f} s total, "
+                   f"{inc['ms_per_turn']:.2f} ms per turn; equals a full prune: "
+                   f"{'yes' if inc['equals_full_prune'] else 'NO'}; full recomputes: {inc['full_recomputes']}")
+    else:
+        out.append("incremental: pruner.incremental is not available in this build")
+    fr = pt["full_reprune"]
+    how = f"estimated from {fr['sampled_turns']} sampled turns" if fr["estimated"] else "every turn timed"
+    out.append(f"full prune() of the whole history each turn: {fr['total_s']:.1f} s total "
+               f"({fr['passes_s']:.1f} s in the passes; {how})")
+    out.append(f"reference implementation: about {rep['reference_per_turn_s']:.0f} s; target: 20x cheaper "
+               f"(<= {rep['reference_per_turn_s'] / 20:.2f} s)")
+    if "speedup_vs_reference" in pt:
+        out.append(f"incremental vs reference: {pt['speedup_vs_reference']}x cheaper; "
+                   f"vs full re-prune: {pt['speedup_vs_full']}x")
+    return out
+
+
+def run(args) -> int:
+    if args.scaling:
+        if any(n < 1 for n in args.scaling_sizes) or args.per_turn_turns < 1:
+            raise PrunerError("scaling sizes must be positive numbers of turns")
+        rep = run_scaling(sizes=tuple(args.scaling_sizes), per_turn_turns=args.per_turn_turns,
+                          progress=_progress)
+        print("\n".join(scaling_lines(rep)))
+        if args.json:
+            write_output(args.json, json.dumps(rep, indent=1) + "\n")
+        return 0
+    if args.timing_runs < 1:
+        raise PrunerError(f"--timing-runs must be at least 1, got {args.timing_runs}")
+    config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
+                         disabled_rules=frozenset(args.disable_rule))
+    results = run_benchmark(workloads=args.workloads, sizes=args.sizes, seeds=args.seeds, config=config,
+                            timing_runs=args.timing_runs, progress=_progress)
+    print("\n".join(report_lines(results)))
+    if args.json:
+        write_output(args.json, results.to_json())
+    if args.csv:
+        write_output(args.csv, results.to_csv())
+    return 0 if results.passed else 1
