@@ -114,54 +114,61 @@ class FileAccess:
     partial: bool
 
 
-@dataclass
 class SessionIndex:
-    """Positions and links of one message list; built once, read by every rule."""
+    """Positions and links of a message list, read by every rule.
 
-    messages: Sequence[Message]
-    features: list[ContentFeatures]
-    call_site: dict[str, tuple[int, ToolCall]]  # call id -> (assistant index, call)
-    result_of: dict[str, int]  # call id -> index of its (first) result
-    result_key: list[str | None]  # supersession key of each tool result
-    file_access: list[tuple[FileAccess, ...]]  # for each tool result: what its call did to files
-    defines: list[tuple[str, ...]]
-    refs: list[tuple[str, ...]]
-    last_turn: int
+    Append-only: ``extend`` analyses new messages without touching the old ones,
+    which is what lets the incremental pruner carry it from turn to turn.
+    """
 
-    def id_of(self, i: int | None) -> str | None:
-        return None if i is None else self.messages[i].id
+    def __init__(self, file_tools: FileTools):
+        self.file_tools = file_tools
+        self.messages: list[Message] = []
+        self.features: list[ContentFeatures] = []
+        self.call_site: dict[str, tuple[int, ToolCall]] = {}  # call id -> (assistant index, call)
+        self.result_key: list[str | None] = []  # supersession key of each tool result
+        self.file_access: list[tuple[FileAccess, ...]] = []  # what each result's call did to files
+        self.defines: list[tuple[str, ...]] = []
+        self.refs: list[tuple[str, ...]] = []
+        self.last_turn = 0
+
+    def extend(self, messages: Sequence[Message]) -> None:
+        cache_get = _FEATURES.get
+        file_tools = self.file_tools
+        for m in messages:
+            i = len(self.messages)
+            self.messages.append(m)
+            f = cache_get(m.content) or content_features(m.content)
+            self.features.append(f)
+            if m.turn > self.last_turn:
+                self.last_turn = m.turn
+            d: tuple[str, ...] = ()
+            r: tuple[str, ...] = ()
+            if m.defines or f.marker_defines:
+                d = tuple(dict.fromkeys(m.defines + f.marker_defines))
+            if m.refs or f.marker_refs:
+                r = tuple(k for k in dict.fromkeys(m.refs + f.marker_refs) if k not in d)
+            self.defines.append(d)
+            self.refs.append(r)
+            for c in m.tool_calls:
+                self.call_site[c.id] = (i, c)
+            key = None
+            access: tuple[FileAccess, ...] = ()
+            cid = m.tool_call_id
+            if cid is not None:
+                site = self.call_site.get(cid)
+                call = site[1] if site else None
+                key = m.tool_call_key or (call.call_key() if call else None)
+                if call is not None and call.name:
+                    access = tuple(FileAccess(op, path, op == READ and is_partial_read(call, file_tools))
+                                   for op, path in file_operations(call, file_tools))
+            elif m.tool_call_key:
+                key = m.tool_call_key
+            self.result_key.append(key)
+            self.file_access.append(access)
 
 
 def build_index(messages: Sequence[Message], file_tools: FileTools) -> SessionIndex:
-    n = len(messages)
-    features = [content_features(m.content) for m in messages]
-    call_site: dict[str, tuple[int, ToolCall]] = {}
-    result_of: dict[str, int] = {}
-    result_key: list[str | None] = [None] * n
-    file_access: list[tuple[FileAccess, ...]] = [()] * n
-    defines: list[tuple[str, ...]] = [()] * n
-    refs: list[tuple[str, ...]] = [()] * n
-    last_turn = 0
-    for i, m in enumerate(messages):
-        if m.turn > last_turn:
-            last_turn = m.turn
-        f = features[i]
-        if m.defines or f.marker_defines:
-            defines[i] = tuple(dict.fromkeys(m.defines + f.marker_defines))
-        if m.refs or f.marker_refs:
-            refs[i] = tuple(k for k in dict.fromkeys(m.refs + f.marker_refs) if k not in defines[i])
-        for c in m.tool_calls:
-            call_site[c.id] = (i, c)
-        cid = m.tool_call_id
-        if cid is not None:
-            result_of.setdefault(cid, i)
-            site = call_site.get(cid)
-            call = site[1] if site else None
-            result_key[i] = m.tool_call_key or (call.call_key() if call else None)
-            if call is not None:
-                file_access[i] = tuple(FileAccess(op, path, op == READ and is_partial_read(call, file_tools))
-                                       for op, path in file_operations(call, file_tools))
-        elif m.tool_call_key:
-            result_key[i] = m.tool_call_key
-    return SessionIndex(messages, features, call_site, result_of, result_key, file_access,
-                        defines, refs, last_turn)
+    index = SessionIndex(file_tools)
+    index.extend(messages)
+    return index

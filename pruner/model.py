@@ -139,9 +139,14 @@ def validate_session(session: Session) -> None:
     """
     if not isinstance(session, Session):
         raise InvalidSessionError(f"expected a Session, got {type(session).__name__}")
-    seen: dict[str, int] = {}
-    call_ids: set[str] = set()
-    for i, m in enumerate(session.messages):
+    validate_messages(session.messages, seen={}, call_ids=set())
+
+
+def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call_ids: set[str],
+                      start: int = 0) -> None:
+    """Validate messages that follow ``start`` earlier ones (whose ids and call ids
+    are in ``seen`` and ``call_ids``); both are updated as messages pass."""
+    for i, m in enumerate(messages, start=start):
         if not isinstance(m, Message):
             raise InvalidSessionError(f"message #{i}: expected a Message, got {type(m).__name__}")
         if not isinstance(m.id, str) or not m.id:

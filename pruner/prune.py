@@ -193,7 +193,7 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
     config = config or PruneConfig()
     if validate:
         validate_session(session)
-    counter = get_counter(config.encoding)
+    get_counter(config.encoding)  # load the tokenizer before the clock starts
     msgs = list(session.messages)
     n = len(msgs)
 
@@ -222,6 +222,15 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
     alive_final = [False] * n
     for i in current:
         alive_final[i] = True
+    return _finish(session, msgs, alive_final, final, ever_restored, first_removal, config, rounds, start)
+
+
+def _finish(session: Session, msgs: list[Message], alive_final: list[bool],
+            final: dict[int, tuple[str, Removal]], ever_restored: dict[int, Removal],
+            first_removal: dict[int, str], config: PruneConfig, rounds: int, start: float) -> PruneResult:
+    """Settle orphaned calls, then explain every decision and count tokens."""
+    counter = get_counter(config.encoding)
+    n = len(msgs)
     placeholders = _settle_orphans(msgs, alive_final, final, config.orphan_policy)
     elapsed_ms = (time.perf_counter() - start) * 1000
 

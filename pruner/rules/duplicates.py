@@ -46,29 +46,72 @@ def remove_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Re
     Exact and near copies are found in the same walk so that a removed copy
     always points at a message that stays.
     """
-    near = "near_duplicate" not in config.disabled_rules
-    exact = "exact_duplicate" not in config.disabled_rules
-    threshold = config.near_duplicate_threshold
-    first: dict[str, int] = {}
-    postings: dict[int, list[int]] = {}
-    out: list[Removal] = []
-    feats = index.features
+    walk = DuplicateWalk(index, config)
+    out = []
     for i in _eligible(index, alive):
-        f = feats[i]
-        j = first.get(f.normalised) if exact else None
-        if j is not None:
-            out.append(Removal(i, "exact_duplicate", j))
-            continue
-        found = _near_original(f, feats, postings, threshold) if near and f.anchors else None
-        if found is not None:
-            out.append(Removal(i, "near_duplicate", found[0], (found[1],)))
-            continue
-        first.setdefault(f.normalised, i)
-        for h in f.anchors:
-            p = postings.setdefault(h, [])
-            if len(p) < _COMMON_ANCHOR:
-                p.append(i)
+        r = walk.step(i)
+        if r is not None:
+            out.append(r)
     return out
+
+
+def is_candidate(index: SessionIndex, i: int) -> bool:
+    """Whether message ``i`` takes part in duplicate detection (when alive)."""
+    m = index.messages[i]
+    return (m.role in _ELIGIBLE_ROLES or m.tool_call_id is not None) and \
+        len(index.features[i].normalised) >= MIN_DUPLICATE_CHARS
+
+
+class DuplicateWalk:
+    """The state of the in-order walk: the originals kept so far and their anchors."""
+
+    def __init__(self, index: SessionIndex, config):
+        self.index = index
+        self.near = "near_duplicate" not in config.disabled_rules
+        self.exact = "exact_duplicate" not in config.disabled_rules
+        self.threshold = config.near_duplicate_threshold
+        self.first: dict[str, int] = {}  # normalised text -> its original
+        self.postings: dict[int, list[int]] = {}  # anchor -> the first originals holding it
+
+    def step(self, i: int) -> Removal | None:
+        """Judge message ``i`` (after every earlier one); register it if it is an original."""
+        f = self.index.features[i]
+        j = self.first.get(f.normalised) if self.exact else None
+        if j is not None:
+            return Removal(i, "exact_duplicate", j)
+        if self.near and f.anchors:
+            found = _near_original(f, self.index.features, self.postings, self.threshold)
+            if found is not None:
+                return Removal(i, "near_duplicate", found[0], (found[1],))
+        self.first.setdefault(f.normalised, i)
+        postings = self.postings
+        for h in f.anchors:
+            p = postings.get(h)
+            if p is None:
+                postings[h] = [i]
+            elif len(p) < _COMMON_ANCHOR:
+                p.append(i)
+        return None
+
+    def withdraw(self, i: int) -> bool:
+        """Take original ``i`` out, as if it had never been one.
+
+        Returns False when that cannot be done exactly (an anchor of ``i`` had
+        reached the boilerplate limit, so later texts were judged without it);
+        the caller then has to walk again.
+        """
+        f = self.index.features[i]
+        for h in f.anchors:
+            p = self.postings.get(h)
+            if p is not None and i in p and len(p) >= _COMMON_ANCHOR:
+                return False
+        if self.first.get(f.normalised) == i:
+            del self.first[f.normalised]
+        for h in f.anchors:
+            p = self.postings.get(h)
+            if p is not None and i in p:
+                p.remove(i)
+        return True
 
 
 def _near_original(f, feats, postings: dict[int, list[int]], threshold: float) -> tuple[int, float] | None:

@@ -1,0 +1,343 @@
+"""Prune a growing conversation turn by turn, the way an agent loop runs it.
+
+An agent re-prunes after every turn. Pruning the whole history each time costs
+time proportional to its length, every turn. ``IncrementalPruner`` carries the
+passes' state from turn to turn, so an append costs about what the new messages
+and the decisions they change cost. After every append, ``result()`` equals
+``prune()`` of everything appended so far (the tests check this on generated
+sessions, decision by decision).
+
+>>> from pruner import Message
+>>> p = IncrementalPruner()
+>>> p.append([Message(id="u1", role="user", content="hello")]).messages
+1
+>>> p.result().stats.messages_after
+1
+
+Whenever a change reaches further than the carried state can follow exactly
+(an original whose copies must be judged again, or restorations that make a
+second round of the passes change something), it recomputes from scratch, so
+the result is always exact; ``full_recomputes`` counts how often that happened.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from bisect import bisect_left, insort
+from dataclasses import dataclass
+from typing import Iterable
+
+from .analysis import SessionIndex
+from .errors import InvalidSessionError
+from .fileops import READ
+from .model import Message, Session, validate_messages
+from .prune import PruneConfig, PruneResult, _finish, prune
+from .rules import RULES, Removal
+from .rules.duplicates import DuplicateWalk, is_candidate
+from .rules.dependencies import needs_of
+
+_BUILTIN_RULES = frozenset({"superseded_call", "file_state", "ttl", "duplicate_context"})
+
+
+class _Recompute(Exception):
+    """The carried state cannot follow this change exactly."""
+
+
+@dataclass(frozen=True)
+class TurnUpdate:
+    """What one ``append`` did (cheap to build, unlike a full ``PruneResult``)."""
+
+    messages: int  # messages in the conversation now
+    recomputed: bool  # True when the append fell back to pruning everything again
+
+
+class IncrementalPruner:
+    """Keeps the pruning of a growing conversation up to date, one append at a time."""
+
+    def __init__(self, config: PruneConfig | None = None, *, name: str = "", source_format: str = "native",
+                 metadata: dict | None = None):
+        self.config = config or PruneConfig()
+        self._session_fields = dict(name=name, source_format=source_format, metadata=dict(metadata or {}))
+        self._messages: list[Message] = []
+        self._seen: dict[str, int] = {}
+        self._call_ids: set[str] = set()
+        self.full_recomputes = 0
+        self.appends = 0
+        self._multi_round: PruneResult | None = None  # set when the carried round does not settle it
+        # Custom rules or switched-off passes: no carried state, always prune in full.
+        self._carry = (set(RULES) == _BUILTIN_RULES and self.config.expire and self.config.deduplicate
+                       and self.config.restore and not self.config.disabled_rules)
+        self._reset()
+
+    # -- public -----------------------------------------------------------------------------
+
+    def append(self, messages: Iterable[Message]) -> TurnUpdate:
+        """Add messages (in order) and bring the pruning up to date."""
+        new = list(messages)
+        start = len(self._messages)
+        try:
+            validate_messages(new, seen=self._seen, call_ids=self._call_ids, start=start)
+        except InvalidSessionError:
+            for m in new:  # leave the pruner as it was
+                if self._seen.get(getattr(m, "id", None), -1) >= start:
+                    del self._seen[m.id]
+                for c in getattr(m, "tool_calls", ()):
+                    self._call_ids.discard(c.id)
+            raise
+        self._messages.extend(new)
+        self.appends += 1
+        recomputed = False
+        if not self._carry:
+            self._multi_round = prune(self._session(), self.config, validate=False)
+            recomputed = True
+        else:
+            try:
+                self._advance(start)
+            except _Recompute:
+                self._reset()
+                self._advance(0)
+                recomputed = True
+            if self._settled():
+                self._multi_round = None
+            else:
+                self._multi_round = prune(self._session(), self.config, validate=False)
+                recomputed = True
+        self.full_recomputes += recomputed
+        return TurnUpdate(messages=len(self._messages), recomputed=recomputed)
+
+    def result(self) -> PruneResult:
+        """The full result for everything appended so far; equals ``prune()`` of it."""
+        if self._multi_round is not None:
+            return self._multi_round
+        started = time.perf_counter()
+        n = len(self._messages)
+        final: dict[int, tuple[str, Removal]] = {}
+        first_removal: dict[int, str] = {}
+        for i in range(n):
+            r = self._pass1_removal(i)
+            status = "expired"
+            if r is None and i in self._dup:
+                r, status = self._dup[i], "duplicate"
+            if r is not None:
+                first_removal[i] = r.rule
+                if i not in self._restored:
+                    final[i] = (status, r)
+        restored = {j: Removal(j, rule, needer, (detail,)) for j, (needer, _, rule, detail) in
+                    ((j, min(needers)) for j, needers in self._restored.items())}
+        alive = [self._alive12(i) or i in self._restored for i in range(n)]
+        rounds = 2 if restored and len(final) else 1
+        return _finish(self._session(), self._messages, alive, final, restored, first_removal, self.config,
+                       rounds, started)
+
+    # -- state --------------------------------------------------------------------------------
+
+    def _session(self) -> Session:
+        return Session(messages=tuple(self._messages), **self._session_fields)
+
+    def _reset(self) -> None:
+        self._index = SessionIndex(self.config.file_tools)
+        self._last_of_key: dict[str, int] = {}
+        self._superseded: dict[int, int] = {}  # result -> next newer result of the same call
+        self._pending_reads: dict[str, list[int]] = {}  # path -> reads not yet stale
+        self._invalidators: dict[str, list[int]] = {}  # path -> messages that make reads stale
+        self._stale: dict[int, dict[str, tuple[int, str]]] = {}  # read -> path -> (invalidator, op)
+        self._ttl_heap: list[tuple[int, int]] = []
+        self._ttl: set[int] = set()
+        self._walk = DuplicateWalk(self._index, self.config)
+        self._dup: dict[int, Removal] = {}
+        self._dependents: dict[int, set[int]] = {}  # original -> copies pointing at it
+        self._originals: set[int] = set()
+        self._definers: dict[str, list[int]] = {}
+        self._kept_definers: dict[str, list[int]] = {}
+        self._referrers: dict[str, list[int]] = {}  # key -> messages that refer to it
+        self._results_of: dict[int, list[int]] = {}  # assistant index -> its results
+        self._needs: dict[int, list] = {}  # active needer -> [(target, (needer, order, rule, detail))]
+        self._restored: dict[int, set[tuple[int, int, str, str]]] = {}  # target -> needers' entries
+
+    def _pass1_removal(self, i: int) -> Removal | None:
+        """The pass-1 removal of ``i`` with rule precedence: superseded, stale, ttl."""
+        j = self._superseded.get(i)
+        if j is not None:
+            return Removal(i, "superseded_call", j, (self._index.result_key[i],))
+        stale = self._stale.get(i)
+        if stale:
+            for a in self._index.file_access[i]:
+                if a.op == READ and a.path in stale:
+                    v, op = stale[a.path]
+                    return Removal(i, "file_state", v, (a.path, op))
+        if i in self._ttl:
+            return Removal(i, "ttl", None, (self._messages[i].expires_after_turn, self._index.last_turn))
+        return None
+
+    def _removed1(self, i: int) -> bool:
+        return i in self._superseded or bool(self._stale.get(i)) or i in self._ttl
+
+    def _alive12(self, i: int) -> bool:
+        return not self._removed1(i) and i not in self._dup
+
+    # -- the passes, carried forward ----------------------------------------------------------
+
+    def _advance(self, start: int) -> None:
+        index = self._index
+        index.extend(self._messages[start:])
+        n = len(self._messages)
+        newly_removed = self._expire(start, n)
+        old_left = sorted(j for j in newly_removed if j < start)
+        were_kept = [j for j in old_left if j not in self._dup]  # kept by passes 1-2 until now
+        for j in old_left:  # pass 2 no longer sees j
+            self._leave_walk(j)
+        for i in range(start, n):  # pass 2 for the new messages, in order
+            if not self._removed1(i) and is_candidate(index, i):
+                r = self._walk.step(i)
+                if r is None:
+                    self._originals.add(i)
+                else:
+                    self._dup[i] = r
+                    self._dependents.setdefault(r.related, set()).add(i)
+        self._update_needs(start, n, were_kept)
+
+    def _expire(self, start: int, n: int) -> set[int]:
+        """Pass 1 for messages ``start..n-1``; returns the messages it newly removes."""
+        index = self._index
+        removed: set[int] = set()
+        for i in range(start, n):
+            key = index.result_key[i]
+            if key is not None:
+                prev = self._last_of_key.get(key)
+                if prev is not None:
+                    if not self._removed1(prev):
+                        removed.add(prev)
+                    self._superseded[prev] = i
+                self._last_of_key[key] = i
+            accesses = index.file_access[i]
+            for a in accesses:
+                if a.op != READ or not a.partial:
+                    pending = self._pending_reads.pop(a.path, None)
+                    for r in pending or ():
+                        if r != i:
+                            if not self._removed1(r):
+                                removed.add(r)
+                            self._stale.setdefault(r, {})[a.path] = (i, a.op)
+                    self._invalidators.setdefault(a.path, []).append(i)
+            for a in accesses:
+                if a.op == READ:
+                    self._pending_reads.setdefault(a.path, []).append(i)
+            m = self._messages[i]
+            if m.expires_after_turn is not None:
+                heapq.heappush(self._ttl_heap, (m.expires_after_turn, i))
+        last = index.last_turn
+        while self._ttl_heap and self._ttl_heap[0][0] < last:
+            _, i = heapq.heappop(self._ttl_heap)
+            if not self._removed1(i):
+                removed.add(i)
+            self._ttl.add(i)
+        return removed
+
+    def _leave_walk(self, j: int) -> None:
+        if j in self._dup:
+            r = self._dup.pop(j)
+            self._dependents[r.related].discard(j)
+        elif j in self._originals:
+            if self._dependents.get(j) or not self._walk.withdraw(j):
+                raise _Recompute  # its copies must be judged again
+            self._originals.discard(j)
+
+    # -- pass 3: needs, kept up to date --------------------------------------------------------
+
+    def _update_needs(self, start: int, n: int, old_left: list[int]) -> None:
+        index = self._index
+        recheck: set[int] = set()  # needers whose needs may have changed
+        for j in old_left:  # j was kept by passes 1-2 and no longer is
+            for k in index.defines[j]:
+                kept = self._kept_definers[k]
+                was_first = kept[0] == j
+                kept.remove(j)
+                if was_first:  # needers after j up to the next kept definer lose it
+                    hi = kept[0] if kept else n
+                    refs = self._referrers.get(k, [])
+                    recheck.update(refs[bisect_left(refs, j + 1): bisect_left(refs, hi + 1)])
+            recheck.add(j)
+            for r in self._results_of.get(j, ()):
+                recheck.add(r)
+        for i in range(start, n):
+            m = self._messages[i]
+            for k in index.defines[i]:
+                self._definers.setdefault(k, []).append(i)
+                kept = self._kept_definers.setdefault(k, [])
+                if self._alive12(i):
+                    insort(kept, i)
+            for k in index.refs[i]:
+                self._referrers.setdefault(k, []).append(i)
+            if m.tool_call_id is not None:
+                site = index.call_site.get(m.tool_call_id)
+                if site is not None:
+                    self._results_of.setdefault(site[0], []).append(i)
+            recheck.add(i)
+        heap = sorted(recheck)
+        while heap:
+            i = heapq.heappop(heap)
+            active = self._alive12(i) or i in self._restored
+            old = self._needs.pop(i, [])
+            new = [(t, (i, order, rule, detail)) for order, (t, rule, detail) in enumerate(
+                needs_of(index, i, self._alive12_view, self._definers, self._kept_definers))] \
+                if active and (index.refs[i] or self._messages[i].tool_call_id) else []
+            if new:
+                self._needs[i] = new
+            for need in old:
+                if need not in new:
+                    target, entry = need
+                    needers = self._restored[target]
+                    needers.discard(entry)
+                    if not needers:
+                        del self._restored[target]
+                        heapq.heappush(heap, target)  # its own needs go too
+            for need in new:
+                if need not in old:
+                    target, entry = need
+                    fresh = target not in self._restored
+                    self._restored.setdefault(target, set()).add(entry)
+                    if fresh:
+                        heapq.heappush(heap, target)
+
+    @property
+    def _alive12_view(self):
+        pruner = self
+
+        class _View:
+            def __getitem__(self, i):
+                return pruner._alive12(i)
+        return _View()
+
+    # -- is the first round the whole story? -----------------------------------------------------
+
+    def _settled(self) -> bool:
+        """True when a second round of the passes over the kept messages changes nothing.
+
+        That holds when every restored message is either a copy (pass 2 finds
+        it again) or removed by pass 1 for a reason that is itself kept: a newer
+        result of its call, a later change of its file, or its TTL.
+        """
+        if not self._restored:
+            return True
+        kept = lambda i: self._alive12(i) or i in self._restored  # noqa: E731
+        last_kept_turn = next((self._messages[i].turn for i in range(len(self._messages) - 1, -1, -1)
+                               if kept(i)), 0)
+        if last_kept_turn != self._index.last_turn:
+            return False
+        for r in self._restored:
+            if not self._removed1(r):
+                continue  # a pass-2 copy: judged the same way again
+            j = self._superseded.get(r)
+            while j is not None and not kept(j):
+                j = self._superseded.get(j)
+            if j is not None:
+                continue
+            stale = self._stale.get(r)
+            if stale and any(kept(v) for a in self._index.file_access[r] if a.op == READ and a.path in stale
+                             for v in self._invalidators.get(a.path, ()) if v > r):
+                continue
+            if r in self._ttl:
+                continue
+            return False
+        return True
