@@ -251,9 +251,10 @@ def summarise(rows: list[dict]) -> dict[str, Any]:
 
 
 def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterable[int] = SIZES,
-                  seeds: int = 1, config: PruneConfig | None = None, timing_runs: int = TIMING_RUNS,
+                  seeds: int | Iterable[int] = 1, config: PruneConfig | None = None, timing_runs: int = TIMING_RUNS,
                   progress: Progress | None = None) -> BenchmarkResults:
-    """Generate and measure every (workload, size, seed); seeds are 0 .. seeds-1."""
+    """Generate and measure every (workload, size, seed); ``seeds=N`` means seeds 0 .. N-1,
+    a sequence names the seeds. ``progress(i, n, what)`` is called before each configuration."""
     config = config or PruneConfig()
     workloads, sizes = tuple(workloads), tuple(sizes)
     for w in workloads:
@@ -261,9 +262,14 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
             raise PrunerError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")
     if not sizes or any(not isinstance(t, int) or t < 1 for t in sizes):
         raise PrunerError(f"sizes must be positive numbers of turns, got {list(sizes)}")
-    if not isinstance(seeds, int) or seeds < 1:
-        raise PrunerError(f"--seeds must be at least 1, got {seeds}")
-    plan = [(w, t, seed) for w in workloads for t in sizes for seed in range(seeds)]
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise PrunerError(f"--seeds must be at least 1, got {seeds}")
+        seeds = range(seeds)
+    seed_values = [int(x) for x in seeds]
+    if not seed_values:
+        raise PrunerError("no seeds to run")
+    plan = [(w, t, seed) for w in workloads for t in sizes for seed in seed_values]
     rows: list[dict] = []
     baselines: list[dict] = []
     for i, (w, t, seed) in enumerate(plan, start=1):
@@ -283,7 +289,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
     counter = get_counter(config.encoding)
     meta = {"counter": counter.name, "encoding": config.encoding, "generator": GENERATOR_VERSION,
             "config": _config_dict(config), "workloads": {w: WORKLOADS[w].as_dict() for w in workloads},
-            "sizes": list(sizes), "seeds": list(range(seeds)), "timing_runs": timing_runs}
+            "sizes": list(sizes), "seeds": seed_values, "timing_runs": timing_runs}
     return BenchmarkResults(rows=rows, summary=summarise(rows), baselines=baselines, meta=meta)
 
 

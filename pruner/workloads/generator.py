@@ -194,7 +194,7 @@ class _Generator:
         lines = [f"{T.word(rng, T.NOUNS)}_{T.word(rng, T.ADJECTIVES)} = {rng.randint(0, 9999)}"
                  for _ in range(rng.randint(8, 16))]
         fact = None
-        if rng.random() < self.p.tool_fact_rate:
+        if rng.random() < self.p.file_fact_rate:
             key, metric = self.tool_fact("config")
             value = T.number(rng)
             self.fact_info[key]["label"] = f"{metric} setting"
@@ -307,6 +307,9 @@ class _Generator:
             for _ in range(copies):
                 self.calls += 1
                 ids.append(f"call{self.calls}")
+            # A same-message pair gets its ids in reverse order, so sorting by id (as text
+            # or as number) disagrees with position: only position may decide which is newer.
+            ids.reverse()
             note = "" if rng.random() < 0.5 else f"Let me run {tool} for that."
             self.emit("assistant", note, tool_calls=[ToolCall(id=i, name=tool, arguments=args) for i in ids],
                       carries=call_carries)
@@ -324,8 +327,10 @@ class _Generator:
             parts.append(statement)
             truth["carries"].append(item)
         assistant_ref = None
-        if self.open_facts and rng.random() < p.back_ref_rate:
-            key = self.open_facts[rng.randrange(len(self.open_facts))]
+        stated = [item[5:] for item, _ in truth["carries"]]
+        candidates = [k for k in self.open_facts if k not in stated]  # not the fact just restated
+        if candidates and rng.random() < p.back_ref_rate:
+            key = candidates[rng.randrange(len(candidates))]
             info = self.fact_info[key]
             tagged = rng.random() >= p.paraphrase_rate
             by_assistant = rng.random() < p.assistant_ref_rate

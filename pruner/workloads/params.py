@@ -36,6 +36,7 @@ class WorkloadParams:
     fact_rate: float = 0.08  # a user states a new fact (DEFINE:key) in a turn
     back_ref_rate: float = 0.3  # a turn refers back to an open fact
     tool_fact_rate: float = 0.15  # a new tool result also defines a fact
+    file_fact_rate: float = 0.5  # a file read for the first time holds a setting that defines a fact
     # How references and facts behave.
     paraphrase_rate: float = 0.25  # share of back-references with no tag ("which format did I mention?")
     fact_update_rate: float = 0.2  # share of user fact statements that change an open fact (supersession)

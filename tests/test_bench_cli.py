@@ -1,0 +1,84 @@
+"""``pruner bench`` end to end, on small sizes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from pruner import PruneConfig, prune
+from pruner.cli import main
+from pruner.workloads import generate, missing_facts, session_truth
+
+
+def test_full_output_shape(capsys, tmp_path):
+    out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
+    code = main(["bench", "--workloads", "plain_chat,tool_agent", "--sizes", "30,60", "--timing-runs", "2",
+                 "--json", str(out_json), "--csv", str(out_csv)])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert [f"configuration {i} of 4" in captured.err for i in range(1, 5)] == [True] * 4
+    data = json.loads(out_json.read_text())
+    rows = data["rows"]
+    assert len(rows) == 4 and len(list(csv.DictReader(io.StringIO(out_csv.read_text())))) == 4
+    out = captured.out
+    assert data["meta"]["counter"] in out
+    for r in rows:  # one printed line per configuration, with its figures
+        line = next(l for l in out.splitlines()
+                    if l.startswith(r["workload"]) and f" {r['turns']} " in l and "->" in l)
+        assert f"{r['tokens_before']:,} -> {r['tokens_after']:,}" in line
+        assert f"{r['reduction_pct']:.1f}%" in line
+    s = data["summary"]
+    assert "SUMMARY" in out
+    assert f"tagged facts preserved:   {s['tagged_facts_preserved']['count']}/4" in out
+    assert f"idempotent:               {s['idempotent']['count']}/4" in out
+    assert "BASELINES" in out and "result: PASS" in out
+    assert "ACROSS SEEDS" not in out
+
+
+def test_seeds_print_mean_and_spread(capsys):
+    assert main(["bench", "--workloads", "rag_assistant", "--sizes", "20", "--seeds", "3",
+                 "--timing-runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ACROSS SEEDS" in out and " ± " in out
+
+
+def test_exit_status_is_non_zero_when_a_pass_is_broken(capsys):
+    # A seed where, by the world model, pruning without restoration loses a tagged fact.
+    seed = next((s for s in range(10)
+                 if missing_facts(session_truth(g := generate("tool_agent", turns=500, seed=s)),
+                                  [m.id for m in prune(g, PruneConfig(restore=False)).kept.messages]).tagged),
+                None)
+    assert seed is not None, "the workload never makes restoration matter"
+    code = main(["bench", "--workloads", "tool_agent", "--sizes", "500", "--seeds", str(seed + 1),
+                 "--timing-runs", "1", "--no-restore"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAILED:" in out and "result: FAIL" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workloads", "nope"], "unknown nope"),
+    (["--sizes", "ten"], "expected comma-separated numbers"),
+])
+def test_bad_arguments_are_usage_errors(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_values_are_one_line_errors(capsys):
+    assert main(["bench", "--sizes", "10", "--seeds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pruner bench: error:") and "Traceback" not in err
+
+
+def test_scaling_prints_flat_time_and_per_turn_cost(capsys):
+    assert main(["bench", "--scaling", "--scaling-sizes", "20,40", "--per-turn-turns", "15"]) == 0
+    out = capsys.readouterr().out
+    assert "SCALING" in out and "ms per 1,000 messages" in out
+    assert "RE-PRUNING AFTER EVERY TURN (15 turns" in out
+    assert "full prune() of the whole history each turn" in out
