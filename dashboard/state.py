@@ -203,29 +203,24 @@ def sample_turns(last_turn: int, limit: int = MAX_CONTEXT_SAMPLES) -> list[int]:
     return sorted({round(i * last_turn / (limit - 1)) for i in range(limit)})
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _context(session_key: str, settings: PruneSettings, turns: tuple[int, ...], _session: Session,
-             _tokens: tuple[int, ...], _progress: Callable[[float], None] | None = None) -> list[dict]:
-    config = settings.config()
+@st.cache_data(show_spinner=False, max_entries=256)
+def _context_at(session_key: str, settings: PruneSettings, turn: int, _session: Session,
+                _tokens: tuple[int, ...]) -> dict | None:
+    """The pruned context, by role, when the conversation stood at ``turn`` (one cached prune)."""
     messages = _session.messages
-    samples = []
-    for k, turn in enumerate(turns):
-        if _progress is not None:
-            _progress(k / len(turns))
-        positions = [i for i, m in enumerate(messages) if m.turn <= turn]
-        if not positions:
-            continue
-        prefix = [messages[i] for i in positions]
-        try:
-            result = prune(_session.with_messages(prefix), config)
-        except InvalidSessionError:
-            continue  # a prefix cut inside a call/result pair of a badly ordered import
-        kept = {m.id for m in result.kept.messages}
-        after = tables.role_tokens([m.role for m in prefix if m.id in kept],
-                                   [_tokens[i] for i, m in zip(positions, prefix) if m.id in kept])
-        after["tool"] += result.stats.placeholder_tokens
-        samples.append({"turn": turn, "after": after})
-    return samples
+    positions = [i for i, m in enumerate(messages) if m.turn <= turn]
+    if not positions:
+        return None
+    prefix = [messages[i] for i in positions]
+    try:
+        result = prune(_session.with_messages(prefix), settings.config())
+    except InvalidSessionError:
+        return None  # a prefix cut inside a call/result pair of a badly ordered import
+    kept = {m.id for m in result.kept.messages}
+    after = tables.role_tokens([m.role for m in prefix if m.id in kept],
+                               [_tokens[i] for i, m in zip(positions, prefix) if m.id in kept])
+    after["tool"] += result.stats.placeholder_tokens
+    return {"turn": turn, "after": after}
 
 
 def context_is_cheap(loaded: LoadedSession) -> bool:
@@ -245,7 +240,13 @@ def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: An
 
     def build() -> list[dict]:
         tokens = tuple(int(t) for t in analysis.frame["tokens"])
-        samples = _context(loaded.key, settings, tuple(turns[:-1]), loaded.session, tokens, progress)
+        samples = []
+        for k, turn in enumerate(turns[:-1]):  # progress is reported here, outside the cached call
+            if progress is not None:
+                progress(k / len(turns))
+            sample = _context_at(loaded.key, settings, turn, loaded.session, tokens)
+            if sample is not None:
+                samples.append(sample)
         frame = analysis.frame
         kept = frame[frame["status"].isin(["kept", "restored"])]
         last = tables.role_tokens(kept["role"].tolist(), kept["tokens"].tolist())
