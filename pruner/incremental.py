@@ -14,10 +14,10 @@ sessions, decision by decision).
 >>> p.result().stats.messages_after
 1
 
-Whenever a change reaches further than the carried state can follow exactly
-(an original whose copies must be judged again, or restorations that make a
-second round of the passes change something), it recomputes from scratch, so
-the result is always exact; ``full_recomputes`` counts how often that happened.
+When an earlier original expires, the copies that pointed at it (and whatever
+they in turn change) are judged again in position order. When restorations
+would make a second round of the passes change something, it prunes everything
+again, so the result is always exact; ``full_recomputes`` counts how often.
 """
 
 from __future__ import annotations
@@ -34,14 +34,10 @@ from .fileops import READ
 from .model import Message, Session, validate_messages
 from .prune import PruneConfig, PruneResult, _finish, prune
 from .rules import RULES, Removal
-from .rules.duplicates import DuplicateWalk, is_candidate
+from .rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
 from .rules.dependencies import needs_of
 
 _BUILTIN_RULES = frozenset({"superseded_call", "file_state", "ttl", "duplicate_context"})
-
-
-class _Recompute(Exception):
-    """The carried state cannot follow this change exactly."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +46,18 @@ class TurnUpdate:
 
     messages: int  # messages in the conversation now
     recomputed: bool  # True when the append fell back to pruning everything again
+
+
+class _Alive12:
+    """``view[i]``: is message ``i`` kept by passes 1 and 2 (what ``needs_of`` reads)."""
+
+    __slots__ = ("_gone1", "_dup")
+
+    def __init__(self, pruner: "IncrementalPruner"):
+        self._gone1, self._dup = pruner._gone1, pruner._dup
+
+    def __getitem__(self, i: int) -> bool:
+        return not self._gone1[i] and i not in self._dup
 
 
 class IncrementalPruner:
@@ -92,12 +100,7 @@ class IncrementalPruner:
             self._multi_round = prune(self._session(), self.config, validate=False)
             recomputed = True
         else:
-            try:
-                self._advance(start)
-            except _Recompute:
-                self._reset()
-                self._advance(0)
-                recomputed = True
+            self._advance(start)
             if self._settled():
                 self._multi_round = None
             else:
@@ -139,12 +142,16 @@ class IncrementalPruner:
         self._index = SessionIndex(self.config.file_tools)
         self._last_of_key: dict[str, int] = {}
         self._superseded: dict[int, int] = {}  # result -> next newer result of the same call
+        self._previous: dict[int, int] = {}  # result -> the result of the same call before it
         self._pending_reads: dict[str, list[int]] = {}  # path -> reads not yet stale
         self._invalidators: dict[str, list[int]] = {}  # path -> messages that make reads stale
         self._stale: dict[int, dict[str, tuple[int, str]]] = {}  # read -> path -> (invalidator, op)
         self._ttl_heap: list[tuple[int, int]] = []
         self._ttl: set[int] = set()
+        self._gone1 = bytearray()  # 1 where pass 1 removes the message
         self._walk = DuplicateWalk(self._index, self.config)
+        self._members_by_text: dict[str, list[int]] = {}  # walk members by normalised text
+        self._lookup_users: dict[int, list[int]] = {}  # anchor -> walk members that look it up
         self._dup: dict[int, Removal] = {}
         self._dependents: dict[int, set[int]] = {}  # original -> copies pointing at it
         self._originals: set[int] = set()
@@ -171,7 +178,7 @@ class IncrementalPruner:
         return None
 
     def _removed1(self, i: int) -> bool:
-        return i in self._superseded or bool(self._stale.get(i)) or i in self._ttl
+        return self._gone1[i] == 1
 
     def _alive12(self, i: int) -> bool:
         return not self._removed1(i) and i not in self._dup
@@ -184,31 +191,122 @@ class IncrementalPruner:
         n = len(self._messages)
         newly_removed = self._expire(start, n)
         old_left = sorted(j for j in newly_removed if j < start)
-        were_kept = [j for j in old_left if j not in self._dup]  # kept by passes 1-2 until now
+        died = [j for j in old_left if j not in self._dup]  # kept by passes 1-2 until now
+        revived: list[int] = []
+        seeds: set[int] = set()
         for j in old_left:  # pass 2 no longer sees j
-            self._leave_walk(j)
+            seeds |= self._leave_walk(j)
+        if seeds:
+            self._rejudge(seeds, died, revived)
         for i in range(start, n):  # pass 2 for the new messages, in order
             if not self._removed1(i) and is_candidate(index, i):
+                self._join_walk(i)
                 r = self._walk.step(i)
                 if r is None:
                     self._originals.add(i)
                 else:
                     self._dup[i] = r
                     self._dependents.setdefault(r.related, set()).add(i)
-        self._update_needs(start, n, were_kept)
+        self._update_needs(start, n, died, revived)
+
+    # -- pass 2: the walk, and judging again what an original's departure changes ----------------
+
+    def _join_walk(self, i: int) -> None:
+        f = self._index.features[i]
+        self._members_by_text.setdefault(f.normalised, []).append(i)
+        for h in f.anchors[:_LOOKUPS]:
+            self._lookup_users.setdefault(h, []).append(i)
+
+    def _leave_walk(self, j: int) -> set[int]:
+        """Take ``j`` out of pass 2; returns the later messages whose verdict may change."""
+        if not is_candidate(self._index, j):
+            return set()
+        f = self._index.features[j]
+        self._members_by_text[f.normalised].remove(j)
+        for h in f.anchors[:_LOOKUPS]:
+            self._lookup_users[h].remove(j)
+        if j in self._dup:
+            r = self._dup.pop(j)
+            self._dependents[r.related].discard(j)
+            return set()
+        if j not in self._originals:
+            return set()
+        self._originals.discard(j)
+        return self._unregister(j)
+
+    def _affected(self, j: int, *, leaving: bool) -> set[int]:
+        """Later walk members whose verdict may change when original ``j`` comes or goes."""
+        f = self._index.features[j]
+        out = set(self._dependents.get(j, ()))
+        same = self._members_by_text.get(f.normalised, [])
+        out.update(same[bisect_left(same, j + 1):])
+        for h in f.anchors:
+            users = self._lookup_users.get(h)
+            if users:
+                last = self._walk.affected_by(j, h, leaving=leaving)
+                hi = len(users) if last is None else bisect_left(users, last + 1)
+                out.update(users[bisect_left(users, j + 1):hi])
+        return out
+
+    def _unregister(self, j: int) -> set[int]:
+        affected = self._affected(j, leaving=True)
+        self._walk.unregister(j)
+        return affected
+
+    def _rejudge(self, seeds: set[int], died: list[int], revived: list[int]) -> None:
+        """Judge again, in position order, every message an original's change may reach."""
+        heap = sorted(seeds)
+        done: set[int] = set()
+        while heap:
+            p = heapq.heappop(heap)
+            if p in done:
+                continue
+            done.add(p)
+            was_original = p in self._originals
+            old = self._dup.get(p)
+            if not was_original and old is None:
+                continue  # left the walk in this same append
+            verdict = self._walk.judge(p)
+            if verdict is None:
+                if was_original:
+                    continue
+                self._dependents[old.related].discard(p)
+                del self._dup[p]
+                affected = self._affected(p, leaving=False)
+                self._walk.register(p)
+                self._originals.add(p)
+                revived.append(p)
+            else:
+                if old is not None:
+                    if old != verdict:
+                        self._dependents[old.related].discard(p)
+                        self._dup[p] = verdict
+                        self._dependents.setdefault(verdict.related, set()).add(p)
+                    continue
+                affected = self._unregister(p)
+                self._originals.discard(p)
+                self._dup[p] = verdict
+                self._dependents.setdefault(verdict.related, set()).add(p)
+                died.append(p)
+            for q in affected:
+                if q > p and q not in done:
+                    heapq.heappush(heap, q)
 
     def _expire(self, start: int, n: int) -> set[int]:
         """Pass 1 for messages ``start..n-1``; returns the messages it newly removes."""
         index = self._index
         removed: set[int] = set()
+        self._gone1.extend(bytes(n - start))
         for i in range(start, n):
             key = index.result_key[i]
             if key is not None:
                 prev = self._last_of_key.get(key)
                 if prev is not None:
-                    if not self._removed1(prev):
+                    if not self._gone1[prev]:
                         removed.add(prev)
+                        self._gone1[prev] = 1
                     self._superseded[prev] = i
+                    self._previous[i] = prev
                 self._last_of_key[key] = i
             accesses = index.file_access[i]
             for a in accesses:
@@ -216,8 +314,9 @@ class IncrementalPruner:
                     pending = self._pending_reads.pop(a.path, None)
                     for r in pending or ():
                         if r != i:
-                            if not self._removed1(r):
+                            if not self._gone1[r]:
                                 removed.add(r)
+                                self._gone1[r] = 1
                             self._stale.setdefault(r, {})[a.path] = (i, a.op)
                     self._invalidators.setdefault(a.path, []).append(i)
             for a in accesses:
@@ -229,26 +328,28 @@ class IncrementalPruner:
         last = index.last_turn
         while self._ttl_heap and self._ttl_heap[0][0] < last:
             _, i = heapq.heappop(self._ttl_heap)
-            if not self._removed1(i):
+            if not self._gone1[i]:
                 removed.add(i)
+                self._gone1[i] = 1
             self._ttl.add(i)
         return removed
 
-    def _leave_walk(self, j: int) -> None:
-        if j in self._dup:
-            r = self._dup.pop(j)
-            self._dependents[r.related].discard(j)
-        elif j in self._originals:
-            if self._dependents.get(j) or not self._walk.withdraw(j):
-                raise _Recompute  # its copies must be judged again
-            self._originals.discard(j)
-
     # -- pass 3: needs, kept up to date --------------------------------------------------------
 
-    def _update_needs(self, start: int, n: int, old_left: list[int]) -> None:
+    def _update_needs(self, start: int, n: int, died: list[int], revived: list[int]) -> None:
         index = self._index
         recheck: set[int] = set()  # needers whose needs may have changed
-        for j in old_left:  # j was kept by passes 1-2 and no longer is
+        for j in revived:  # j is kept by passes 1-2 again (pass 2 judged it an original)
+            for k in index.defines[j]:
+                kept = self._kept_definers[k]
+                hi = kept[0] if kept else n
+                insort(kept, j)
+                if j < hi:  # needers after j up to the old first kept definer now have one
+                    refs = self._referrers.get(k, [])
+                    recheck.update(refs[bisect_left(refs, j + 1): bisect_left(refs, hi + 1)])
+            recheck.add(j)
+            recheck.update(self._results_of.get(j, ()))
+        for j in died:  # j was kept by passes 1-2 and no longer is
             for k in index.defines[j]:
                 kept = self._kept_definers[k]
                 was_first = kept[0] == j
@@ -301,13 +402,8 @@ class IncrementalPruner:
                         heapq.heappush(heap, target)
 
     @property
-    def _alive12_view(self):
-        pruner = self
-
-        class _View:
-            def __getitem__(self, i):
-                return pruner._alive12(i)
-        return _View()
+    def _alive12_view(self) -> "_Alive12":
+        return _Alive12(self)
 
     # -- is the first round the whole story? -----------------------------------------------------
 
@@ -320,6 +416,33 @@ class IncrementalPruner:
         """
         if not self._restored:
             return True
+        gone1, dup, restored, msgs = self._gone1, self._dup, self._restored, self._messages
+
+        def kept(i: int) -> bool:
+            return (not gone1[i] and i not in dup) or i in restored
+
+        last = len(msgs) - 1
+        while last >= 0 and not kept(last):
+            last -= 1
+        if (msgs[last].turn if last >= 0 else 0) != self._index.last_turn:
+            return False
+        for r in restored:
+            if not gone1[r]:
+                continue  # a pass-2 copy: judged the same way again
+            if r in self._superseded:
+                j = self._last_of_key[self._index.result_key[r]]  # the newest result of that call
+                while j > r and not kept(j):
+                    j = self._previous[j]
+                if j > r:
+                    continue
+            stale = self._stale.get(r)
+            if stale and any(kept(v) for a in self._index.file_access[r] if a.op == READ and a.path in stale
+                             for v in self._invalidators.get(a.path, ()) if v > r):
+                continue
+            if r in self._ttl:
+                continue
+            return False
+        return True
         kept = lambda i: self._alive12(i) or i in self._restored  # noqa: E731
         last_kept_turn = next((self._messages[i].turn for i in range(len(self._messages) - 1, -1, -1)
                                if kept(i)), 0)

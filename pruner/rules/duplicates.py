@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+
 from ..analysis import MIN_DUPLICATE_CHARS, SessionIndex
 from . import Removal, explains, register_rule
 
 _ELIGIBLE_ROLES = frozenset({"tool", "retrieved_doc"})
 #: An anchor already held by this many earlier originals is boilerplate: it does
-#: not nominate candidates (that would make the search quadratic). Only the
-#: first ``_COMMON_ANCHOR`` originals are recorded per anchor.
+#: not nominate candidates (that would make the search quadratic).
 _COMMON_ANCHOR = 16
 #: How many anchors of a text are looked up to nominate candidates.
 _LOOKUPS = 6
@@ -63,77 +64,82 @@ def is_candidate(index: SessionIndex, i: int) -> bool:
 
 
 class DuplicateWalk:
-    """The state of the in-order walk: the originals kept so far and their anchors."""
+    """The originals kept so far, by normalised text and by anchor, in position order.
+
+    ``judge(i)`` looks only at originals before ``i``, so a message can be judged
+    again after an earlier original came or went: the incremental pruner does
+    that, and the in-order walk is the special case where every original is earlier.
+    """
 
     def __init__(self, index: SessionIndex, config):
         self.index = index
         self.near = "near_duplicate" not in config.disabled_rules
         self.exact = "exact_duplicate" not in config.disabled_rules
         self.threshold = config.near_duplicate_threshold
-        self.first: dict[str, int] = {}  # normalised text -> its original
-        self.postings: dict[int, list[int]] = {}  # anchor -> the first originals holding it
+        self.by_text: dict[str, list[int]] = {}  # normalised text -> originals, in order
+        self.postings: dict[int, list[int]] = {}  # anchor -> originals holding it, in order
 
-    def step(self, i: int) -> Removal | None:
-        """Judge message ``i`` (after every earlier one); register it if it is an original."""
+    def judge(self, i: int) -> Removal | None:
+        """Message ``i``'s verdict against the originals before it (``None``: an original)."""
         f = self.index.features[i]
-        j = self.first.get(f.normalised) if self.exact else None
-        if j is not None:
-            return Removal(i, "exact_duplicate", j)
+        if self.exact:
+            same = self.by_text.get(f.normalised)
+            if same and same[0] < i:
+                return Removal(i, "exact_duplicate", same[0])
         if self.near and f.anchors:
-            found = _near_original(f, self.index.features, self.postings, self.threshold)
+            found = _near_original(i, f, self.index.features, self.postings, self.threshold)
             if found is not None:
                 return Removal(i, "near_duplicate", found[0], (found[1],))
-        self.first.setdefault(f.normalised, i)
-        postings = self.postings
-        for h in f.anchors:
-            p = postings.get(h)
-            if p is None:
-                postings[h] = [i]
-            elif len(p) < _COMMON_ANCHOR:
-                p.append(i)
         return None
 
-    def withdraw(self, i: int) -> bool:
-        """Take original ``i`` out, as if it had never been one.
+    def step(self, i: int) -> Removal | None:
+        """Judge ``i`` and, if it is an original, register it."""
+        r = self.judge(i)
+        if r is None:
+            self.register(i)
+        return r
 
-        Returns False when that cannot be done exactly (an anchor of ``i`` had
-        reached the boilerplate limit, so later texts were judged without it);
-        the caller then has to walk again.
-        """
+    def register(self, i: int) -> None:
         f = self.index.features[i]
+        insort(self.by_text.setdefault(f.normalised, []), i)
         for h in f.anchors:
-            p = self.postings.get(h)
-            if p is not None and i in p and len(p) >= _COMMON_ANCHOR:
-                return False
-        if self.first.get(f.normalised) == i:
-            del self.first[f.normalised]
+            insort(self.postings.setdefault(h, []), i)
+
+    def unregister(self, i: int) -> None:
+        f = self.index.features[i]
+        self.by_text[f.normalised].remove(i)
         for h in f.anchors:
-            p = self.postings.get(h)
-            if p is not None and i in p:
-                p.remove(i)
-        return True
+            self.postings[h].remove(i)
+
+    def affected_by(self, i: int, h: int, *, leaving: bool) -> int | None:
+        """The last position whose lookup of anchor ``h`` changes when original ``i``
+        comes (or, with ``leaving``, goes); ``None``: every later position may change."""
+        p = self.postings.get(h, [])
+        limit = _COMMON_ANCHOR if leaving else _COMMON_ANCHOR - 1
+        return p[limit] if len(p) > limit else None
 
 
-def _near_original(f, feats, postings: dict[int, list[int]], threshold: float) -> tuple[int, float] | None:
-    """The earliest kept original that contains ``threshold`` of ``f``'s 3-grams, and the share.
+def _near_original(i: int, f, feats, postings: dict[int, list[int]],
+                   threshold: float) -> tuple[int, float] | None:
+    """The earliest original before ``i`` that contains ``threshold`` of ``f``'s 3-grams, and the share.
 
     An original that contains at least 80% of the text also holds about as many
     of its anchors, so it holds at least two of the first ``_LOOKUPS`` (in hash
     order, which is unrelated to the content) unless it misses nearly all of
     them: those few lookups nominate the candidates, and the exact 3-gram count
     decides. (If the original held exactly 80% of the anchors, two hits out of
-    six would be missed about 0.2% of the time.)
+    six would be missed about 0.2% of the time.) An anchor that
+    ``_COMMON_ANCHOR`` earlier originals hold is boilerplate and nominates nobody.
     """
-    anchors = f.anchors
     hits: dict[int, int] = {}
     usable = 0
-    for h in anchors[:_LOOKUPS]:
+    for h in f.anchors[:_LOOKUPS]:
         p = postings.get(h)
-        if p is None:
+        before = bisect_left(p, i) if p else 0
+        if before < _COMMON_ANCHOR:
             usable += 1
-        elif len(p) < _COMMON_ANCHOR:
-            usable += 1
-            for j in p:
+            for k in range(before):
+                j = p[k]
                 hits[j] = hits.get(j, 0) + 1
     if not hits:
         return None
