@@ -254,13 +254,14 @@ def line_by_group_figure(frame: pd.DataFrame, *, x: str, y: str, group: str, tit
 
 
 def grouped_bar_figure(frame: pd.DataFrame, *, x: str, ys: Sequence[str], names: Sequence[str],
-                       colours: Sequence[str], title: str, y_title: str) -> go.Figure:
+                       colours: Sequence[str], title: str, y_title: str, log_y: bool = False) -> go.Figure:
     """Bars of several columns side by side for each ``x`` value."""
     fig = go.Figure()
     for col, name, colour in zip(ys, names, colours):
         fig.add_trace(go.Bar(x=frame[x].astype(str).tolist(), y=frame[col].tolist(), name=name,
                              marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g}<extra>" + name + "</extra>"))
-    fig.update_layout(title={"text": title}, barmode="group", height=360, yaxis={"title": {"text": y_title}},
+    fig.update_layout(title={"text": title}, barmode="group", height=360,
+                      yaxis={"title": {"text": y_title}, "type": "log" if log_y else "linear"},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig

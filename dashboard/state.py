@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import itertools
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,11 +38,11 @@ DEFAULT_SAMPLE = "native_demo.jsonl"
 MAX_UPLOAD_ENV = "PRUNER_DASHBOARD_MAX_BYTES"
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 #: The context chart prunes the session up to each of at most this many turns.
-MAX_CONTEXT_SAMPLES = 40
+MAX_CONTEXT_SAMPLES = 60
 #: Sessions up to this many messages get the pruned context per turn on page load;
 #: longer ones compute it on request, with fewer sampled turns.
 AUTO_CONTEXT_MESSAGES = 2_500
-LARGE_CONTEXT_SAMPLES = 12
+LARGE_CONTEXT_SAMPLES = 24
 
 MAX_WORKLOAD_TURNS = 5_000
 
@@ -203,24 +204,55 @@ def sample_turns(last_turn: int, limit: int = MAX_CONTEXT_SAMPLES) -> list[int]:
     return sorted({round(i * last_turn / (limit - 1)) for i in range(limit)})
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _context_at(session_key: str, settings: PruneSettings, turn: int, _session: Session,
-                _tokens: tuple[int, ...]) -> dict | None:
-    """The pruned context, by role, when the conversation stood at ``turn`` (one cached prune)."""
-    messages = _session.messages
-    positions = [i for i, m in enumerate(messages) if m.turn <= turn]
-    if not positions:
-        return None
-    prefix = [messages[i] for i in positions]
-    try:
-        result = prune(_session.with_messages(prefix), settings.config())
-    except InvalidSessionError:
-        return None  # a prefix cut inside a call/result pair of a badly ordered import
-    kept = {m.id for m in result.kept.messages}
-    after = tables.role_tokens([m.role for m in prefix if m.id in kept],
-                               [_tokens[i] for i, m in zip(positions, prefix) if m.id in kept])
+def _after_by_role(result: PruneResult, positions: dict[str, int], tokens: tuple[int, ...]) -> dict[str, int]:
+    kept = result.kept.messages
+    after = tables.role_tokens([m.role for m in kept], [tokens[positions[m.id]] for m in kept])
     after["tool"] += result.stats.placeholder_tokens
-    return {"turn": turn, "after": after}
+    return after
+
+
+def _incremental_pruner(config: PruneConfig):
+    """``pruner.incremental.IncrementalPruner`` when it exists and carries state for ``config``."""
+    module = _optional("pruner.incremental")
+    if module is None:
+        return None
+    pruner = module.IncrementalPruner(config)
+    # With a pass switched off it would prune everything again on every append: slower than sampling.
+    return pruner if getattr(pruner, "_carry", True) else None
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _context_series(session_key: str, settings: PruneSettings, turns: tuple[int, ...], _session: Session,
+                    _tokens: tuple[int, ...]) -> list[dict]:
+    """The pruned context, by role, when the conversation stood at each of ``turns``.
+
+    Each value is the library's own result for the conversation up to that turn:
+    ``IncrementalPruner`` (equal to ``prune`` after every append) when available,
+    else ``prune`` of each prefix.
+    """
+    config = settings.config()
+    messages = _session.messages
+    positions = {m.id: i for i, m in enumerate(messages)}
+    wanted = set(turns)
+    samples: list[dict] = []
+    incremental = _incremental_pruner(config) if all(
+        a.turn <= b.turn for a, b in zip(messages, messages[1:])) else None
+    if incremental is not None:
+        for turn, group in itertools.groupby(messages, key=lambda m: m.turn):
+            incremental.append(list(group))
+            if turn in wanted:
+                samples.append({"turn": turn, "after": _after_by_role(incremental.result(), positions, _tokens)})
+        return samples
+    for turn in turns:
+        prefix = [m for m in messages if m.turn <= turn]
+        if not prefix:
+            continue
+        try:
+            result = prune(_session.with_messages(prefix), config)
+        except InvalidSessionError:
+            continue  # a prefix cut inside a call/result pair of a badly ordered import
+        samples.append({"turn": turn, "after": _after_by_role(result, positions, _tokens)})
+    return samples
 
 
 def context_is_cheap(loaded: LoadedSession) -> bool:
@@ -229,9 +261,8 @@ def context_is_cheap(loaded: LoadedSession) -> bool:
 
 
 def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: Analysis, *,
-                    limit: int = MAX_CONTEXT_SAMPLES,
-                    progress: Callable[[float], None] | None = None) -> list[dict]:
-    """The pruned context at each (sampled) turn: the library prunes the session as it stood then.
+                    limit: int = MAX_CONTEXT_SAMPLES) -> list[dict]:
+    """The pruned context at each (sampled) turn: what the library keeps of the conversation as it stood then.
 
     The last turn is the whole session, whose result is already known, so it is
     taken from ``analysis`` instead of being pruned again.
@@ -240,13 +271,7 @@ def context_samples(loaded: LoadedSession, settings: PruneSettings, analysis: An
 
     def build() -> list[dict]:
         tokens = tuple(int(t) for t in analysis.frame["tokens"])
-        samples = []
-        for k, turn in enumerate(turns[:-1]):  # progress is reported here, outside the cached call
-            if progress is not None:
-                progress(k / len(turns))
-            sample = _context_at(loaded.key, settings, turn, loaded.session, tokens)
-            if sample is not None:
-                samples.append(sample)
+        samples = _context_series(loaded.key, settings, tuple(turns[:-1]), loaded.session, tokens)
         frame = analysis.frame
         kept = frame[frame["status"].isin(["kept", "restored"])]
         last = tables.role_tokens(kept["role"].tolist(), kept["tokens"].tolist())

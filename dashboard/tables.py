@@ -225,3 +225,74 @@ def recorded_compactions_frame(rows: Sequence[Mapping]) -> pd.DataFrame:
             "why": comp.get("reason") or "",
         })
     return pd.DataFrame(out)
+
+
+# ---------------------------------------------------------------- benchmark results
+
+BENCH_COLUMNS = ["workload", "turns", "seed", "messages_before", "messages_after", "tokens_before", "tokens_after",
+                 "reduction_pct", "oracle_reduction_pct", "pct_of_oracle", "truncation_reduction_pct",
+                 "tagged_facts", "tagged_facts_missing", "truncation_tagged_facts_missing", "untagged_facts_lost",
+                 "truncation_untagged_facts_lost", "live_items_lost", "truncation_live_items_lost", "idempotent",
+                 "prune_ms", "ms_per_1000_messages"]
+
+
+def bench_rows_frame(rows: Sequence[Mapping]) -> pd.DataFrame:
+    """The benchmark rows as a flat frame (nested per-rule counts left out), in run order."""
+    frame = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, (dict, list))} for r in rows])
+    columns = [c for c in BENCH_COLUMNS if c in frame.columns]
+    return frame[columns + [c for c in frame.columns if c not in columns]] if len(frame) else frame
+
+
+def bench_by_size(rows: Sequence[Mapping]) -> pd.DataFrame:
+    """Means over seeds for every (workload, turns), sorted; ``config`` labels the pair for bar charts."""
+    frame = bench_rows_frame(rows)
+    if frame.empty:
+        return frame
+    numeric = [c for c in frame.columns if c not in ("workload", "turns", "seed")
+               and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+    means = frame.groupby(["workload", "turns"], sort=True)[numeric].mean().reset_index()
+    means["config"] = means["workload"] + " · " + means["turns"].astype(str)
+    return means
+
+
+def baselines_frame(by_size: pd.DataFrame) -> pd.DataFrame:
+    """Long frame: reduction % and tagged facts missing for pruner, oracle and truncation per config."""
+    rows = []
+    for _, r in by_size.iterrows():
+        for method, red, missing in (("pruner", "reduction_pct", "tagged_facts_missing"),
+                                     ("oracle", "oracle_reduction_pct", None),
+                                     ("truncation", "truncation_reduction_pct", "truncation_tagged_facts_missing")):
+            rows.append({"config": r["config"], "workload": r["workload"], "turns": int(r["turns"]),
+                         "method": method, "reduction_pct": r.get(red),
+                         "tagged_facts_missing": r.get(missing) if missing else 0.0})
+    return pd.DataFrame(rows, columns=["config", "workload", "turns", "method", "reduction_pct",
+                                       "tagged_facts_missing"])
+
+
+def _range(stats: Mapping | None, digits: int = 1) -> str:
+    if not stats or stats.get("min") is None:
+        return "n/a"
+    return (f"{stats['min']:.{digits}f} – {stats['max']:.{digits}f} "
+            f"(mean {stats['mean']:.{digits}f})")
+
+
+def bench_summary_frame(summary: Mapping) -> pd.DataFrame:
+    """The computed SUMMARY as a table: one row per workload, ranges as 'min – max (mean)'."""
+    rows = []
+    for name, w in (summary.get("per_workload") or {}).items():
+        rows.append({"workload": name, "token reduction %": _range(w.get("reduction_pct")),
+                     "oracle reduction %": _range(w.get("oracle_reduction_pct")),
+                     "% of oracle": _range(w.get("pct_of_oracle")),
+                     "ms per 1,000 messages": _range(w.get("ms_per_1000_messages"), 2),
+                     "facts lost by truncation": w.get("truncation_tagged_facts_missing")})
+    return pd.DataFrame(rows)
+
+
+def bench_headline(summary: Mapping) -> dict[str, str]:
+    """'N/M' strings for the summary's counted checks."""
+    def count(key):
+        value = summary.get(key) or {}
+        return f"{value.get('count', 0)}/{value.get('of', 0)}"
+    return {"tagged facts preserved": count("tagged_facts_preserved"), "idempotent": count("idempotent"),
+            "untagged facts lost": f"{summary.get('untagged_facts_lost', 0)}/{summary.get('untagged_facts', 0)}",
+            "configurations": str(summary.get("configurations", 0))}

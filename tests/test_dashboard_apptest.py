@@ -331,14 +331,33 @@ def test_recorded_compactions_are_shown_beside_the_computed_cut(app):
 
 # ------------------------------------------------------------------ benchmarks and guide
 
-def test_benchmarks_page_opens_on_the_committed_results(app):
+def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchmark(app):
     at = app.switch_page("app_pages/benchmarks.py").run()
     assert_clean(at)
-    if not state.BENCH_RESULTS.exists() or state.bench_module() is None:
+    bench = state.bench_module()
+    if bench is None or not state.BENCH_RESULTS.exists():
         assert at.info, "says why there is nothing to show"
         return
-    assert len(at.get("plotly_chart")) >= 4
-    assert at.dataframe and [b.label for b in at.get("download_button")]
+    committed = bench.load_results(state.BENCH_RESULTS)
+    shown = metrics(at)
+    summary = committed.summary
+    assert shown["tagged facts preserved"] == \
+        f"{summary['tagged_facts_preserved']['count']}/{summary['tagged_facts_preserved']['of']}"
+    assert shown["idempotent"] == f"{summary['idempotent']['count']}/{summary['idempotent']['of']}"
+    assert len(at.get("plotly_chart")) == 5
+    assert list(at.dataframe[0].value["workload"]) == list(summary["per_workload"])
+    assert len(at.dataframe[1].value) == len(committed.rows)
+    assert [b.label for b in at.get("download_button")] == ["Results (CSV)", "Results (JSON)"]
+    # a small run replaces the view, with a progress bar, and the committed file is untouched
+    before = state.BENCH_RESULTS.read_bytes()
+    at.multiselect(key="bench_workloads").set_value(["plain_chat"])
+    at.multiselect(key="bench_sizes").set_value([50])
+    at.number_input(key="bench_timing_runs").set_value(1)
+    at.button(key="FormSubmitter:bench_form-Run benchmark").click().run()
+    assert_clean(at)
+    assert metrics(at)["configurations"] == "1"
+    assert list(at.dataframe[1].value["turns"]) == [50]
+    assert state.BENCH_RESULTS.read_bytes() == before
 
 
 def test_guide_steps_through_every_pass_and_compaction(app):
@@ -361,3 +380,24 @@ def test_guide_steps_through_every_pass_and_compaction(app):
     if state.compaction_module() is not None:
         assert any(e.label for e in at.expander)  # the summary sections
         assert "Prompt-cache cost" in metrics(at)
+
+
+@pytest.mark.parametrize("settings", [state.PruneSettings(), state.PruneSettings(restore=False)])
+def test_context_per_turn_is_the_library_result_for_each_prefix(settings):
+    """Each sampled turn's pruned context equals prune() of the conversation up to that turn."""
+    if not DEMO.exists():
+        pytest.skip("sample_sessions/native_demo.jsonl is missing")
+    loaded = state.load_sample(DEMO.name)
+    session = loaded.session
+    from pruner import get_counter, message_tokens
+    counter = get_counter(settings.encoding)
+    tokens = tuple(message_tokens(m, counter) for m in session.messages)
+    turns = tuple(range(session.last_turn))
+    samples = state._context_series(loaded.key, settings, turns, session, tokens)
+    assert [s["turn"] for s in samples] == list(turns)
+    for sample in samples:
+        prefix = session.with_messages([m for m in session.messages if m.turn <= sample["turn"]])
+        result = prune(prefix, settings.config())
+        assert sum(sample["after"].values()) == result.stats.tokens_after
+        kept_roles = {m.role for m in result.kept.messages}
+        assert {r for r, n in sample["after"].items() if n} <= kept_roles | {"tool"}

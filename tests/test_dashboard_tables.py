@@ -186,3 +186,42 @@ def test_escape_markdown_is_reversible_and_leaves_no_markup(text):
     assert re.sub(r"\\(.)", r"\1", escaped, flags=re.S) == text
     for ch in "<>*_`[]()#!|":
         assert ch not in re.sub(r"\\.", "", escaped, flags=re.S)
+
+
+BENCH_ROWS = [
+    {"workload": "a", "turns": 50, "seed": 0, "reduction_pct": 10.0, "oracle_reduction_pct": 12.0,
+     "truncation_reduction_pct": 10.0, "tagged_facts_missing": 0, "truncation_tagged_facts_missing": 3,
+     "tokens_before": 100, "tokens_after": 90, "removed_by_rule": {"ttl": 1}, "idempotent": True},
+    {"workload": "a", "turns": 50, "seed": 1, "reduction_pct": 20.0, "oracle_reduction_pct": 22.0,
+     "truncation_reduction_pct": 20.0, "tagged_facts_missing": 0, "truncation_tagged_facts_missing": 5,
+     "tokens_before": 300, "tokens_after": 240, "removed_by_rule": {}, "idempotent": True},
+    {"workload": "b", "turns": 200, "seed": 0, "reduction_pct": 30.0, "oracle_reduction_pct": 31.0,
+     "truncation_reduction_pct": 30.0, "tagged_facts_missing": 0, "truncation_tagged_facts_missing": 0,
+     "tokens_before": 1000, "tokens_after": 700, "removed_by_rule": {}, "idempotent": True},
+]
+
+
+def test_bench_frames_average_seeds_and_line_up_the_baselines():
+    flat = tables.bench_rows_frame(BENCH_ROWS)
+    assert "removed_by_rule" not in flat.columns and len(flat) == 3
+    by_size = tables.bench_by_size(BENCH_ROWS)
+    assert list(by_size["config"]) == ["a · 50", "b · 200"]
+    assert list(by_size["reduction_pct"]) == [15.0, 30.0]  # the mean of the two seeds
+    assert list(by_size["tokens_before"]) == [200.0, 1000.0]
+    base = tables.baselines_frame(by_size)
+    assert list(base[base["config"] == "a · 50"]["method"]) == ["pruner", "oracle", "truncation"]
+    truncation = base[(base["method"] == "truncation")]
+    assert list(truncation["tagged_facts_missing"]) == [4.0, 0.0]
+
+
+def test_bench_summary_table_and_headline():
+    summary = {"configurations": 2, "tagged_facts_preserved": {"count": 2, "of": 2},
+               "idempotent": {"count": 1, "of": 2}, "untagged_facts": 9, "untagged_facts_lost": 1,
+               "per_workload": {"a": {"reduction_pct": {"min": 1.0, "max": 3.0, "mean": 2.0},
+                                      "pct_of_oracle": {"min": None, "max": None, "mean": None},
+                                      "truncation_tagged_facts_missing": 8}}}
+    frame = tables.bench_summary_frame(summary)
+    assert frame.loc[0, "token reduction %"] == "1.0 – 3.0 (mean 2.0)"
+    assert frame.loc[0, "% of oracle"] == "n/a" and frame.loc[0, "facts lost by truncation"] == 8
+    assert tables.bench_headline(summary) == {"tagged facts preserved": "2/2", "idempotent": "1/2",
+                                              "untagged facts lost": "1/9", "configurations": "2"}

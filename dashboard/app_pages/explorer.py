@@ -169,10 +169,8 @@ def context_charts(loaded, settings, analysis) -> None:
     request = (loaded.key, settings)
     if state.context_is_cheap(loaded) or ss.get("context_requested") == request:
         limit = state.MAX_CONTEXT_SAMPLES if state.context_is_cheap(loaded) else state.LARGE_CONTEXT_SAMPLES
-        bar = st.progress(0.0, text="Pruning the session as it stood at each sampled turn…")
-        samples = state.context_samples(loaded, settings, analysis, limit=limit,
-                                        progress=lambda f: bar.progress(f, text=f"Pruning… {100 * f:.0f} %"))
-        bar.empty()
+        with st.spinner("Pruning the conversation as it stood at each turn…"):
+            samples = state.context_samples(loaded, settings, analysis, limit=limit)
     else:
         samples = []
     sampled = 0 < len(samples) < loaded.session.last_turn + 1
