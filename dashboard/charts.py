@@ -245,8 +245,11 @@ def line_by_group_figure(frame: pd.DataFrame, *, x: str, y: str, group: str, tit
             line={"dash": (dash_by or {}).get(name, "solid"),
                   **({"color": colours[name]} if colours and name in colours else {})},
             hovertemplate=f"{name}<br>{x_title} %{{x}}: %{{y:,.4g}}<extra></extra>"))
-    fig.update_layout(title={"text": title}, height=360,
-                      xaxis={"title": {"text": x_title}, "type": "log" if log_x else "linear"},
+    xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
+    if log_x and len(frame):  # label the measured sizes, not plotly's 2-5-10 log ticks
+        xaxis |= {"tickmode": "array", "tickvals": sorted(frame[x].unique().tolist()),
+                  "ticktext": [f"{v:,.0f}" for v in sorted(frame[x].unique().tolist())]}
+    fig.update_layout(title={"text": title}, height=360, xaxis=xaxis,
                       yaxis={"title": {"text": y_title}, "type": "log" if log_y else "linear"},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import itertools
+import logging
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from pruner.formats import FORMATS, decode_bytes, detect_format, load_bytes
 from pruner.tokens import DEFAULT_ENCODING, get_counter
 
 from . import tables
+
+log = logging.getLogger("pruner.dashboard")
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = ROOT / "sample_sessions"
@@ -238,11 +241,16 @@ def _context_series(session_key: str, settings: PruneSettings, turns: tuple[int,
     incremental = _incremental_pruner(config) if all(
         a.turn <= b.turn for a, b in zip(messages, messages[1:])) else None
     if incremental is not None:
-        for turn, group in itertools.groupby(messages, key=lambda m: m.turn):
-            incremental.append(list(group))
-            if turn in wanted:
-                samples.append({"turn": turn, "after": _after_by_role(incremental.result(), positions, _tokens)})
-        return samples
+        try:
+            for turn, group in itertools.groupby(messages, key=lambda m: m.turn):
+                incremental.append(list(group))
+                if turn in wanted:
+                    samples.append({"turn": turn,
+                                    "after": _after_by_role(incremental.result(), positions, _tokens)})
+            return samples
+        except Exception:  # noqa: BLE001 - the incremental pruner is an optimisation; prune() is the reference
+            log.warning("incremental pruner failed; pruning each prefix instead", exc_info=True)
+            samples = []
     for turn in turns:
         prefix = [m for m in messages if m.turn <= turn]
         if not prefix:

@@ -296,3 +296,11 @@ def bench_headline(summary: Mapping) -> dict[str, str]:
     return {"tagged facts preserved": count("tagged_facts_preserved"), "idempotent": count("idempotent"),
             "untagged facts lost": f"{summary.get('untagged_facts_lost', 0)}/{summary.get('untagged_facts', 0)}",
             "configurations": str(summary.get("configurations", 0))}
+
+
+def baselines_wide(baselines: pd.DataFrame, value: str) -> pd.DataFrame:
+    """One row per config (in workload, size order), one column per method, for grouped bars."""
+    order = list(dict.fromkeys(baselines["config"]))
+    wide = baselines.pivot(index="config", columns="method", values=value).reindex(order)
+    wide.columns.name = None
+    return wide.reset_index()

@@ -212,6 +212,9 @@ def test_bench_frames_average_seeds_and_line_up_the_baselines():
     assert list(base[base["config"] == "a · 50"]["method"]) == ["pruner", "oracle", "truncation"]
     truncation = base[(base["method"] == "truncation")]
     assert list(truncation["tagged_facts_missing"]) == [4.0, 0.0]
+    wide = tables.baselines_wide(base, "reduction_pct")
+    assert list(wide["config"]) == ["a · 50", "b · 200"]  # run order, not alphabetical
+    assert list(wide["oracle"]) == [17.0, 31.0] and list(wide["truncation"]) == [15.0, 30.0]
 
 
 def test_bench_summary_table_and_headline():
@@ -225,3 +228,9 @@ def test_bench_summary_table_and_headline():
     assert frame.loc[0, "% of oracle"] == "n/a" and frame.loc[0, "facts lost by truncation"] == 8
     assert tables.bench_headline(summary) == {"tagged facts preserved": "2/2", "idempotent": "1/2",
                                               "untagged facts lost": "1/9", "configurations": "2"}
+
+
+def test_baselines_keep_sizes_in_numeric_order():
+    rows = [{**BENCH_ROWS[2], "workload": "a", "turns": t} for t in (1000, 200)]
+    wide = tables.baselines_wide(tables.baselines_frame(tables.bench_by_size(rows)), "reduction_pct")
+    assert list(wide["config"]) == ["a · 200", "a · 1000"]

@@ -73,12 +73,12 @@ def charts_section(results) -> None:
         x_title="messages", y_title="ms (median of the timing runs)", log_x=True, log_y=True), key="bench_time")
     baselines = tables.baselines_frame(by_size)
     right.plotly_chart(charts.grouped_bar_figure(
-        baselines.pivot(index="config", columns="method", values="reduction_pct").reset_index(),
+        tables.baselines_wide(baselines, "reduction_pct"),
         x="config", ys=["pruner", "oracle", "truncation"], names=["pruner", "oracle", "truncation"],
         colours=[METHOD_COLOURS[m] for m in ("pruner", "oracle", "truncation")],
         title="Reduction: pruner beside the baselines", y_title="reduction %"), key="bench_baselines")
     st.plotly_chart(charts.grouped_bar_figure(
-        baselines.pivot(index="config", columns="method", values="tagged_facts_missing").reset_index(),
+        tables.baselines_wide(baselines, "tagged_facts_missing"),
         x="config", ys=["pruner", "truncation"], names=["pruner", "truncation (same token budget)"],
         colours=[METHOD_COLOURS["pruner"], METHOD_COLOURS["truncation"]],
         title="Tagged facts lost at the same size: pruner vs truncation", y_title="facts missing"),
