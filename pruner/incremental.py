@@ -33,6 +33,7 @@ from .errors import InvalidSessionError
 from .fileops import READ
 from .model import Message, Session, validate_messages
 from .prune import PruneConfig, PruneResult, _finish, prune
+from .rounds import settled
 from .rules import RULES, Removal
 from .rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
 from .rules.dependencies import needs_of
@@ -129,7 +130,7 @@ class IncrementalPruner:
         restored = {j: Removal(j, rule, needer, (detail,)) for j, (needer, _, rule, detail) in
                     ((j, min(needers)) for j, needers in self._restored.items())}
         alive = [self._alive12(i) or i in self._restored for i in range(n)]
-        rounds = 2 if restored and len(final) else 1
+        rounds = 1  # settled: a second round would change nothing, so prune() skips it too
         return _finish(self._session(), self._messages, alive, final, restored, first_removal, self.config,
                        rounds, started)
 
@@ -408,59 +409,25 @@ class IncrementalPruner:
     # -- is the first round the whole story? -----------------------------------------------------
 
     def _settled(self) -> bool:
-        """True when a second round of the passes over the kept messages changes nothing.
-
-        That holds when every restored message is either a copy (pass 2 finds
-        it again) or removed by pass 1 for a reason that is itself kept: a newer
-        result of its call, a later change of its file, or its TTL.
-        """
+        """True when a second round of the passes over the kept messages changes nothing."""
         if not self._restored:
             return True
-        gone1, dup, restored, msgs = self._gone1, self._dup, self._restored, self._messages
+        gone1, dup, restored = self._gone1, self._dup, self._restored
 
         def kept(i: int) -> bool:
             return (not gone1[i] and i not in dup) or i in restored
 
-        last = len(msgs) - 1
-        while last >= 0 and not kept(last):
-            last -= 1
-        if (msgs[last].turn if last >= 0 else 0) != self._index.last_turn:
-            return False
-        for r in restored:
-            if not gone1[r]:
-                continue  # a pass-2 copy: judged the same way again
-            if r in self._superseded:
-                j = self._last_of_key[self._index.result_key[r]]  # the newest result of that call
-                while j > r and not kept(j):
-                    j = self._previous[j]
-                if j > r:
-                    continue
+        def later_results(r: int):
+            j = self._last_of_key.get(self._index.result_key[r])
+            while j is not None and j > r:  # newest first: usually the first one is kept
+                yield j
+                j = self._previous.get(j)
+
+        def later_invalidators(r: int, path: str):
             stale = self._stale.get(r)
-            if stale and any(kept(v) for a in self._index.file_access[r] if a.op == READ and a.path in stale
-                             for v in self._invalidators.get(a.path, ()) if v > r):
-                continue
-            if r in self._ttl:
-                continue
-            return False
-        return True
-        kept = lambda i: self._alive12(i) or i in self._restored  # noqa: E731
-        last_kept_turn = next((self._messages[i].turn for i in range(len(self._messages) - 1, -1, -1)
-                               if kept(i)), 0)
-        if last_kept_turn != self._index.last_turn:
-            return False
-        for r in self._restored:
-            if not self._removed1(r):
-                continue  # a pass-2 copy: judged the same way again
-            j = self._superseded.get(r)
-            while j is not None and not kept(j):
-                j = self._superseded.get(j)
-            if j is not None:
-                continue
-            stale = self._stale.get(r)
-            if stale and any(kept(v) for a in self._index.file_access[r] if a.op == READ and a.path in stale
-                             for v in self._invalidators.get(a.path, ()) if v > r):
-                continue
-            if r in self._ttl:
-                continue
-            return False
-        return True
+            if stale and path in stale:
+                return [v for v in self._invalidators[path] if v > r]
+            return ()
+
+        return settled(self._index, restored, kept=kept, removed_by_pass1=lambda i: gone1[i] == 1,
+                       later_results=later_results, later_invalidators=later_invalidators)

@@ -22,6 +22,7 @@ from .analysis import build_index
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
 from .model import STATUSES, Decision, Message, Session, canonical_json, validate_session
 from .rules import STAGES, Removal, explain, rules_for
+from .rounds import full_session_lookups, settled
 from .rules.dependencies import restore_dependencies
 from .tokens import DEFAULT_ENCODING, get_counter
 
@@ -119,7 +120,7 @@ def _run_passes(messages: list[Message], config: PruneConfig):
     """One round of the three passes over ``messages`` (local indices)."""
     index = build_index(messages, config.file_tools)
     alive = [True] * len(messages)
-    removals: dict[int, tuple[str, Removal]] = {}
+    removals: dict[int, tuple[str, Removal]] = {}  # local index -> (status, removal)
     stages = [s for s, on in (("expired", config.expire), ("duplicate", config.deduplicate)) if on]
     for stage in stages:
         for rule in rules_for(stage):
@@ -148,6 +149,13 @@ def _placeholder(status: str, rule: str, related: Message | None, m: Message) ->
     if rule == "ttl":
         return f"[expired after turn {m.expires_after_turn}]"
     return "[result removed by pruning]"
+
+
+def _settled(index, alive: list[bool], removals: dict, restorations: list[Removal]) -> bool:
+    later_results, later_invalidators = full_session_lookups(index)
+    return settled(index, [r.index for r in restorations], kept=alive.__getitem__,
+                   removed_by_pass1=lambda i: removals[i][0] == "expired",
+                   later_results=later_results, later_invalidators=later_invalidators)
 
 
 def _to_original(r: Removal, current: list[int]) -> Removal:
@@ -205,7 +213,7 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
     rounds = 0
     while True:
         rounds += 1
-        _, alive, removals, restorations = _run_passes([msgs[i] for i in current], config)
+        index, alive, removals, restorations = _run_passes([msgs[i] for i in current], config)
         for li, (status, r) in removals.items():
             first_removal.setdefault(current[li], r.rule)
             if not alive[li]:
@@ -214,8 +222,10 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
             ever_restored.setdefault(current[r.index], _to_original(r, current))
         survivors = [current[li] for li in range(len(current)) if alive[li]]
         # Without restorations the kept set is already a fixpoint; with them, a restored
-        # message can change what the passes see, so prune the kept set again.
-        done = not restorations or len(survivors) == len(current)
+        # message can change what the passes see: prune the kept set again unless
+        # pruner.rounds shows that would change nothing.
+        done = (not restorations or len(survivors) == len(current)
+                or _settled(index, alive, removals, restorations))
         current = survivors
         if done:
             break

@@ -101,15 +101,18 @@ class DuplicateWalk:
 
     def register(self, i: int) -> None:
         f = self.index.features[i]
-        insort(self.by_text.setdefault(f.normalised, []), i)
-        for h in f.anchors:
-            insort(self.postings.setdefault(h, []), i)
+        _add(self.by_text, f.normalised, i)
+        if self.near:
+            postings = self.postings
+            for h in f.anchors:
+                _add(postings, h, i)
 
     def unregister(self, i: int) -> None:
         f = self.index.features[i]
         self.by_text[f.normalised].remove(i)
-        for h in f.anchors:
-            self.postings[h].remove(i)
+        if self.near:
+            for h in f.anchors:
+                self.postings[h].remove(i)
 
     def affected_by(self, i: int, h: int, *, leaving: bool) -> int | None:
         """The last position whose lookup of anchor ``h`` changes when original ``i``
@@ -117,6 +120,17 @@ class DuplicateWalk:
         p = self.postings.get(h, [])
         limit = _COMMON_ANCHOR if leaving else _COMMON_ANCHOR - 1
         return p[limit] if len(p) > limit else None
+
+
+def _add(lists: dict, key, i: int) -> None:
+    """Insert ``i`` into the sorted list at ``key`` (an append in the in-order walk)."""
+    p = lists.get(key)
+    if p is None:
+        lists[key] = [i]
+    elif not p or p[-1] < i:
+        p.append(i)
+    else:
+        insort(p, i)
 
 
 def _near_original(i: int, f, feats, postings: dict[int, list[int]],
