@@ -151,11 +151,13 @@ def summary_lines(s) -> list[str]:
 
 
 def scaling_lines(rep) -> list[str]:
-    out = [f"SCALING ({rep['workload']}; prune time = passes only, median after a warm-up)"]
+    out = [f"SCALING ({rep['workload']}; prune time = passes only: median after a warm-up, or the first run "
+           "when the session outgrows the caches)"]
     body = [[f"{r['turns']:,}", f"{r['messages']:,}", f"{r['tokens']:,}", f"{r['prune_ms']:,.1f}",
-             f"{r['ms_per_1000_messages']:.2f}", str(r["runs"])] for r in rep["sizes"]]
-    out += _table(["turns", "messages", "tokens", "prune ms", "ms per 1,000 messages", "runs"], body,
-                  right=set(range(6)))
+             f"{r['ms_per_1000_messages']:.2f}", str(r["runs"]), "warm" if r.get("warm", True) else "first run",
+             f"{r['first_prune_s']:.1f}"] for r in rep["sizes"]]
+    out += _table(["turns", "messages", "tokens", "prune ms", "ms per 1,000 messages", "runs", "caches",
+                   "first prune() s"], body, right=set(range(6)) | {7})
     if rep["ms_per_1000_messages_spread"] is not None:
         out.append(f"time per 1,000 messages, largest / smallest: {rep['ms_per_1000_messages_spread']}x "
                    "(1x = perfectly linear)")
@@ -184,8 +186,11 @@ def run(args) -> int:
     if args.scaling:
         if any(n < 1 for n in args.scaling_sizes) or args.per_turn_turns < 1:
             raise PrunerError("scaling sizes must be positive numbers of turns")
+        def show(row):
+            print(f"  {row['turns']:,} turns: {row['messages']:,} messages, prune {row['prune_ms']:,.1f} ms, "
+                  f"{row['ms_per_1000_messages']:.2f} ms per 1,000 messages", file=sys.stderr, flush=True)
         rep = run_scaling(sizes=tuple(args.scaling_sizes), per_turn_turns=args.per_turn_turns,
-                          progress=_progress)
+                          progress=_progress, on_row=show)
         print("\n".join(scaling_lines(rep)))
         if args.json:
             write_output(args.json, json.dumps(rep, indent=1) + "\n")
