@@ -167,3 +167,73 @@ def test_unknown_content_is_not_guessed():
         loads("just some notes\nabout nothing\n", file="notes.txt")
     with pytest.raises(FormatError, match="notes.json: unknown format"):
         loads("42", file="notes.json")
+
+
+# --- whatever the input, the only failure is a FormatError -------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from pruner.errors import PrunerError  # noqa: E402
+from pruner.formats import FORMATS, load_bytes  # noqa: E402
+
+_scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
+    ["", "user", "assistant", "tool", "system", "toolResult", "message", "session", "c1", "text", "tool_use",
+     "tool_result", "function_call", "response_item", "payload", "reasoning", "compaction", "toolCall",
+     "thinking", "custom_tool_call", "function_call_output", "compacted", "event_msg", "session_meta",
+     "bashExecution", "token_count", "branch_summary", "custom_message", "assistant", "image"])
+_keys = st.sampled_from(["role", "content", "type", "id", "parentId", "tool_calls", "tool_call_id", "function",
+                         "name", "arguments", "message", "messages", "payload", "call_id", "output", "input",
+                         "tool_use_id", "toolCallId", "history", "tool_call_ids", "uuid", "version", "summary",
+                         "text", "traj", "system", "info", "last_token_usage", "firstKeptEntryId",
+                         "firstKeptEntryIndex", "is_error", "isError", "usage", "thinking", "instructions",
+                         "isSidechain", "isCompactSummary", "subtype", "trajectory", "toolName", "command"])
+_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=5),
+                     max_leaves=40)
+
+
+@given(st.binary(max_size=300))
+def test_random_bytes_give_a_session_or_a_format_error(data):
+    try:
+        load_bytes(data, file="fuzz.bin")
+    except PrunerError as exc:
+        assert str(exc).startswith("fuzz.bin")
+
+
+_TYPES = st.sampled_from(["message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+                          "custom_tool_call_output", "compaction", "branch_summary", "custom_message", "session",
+                          "response_item", "event_msg", "compacted", "session_meta", "turn_context", "user",
+                          "assistant", "system", "summary", "text", "tool_use", "tool_result", "toolCall", "label"])
+_ROLES = st.sampled_from(["user", "assistant", "tool", "system", "toolResult", "bashExecution", "function",
+                          "developer", "custom", "branchSummary", "robot"])
+
+
+@st.composite
+def _record(draw, depth=0):
+    """An object that looks like a transcript record: a known type/role plus random fields."""
+    rec = draw(st.dictionaries(_keys, _json, max_size=5))
+    if draw(st.booleans()):
+        rec["type"] = draw(_TYPES)
+    if draw(st.booleans()):
+        rec["role"] = draw(_ROLES)
+    if depth < 2 and draw(st.booleans()):
+        key = draw(st.sampled_from(["content", "message", "payload", "tool_calls", "summary", "info", "function"]))
+        rec[key] = draw(st.lists(_record(depth + 1), max_size=3) | _record(depth + 1))
+    return rec
+
+
+_documents = (st.lists(_record(), max_size=6)
+              | st.builds(lambda k, v: {k: v}, st.sampled_from(["messages", "history", "input", "output", "traj"]),
+                          st.lists(_record(), max_size=6))
+              | _json)
+
+
+@given(_documents, st.sampled_from(sorted(FORMATS)), st.booleans())
+def test_random_json_in_any_format_gives_a_session_or_a_format_error(value, fmt, as_lines):
+    if as_lines and isinstance(value, list):
+        text = "\n".join(json.dumps(v) for v in value)
+    else:
+        text = json.dumps(value)
+    try:  # the module's own loader: the registry's last-resort net must not hide a bug here
+        FORMATS[fmt].loads(text, file="fuzz.json")
+    except PrunerError as exc:
+        assert str(exc).startswith("fuzz.json")

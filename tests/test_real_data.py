@@ -135,7 +135,7 @@ def test_swe_agent_trajectory():
     assert len(runs) == sum(1 for m in history for c in m.get("tool_calls") or []
                             if json.loads(c["function"]["arguments"]) == {"command": "python reproduce.py"}) >= 2
     by_id = {d.id: d for d in result.decisions}
-    assert (by_id[runs[0].id].rule, by_id[runs[0].id].related) == ("superseded_call", runs[-1].id)
+    assert (by_id[runs[0].id].rule, by_id[runs[0].id].related) == ("superseded_call", runs[1].id)
 
 
 def test_pi_large_session():

@@ -139,6 +139,11 @@ def loads(text: str, *, file: str = "<input>", format: str | None = None, skip_b
                          **_loader_options(fmt, retrieval_tools, dialogue, file))
     except RecursionError:  # a value nested too deeply for the reader (or the model) to walk
         raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        # Last resort: a structure no importer check anticipated. Say so in one line
+        # rather than showing a traceback (the fuzz tests call importers directly).
+        raise FormatError(f"cannot read this as {name}: unexpected structure ({type(exc).__name__}: {exc}); "
+                          "check the file, or choose another format with --format NAME", file=file) from None
 
 
 def loads_all(text: str, *, file: str = "<input>", format: str | None = None, skip_bad_lines: bool = False,

@@ -107,7 +107,7 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         if entry.get("isCompactSummary"):
             text = msg.get("content")
             summary = text if isinstance(text, str) else "\n".join(
-                bl.get("text", "") for bl in text or [] if isinstance(bl, dict))
+                str(bl.get("text", "")) for bl in (text if isinstance(text, list) else []) if isinstance(bl, dict))
             position = len(b.drafts)
             b.add(id=uuid, role="summary", content=summary, where="message",
                   metadata={**meta, "kind": "compaction", "source": extra} if extra else

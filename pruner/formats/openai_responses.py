@@ -129,7 +129,8 @@ class ItemReader:
                          where=where, metadata=with_source(meta, extra))
         elif kind == "reasoning":
             for key in ("summary", "content"):
-                for part in item.get(key) or []:
+                parts = item.get(key)
+                for part in parts if isinstance(parts, list) else []:
                     if isinstance(part, dict) and isinstance(part.get("text"), str):
                         self.thinking.append(part["text"])
         else:
