@@ -203,8 +203,8 @@ def composition_figure(context: pd.DataFrame, *, stage: str = "after") -> go.Fig
                                  hovertemplate="turn %{x}: %{y:,} tokens<extra>" + role + "</extra>"))
     fig.update_layout(title={"text": f"Context composition by role ({stage} pruning)"}, height=340,
                       xaxis={"title": {"text": "turn"}}, yaxis={"title": {"text": "tokens"}},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+                      legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 

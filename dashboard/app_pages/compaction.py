@@ -104,7 +104,8 @@ def show_result(outcome: view.Outcome) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
     saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
-    c2.metric("Saved", f"{result.tokens_saved:,} tokens", f"{saved:.1f} %", delta_color="off")
+    c2.metric("Saved", f"{result.tokens_saved:,} tokens", f"{saved:.1f} % of the context", delta_color="off",
+              delta_arrow="off")
     c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens",
               help="Tokens of the previous prompt a prefix cache can no longer reuse: everything after the "
                    "pinned system messages is processed again once.")

@@ -330,10 +330,12 @@ def render() -> None:
     if loaded is None:
         st.info("No session loaded: upload a transcript or pick a sample in the sidebar.")
         return
-    if ss.get("inspect_for") != loaded.key:  # a new session: inspect its first pruned message
-        analysis = state.analyse(loaded, state.settings())
-        changed = analysis.frame.index[analysis.frame["status"] != "kept"]
-        ss["inspect_pos"] = int(changed[0]) if len(changed) else 0
+    if ss.get("inspect_for") != loaded.key:  # a new session: inspect its first pruned message with a link
+        frame = state.analyse(loaded, state.settings()).frame
+        changed = frame[frame["status"] != "kept"]
+        linked = changed[changed["related_position"] >= 0]
+        first = linked if len(linked) else changed
+        ss["inspect_pos"] = int(first["position"].iloc[0]) if len(first) else 0
         ss["inspect_for"] = loaded.key
     settings = state.settings()
     with st.spinner("Pruning…"):

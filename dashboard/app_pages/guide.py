@@ -61,8 +61,9 @@ def pruning_step(demo, index: int) -> None:
               delta_color="inverse")
     changes = tables.status_changes(before.frame, now.frame) if before is not None else now.frame.iloc[0:0]
     c3.metric("Changed in this step", f"{len(changes):,} messages")
+    st.subheader(title)
     fig = charts.timeline_figure(now.frame, highlight=changes["position"].tolist() if len(changes) else (),
-                                 title=title, revision="guide")
+                                 revision="guide")
     st.plotly_chart(fig, key=f"guide_timeline_{index}", config={"displaylogo": False})
     if len(changes):
         st.markdown("**What changed, and why**")
@@ -92,8 +93,8 @@ def compaction_step(demo) -> None:
     kept_frame = state.analyse(demo, STEPS[3][1]).frame
     kept_frame = kept_frame[kept_frame["status"].isin(["kept", "restored"])]
     frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_frame["tokens"].tolist())
-    fig = charts.timeline_figure(frame, cut=result.cut_index, split_turn=result.split_turn,
-                                 title="5. Compaction (of the pruned demo)", revision="guide")
+    st.subheader("5. Compaction (of the pruned demo)")
+    fig = charts.timeline_figure(frame, cut=result.cut_index, split_turn=result.split_turn, revision="guide")
     st.plotly_chart(fig, key="guide_timeline_compaction", config={"displaylogo": False})
     c1, c2, c3 = st.columns(3)
     c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")

@@ -151,7 +151,9 @@ def test_explorer_upload_shows_the_four_statuses(page, app_url):
     timeline_legend = next(l for l in legends if any(t.startswith("kept") for t in l))
     assert [t.split(" ")[0] for t in timeline_legend[:4]] == list(STATUSES)
     assert all("(0)" not in t for t in timeline_legend[:4])  # the demo has every status
-    save_screenshot(page, "explorer")
+    page.get_by_text("Context size at each turn").first.wait_for()
+    save_screenshot(page, "explorer", height=1700)
+    page.set_viewport_size({"width": 1400, "height": 1100})
 
     sample = next((SAMPLES / n for n in ("pi_session.jsonl", "openai_chat.json") if (SAMPLES / n).exists()),
                   SAMPLES / "native_demo.jsonl")
@@ -188,9 +190,10 @@ def test_compaction_page_compacts_offline(page, app_url):
     for heading in ("Goal", "Progress", "Next Steps", "Critical Context"):
         page.get_by_role("heading", name=heading, exact=True).first.wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
-    page.get_by_text("Summary, section by section").scroll_into_view_if_needed()
-    page.evaluate("() => { const m = document.querySelector('[data-testid=stMain]'); if (m) m.scrollTo(0, 0); }")
     save_screenshot(page, "compaction", height=1500)
+    page.get_by_role("heading", name="Result").first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    save_screenshot(page, "compaction-result", height=1500)
 
 
 def test_benchmarks_and_guide_pages_render(page, app_url):
@@ -205,7 +208,9 @@ def test_benchmarks_and_guide_pages_render(page, app_url):
     page.wait_for_function(TIMELINE_DRAWN, arg=1)
     page.get_by_role("button", name="Next ▶").click()
     page.get_by_text("What changed, and why").wait_for()
-    save_screenshot(page, "guide")
+    page.locator("[data-testid=stDataFrame]").first.wait_for()
+    page.wait_for_timeout(1500)  # the table draws on a canvas after it is attached
+    save_screenshot(page, "guide", height=1300)
 
 
 def test_time_until_a_2000_turn_timeline_is_drawn(page, app_url):
