@@ -164,6 +164,23 @@ def test_bad_upload_keeps_the_previous_session_and_says_what_to_do(app, name, da
     assert metrics(app) == before
 
 
+def test_a_session_without_messages_and_one_with_markup_render_safely(app):
+    upload(app, "empty.jsonl", b'{"pruner_session": 1, "name": "empty"}\n')
+    assert_clean(app)
+    assert any("no messages" in i.value for i in app.info)
+    compaction_page(app)
+    assert any("no messages" in i.value for i in app.info)
+    app.switch_page("app_pages/explorer.py").run()
+    evil = "**bold** <img src=https://evil.example/i.png> [link](https://evil.example)"
+    line = json.dumps({"id": "m1", "role": "user", "content": evil})
+    upload(app, "<b>evil</b>.jsonl", b'{"pruner_session": 1}\n' + line.encode() + b"\n")
+    assert_clean(app)
+    assert evil in [c.value for c in app.code]  # inert
+    shown = [m.value for m in app.markdown] + [c.value for c in app.caption]
+    assert not any("evil.example" in v for v in shown)
+    assert any("<b>evil</b>.jsonl" in t.value for t in app.text)  # the file name as plain text
+
+
 def test_file_over_the_limit_is_refused(app, monkeypatch):
     monkeypatch.setenv(state.MAX_UPLOAD_ENV, "100")
     upload(app, "big.jsonl", DEMO.read_bytes())

@@ -163,6 +163,9 @@ def render() -> None:
              f"{len(loaded.session.messages):,} messages)")
     st.page_link("app_pages/explorer.py", label="Change the session on the Session explorer page",
                  icon=":material/arrow_back:")
+    if not loaded.session.messages:
+        st.info("This session has no messages: there is nothing to compact.")
+        return
     preview = view.applied_settings(loaded, None)
     compact_input = view.compaction_input(loaded, preview)
     preview = settings_form(loaded, compact_input)

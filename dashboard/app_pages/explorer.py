@@ -341,6 +341,9 @@ def render() -> None:
     with st.spinner("Pruning…"):
         analysis = state.analyse(loaded, settings)
     headline(loaded, analysis)
+    if not loaded.session.messages:
+        st.info("This session has no messages: there is nothing to prune. Pick or upload another one.")
+        return
     timeline(loaded, analysis)
     context_charts(loaded, settings, analysis)
     message_table(analysis)
