@@ -155,6 +155,19 @@ def test_explorer_upload_shows_the_four_statuses(page, app_url):
     save_screenshot(page, "explorer", height=1700)
     page.set_viewport_size({"width": 1400, "height": 1100})
 
+    # clicking the restored mark selects it: the inspector moves there and its arrow is drawn
+    from pruner import load_session, prune
+    decisions = prune(load_session(SAMPLES / "native_demo.jsonl")).decisions
+    restored = next(i for i, d in enumerate(decisions) if d.status == "restored")
+    timeline = page.locator(".js-plotly-plot").first
+    timeline.locator(".scatterlayer .trace").nth(STATUSES.index("restored")).locator("path.point").first.click(
+        force=True)
+    position = page.get_by_label("Message # (position in the session)")
+    page.wait_for_function("([el, want]) => el.value === want",
+                           arg=[position.element_handle(), str(restored)])
+    page.wait_for_function("""() => { const el = document.querySelector('.js-plotly-plot');
+        return el && el._fullLayout && (el._fullLayout.annotations || []).length >= 1; }""")
+
     sample = next((SAMPLES / n for n in ("pi_session.jsonl", "openai_chat.json") if (SAMPLES / n).exists()),
                   SAMPLES / "native_demo.jsonl")
     page.get_by_text("Upload", exact=True).click()
