@@ -117,10 +117,11 @@ def _loader_options(fmt: Format, retrieval_tools: Any, dialogue: int | None, fil
     if retrieval_tools is not None and "retrieval_tools" in inspect.signature(fmt.loads).parameters:
         opts["retrieval_tools"] = frozenset(retrieval_tools)
     if dialogue is not None:
-        if fmt.name != "openai_chat":
-            raise FormatError(f"--dialogue only applies to files of several dialogues (openai_chat), "
-                              f"not to {fmt.name}", file=file)
-        opts["dialogue"] = dialogue
+        if "dialogue" in inspect.signature(fmt.loads).parameters:
+            opts["dialogue"] = dialogue
+        elif dialogue != 0:  # every other format holds exactly one dialogue
+            raise FormatError(f"a {fmt.name} file holds one dialogue; dialogue {dialogue} does not exist",
+                              file=file)
     return opts
 
 
