@@ -23,9 +23,13 @@ _KEY = r"[A-Za-z0-9_](?:[A-Za-z0-9_.:\-]*[A-Za-z0-9_])?"
 MARKER_RE = re.compile(rf"\b(DEFINE|REF):({_KEY})")
 _PUNCT_RE = re.compile(r"[^\w\s]|_")
 SHINGLE_WORDS = 3
-#: Texts shorter than this (normalised) are never treated as duplicates: the
-#: placeholder that would stand in for them is about as long as they are.
+#: Documents shorter than this (normalised) are never treated as duplicates:
+#: there is too little text for a copy to matter.
 MIN_DUPLICATE_CHARS = 32
+#: A tool result removed as a copy is still answered at export by a placeholder
+#: ("[same as the result at turn 12 (id m40)]", about 14 tokens), so shorter
+#: results than this would cost more as a placeholder than they save.
+MIN_DUPLICATE_RESULT_CHARS = 80
 #: Texts with fewer words than this are compared exactly only, never as near-duplicates.
 MIN_NEAR_DUPLICATE_WORDS = 8
 

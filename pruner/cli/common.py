@@ -17,11 +17,16 @@ def add_input_arguments(p) -> None:
                    help="in JSONL files, skip lines that cannot be read (and report how many)")
     p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, metavar="N",
                    help="refuse files larger than this (default %(default)s)")
+    p.add_argument("--dialogue", type=int, metavar="N", default=None,
+                   help="for files holding several dialogues (e.g. tau-bench): use dialogue N (from 0)")
+    p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
+                   help="treat results of this tool as retrieved documents (repeatable)")
 
 
 def load_from_args(args):
     session = load_session(args.file, format=args.format, skip_bad_lines=args.skip_bad_lines,
-                           max_bytes=args.max_bytes)
+                           max_bytes=args.max_bytes, retrieval_tools=args.retrieval_tool or None,
+                           dialogue=args.dialogue)
     skipped = session.metadata.get("skipped_bad_lines")
     if skipped:
         print(f"warning: skipped {skipped} unreadable line(s) in {args.file}", file=sys.stderr)

@@ -21,11 +21,7 @@ from .common import add_input_arguments
 
 
 def add_loading_arguments(p) -> None:
-    add_input_arguments(p)
-    p.add_argument("--dialogue", type=int, metavar="N", default=None,
-                   help="for files holding several dialogues (e.g. tau-bench): use dialogue N (from 0)")
-    p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
-                   help="treat results of this tool as retrieved documents (repeatable)")
+    add_input_arguments(p)  # FILE, --format, --skip-bad-lines, --max-bytes, --dialogue, --retrieval-tool
 
 
 def _warn_skipped(sessions, file: str) -> None:

@@ -38,8 +38,9 @@ def summary_lines(result) -> list[str]:
     rules = ", ".join(f"{k} {v}" for k, v in s.by_rule.items()) or "none"
     return [
         f"messages: {s.messages_before} -> {s.messages_after}",
-        f"tokens:   {s.tokens_before:,} -> {s.tokens_after:,} ({100 * s.reduction:.1f}% fewer; "
-        f"placeholders {s.placeholder_tokens:,})",
+        f"tokens:   {s.tokens_before:,} -> {s.tokens_after:,} ("
+        + (f"{100 * s.reduction:.1f}% fewer" if s.reduction >= 0 else f"{-100 * s.reduction:.1f}% MORE")
+        + f"; placeholders {s.placeholder_tokens:,})",
         f"status:   {statuses}",
         f"rules:    {rules}",
         f"counter:  {s.counter}; passes took {s.elapsed_ms:.1f} ms",

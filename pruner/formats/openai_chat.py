@@ -223,8 +223,7 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         raise _top_level_error(doc, file)
     if dialogue is None and len(dialogues) > 1:
         raise FormatError(f"this file holds {len(dialogues)} dialogues; choose one (0 to {len(dialogues) - 1}) "
-                          "with --dialogue N in 'pruner inspect' or 'pruner convert' (e.g. convert "
-                          "--dialogue 0 --to native -o one.jsonl), or dialogue=N in Python", file=file)
+                          "with --dialogue N (or dialogue=N in Python)", file=file)
     index = dialogue or 0
     if not 0 <= index < len(dialogues):
         raise FormatError(f"dialogue {index} does not exist; the file holds {len(dialogues)} "

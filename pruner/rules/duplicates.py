@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 
-from ..analysis import MIN_DUPLICATE_CHARS, SessionIndex
+from ..analysis import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS, SessionIndex
 from . import Removal, explains, register_rule
 
 _ELIGIBLE_ROLES = frozenset({"tool", "retrieved_doc"})
@@ -16,9 +16,7 @@ _LOOKUPS = 6
 
 
 def _eligible(index: SessionIndex, alive: list[bool]) -> list[int]:
-    return [i for i, m in enumerate(index.messages)
-            if alive[i] and (m.role in _ELIGIBLE_ROLES or m.tool_call_id is not None)
-            and len(index.features[i].normalised) >= MIN_DUPLICATE_CHARS]
+    return [i for i in range(len(index.messages)) if alive[i] and is_candidate(index, i)]
 
 
 def _what(m) -> str:
@@ -59,8 +57,9 @@ def remove_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Re
 def is_candidate(index: SessionIndex, i: int) -> bool:
     """Whether message ``i`` takes part in duplicate detection (when alive)."""
     m = index.messages[i]
-    return (m.role in _ELIGIBLE_ROLES or m.tool_call_id is not None) and \
-        len(index.features[i].normalised) >= MIN_DUPLICATE_CHARS
+    if m.tool_call_id is not None:
+        return len(index.features[i].normalised) >= MIN_DUPLICATE_RESULT_CHARS
+    return m.role in _ELIGIBLE_ROLES and len(index.features[i].normalised) >= MIN_DUPLICATE_CHARS
 
 
 class DuplicateWalk:
