@@ -32,13 +32,35 @@ WEBGL_THRESHOLD = 1_500
 #: At most this many arrows point at the selected message (a popular original can have hundreds).
 MAX_INCOMING_ARROWS = 40
 
-TIMELINE_HOVER = ("<b>%{customdata[1]}</b> (#%{customdata[0]})<br>turn %{customdata[2]} · "
-                  "%{customdata[3]} · %{customdata[4]} tokens<br>rule: %{customdata[5]}<br>"
-                  "%{customdata[6]}<extra>%{fullData.name}</extra>")
+#: Hover reasons are cut to this many characters (the inspector shows the full text).
+HOVER_REASON_CHARS = 90
+
+# The timeline sends the browser compact per-point data: ``customdata`` is
+# ``[position, tokens]`` (plain ints, so a click event carries them back as
+# JSON numbers; the turn is the x slot rounded) and ``text`` is the role, plus the rule and a shortened
+# reason when they differ inside the trace; a rule and reason shared by every
+# mark of a trace (all the kept messages, say) go once into ``meta``. That
+# keeps a 12,000-message figure a few hundred kB instead of well over 1 MB.
+_HOVER_HEAD = "<b>#%{customdata[0]}</b> · turn %{x:.0f} · %{customdata[1]:,} tokens<br>"
+TIMELINE_HOVER = _HOVER_HEAD + "%{text}<extra>%{fullData.name}</extra>"
+TIMELINE_HOVER_SHARED = _HOVER_HEAD + "%{text} | rule: %{meta[0]}<br>%{meta[1]}<extra>%{fullData.name}</extra>"
 
 
 def _esc(value) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _hover_reason(reason: str) -> str:
+    """A reason short enough for a hover label, escaped (after cutting, so no entity is split).
+
+    Only ``&``, ``<`` and ``>`` are escaped: outside a tag a quote is inert, and
+    reasons quote tool arguments a lot (``&quot;`` would triple their size).
+    Separators are ASCII because the figure JSON escapes anything else.
+    """
+    flat = " ".join(str(reason).split())
+    if len(flat) > HOVER_REASON_CHARS:
+        flat = flat[: HOVER_REASON_CHARS - 3] + "..."
+    return html.escape(flat, quote=False)
 
 
 def _slot_at(frame: pd.DataFrame, position: int) -> tuple[float, float] | None:
@@ -82,21 +104,22 @@ def timeline_figure(frame: pd.DataFrame, *, selected: int | None = None,
     for status in STATUSES:
         part = frame[frame["status"] == status]
         if part.empty:  # keep the legend entry so the four statuses are always explained
-            x, y, custom = [None], [None], [[None] * 7]
+            x, y, custom, text, meta, template = [None], [None], [[None, None]], [None], None, TIMELINE_HOVER
         else:
-            # numpy arrays: plotly validates them without walking every element (10,000 marks)
-            x, y = part["slot"].to_numpy(dtype=float), part["lane"].to_numpy(dtype=float)
-            custom = np.empty((len(part), 7), dtype=object)
-            custom[:, 0] = part["position"].tolist()
-            custom[:, 1] = [_esc(v) for v in part["id"]]
-            custom[:, 2] = part["turn"].tolist()
-            custom[:, 3] = part["role"].tolist()
-            custom[:, 4] = part["tokens"].tolist()
-            custom[:, 5] = [_esc(r) or "none" for r in part["rule"]]
-            custom[:, 6] = [_esc(r) for r in part["reason"]]
+            # numpy arrays for x and y: plotly sends them base64-encoded instead of as JSON numbers
+            x, y = part["slot"].to_numpy(dtype="float32"), part["lane"].to_numpy(dtype="int8")
+            custom = part[["position", "tokens"]].to_numpy(dtype="int64").tolist()
+            roles = part["role"].map(_esc)
+            rules = part["rule"].map(lambda r: _esc(r) or "none")
+            reasons = part["reason"].map(_hover_reason)
+            if rules.nunique() == 1 and reasons.nunique() == 1:
+                text, meta, template = roles.tolist(), [rules.iloc[0], reasons.iloc[0]], TIMELINE_HOVER_SHARED
+            else:
+                text = (roles + " | rule: " + rules + "<br>" + reasons).tolist()
+                meta, template = None, TIMELINE_HOVER
         fig.add_trace(scatter(
             x=x, y=y, mode="markers", name=status_label(status, len(part)), legendgroup=status,
-            customdata=custom, hovertemplate=TIMELINE_HOVER,
+            customdata=custom, text=text, meta=meta, hovertemplate=template,
             marker={"color": STATUS_COLOURS[status], "symbol": STATUS_SYMBOLS[status], "size": size,
                     "line": {"width": 0}}))
     rings = [p for p in highlight]

@@ -73,12 +73,63 @@ def test_absent_status_keeps_its_legend_entry():
 
 def test_hover_text_from_the_transcript_is_html_escaped():
     evil = '<a href="https://evil.example/x">click</a>'
-    s = Session.of([Message(id=evil, role="user", content="<img src=https://evil.example/i.png>")])
-    frame = tables.messages_frame(s, [Decision(evil, "kept", "", f"see {evil}")], [1])
+    s = Session.of([Message(id=evil, role="user", content="<img src=https://evil.example/i.png>"),
+                    Message(id="u2", role="user", content="x")])
+    frame = tables.messages_frame(s, [Decision(evil, "expired", "ttl", f"see {evil}"),
+                                      Decision("u2", "expired", "ttl", "timed out")], [1, 1])
     text = charts.timeline_figure(frame).to_json()
     assert "<a href" not in text and "<img" not in text
-    kept = status_traces(spec(charts.timeline_figure(frame)))[0]
-    assert kept["customdata"][0][1] == "&lt;a href=&quot;https://evil.example/x&quot;&gt;click&lt;/a&gt;"
+    expired = status_traces(spec(charts.timeline_figure(frame)))[1]
+    assert expired["text"][0] == 'user | rule: ttl<br>see &lt;a href="https://evil.example/x"&gt;click&lt;/a&gt;'
+
+
+def test_hover_shows_role_tokens_rule_and_a_shortened_reason(demo_frame):
+    _, result, frame = demo_frame
+    long_reason = "superseded by " + "x" * 500
+    frame = frame.assign(reason=[long_reason if st_ != "kept" else r for st_, r in zip(frame["status"], frame["reason"])])
+    figure = spec(charts.timeline_figure(frame))
+    for t in status_traces(figure):
+        rows = frame.set_index("position")
+        for custom, text in zip(t["customdata"], t["text"]):
+            if custom[0] is None:
+                continue
+            row = rows.loc[custom[0]]
+            assert custom[1] == row["tokens"]
+            assert text.startswith(row["role"])
+            if t.get("meta"):  # a rule and reason shared by the whole trace are sent once
+                rule, reason = t["meta"]
+                assert "%{meta[0]}" in t["hovertemplate"] and "%{meta[1]}" in t["hovertemplate"]
+            else:
+                rule, reason = text.split(" | rule: ", 1)[1].split("<br>", 1)
+            assert rule == (row["rule"] or "none")
+            assert len(reason) <= charts.HOVER_REASON_CHARS
+            full = " ".join(row["reason"].split())
+            assert reason == full or (reason.endswith("...") and full.startswith(reason[:-3]))
+        assert "%{customdata[1]:,} tokens" in t["hovertemplate"] and "%{x:.0f}" in t["hovertemplate"]
+
+
+def test_the_hover_turn_is_the_rounded_slot(demo_frame):
+    _, _, frame = demo_frame
+    assert (frame["slot"].round().astype(int) == frame["turn"]).all()
+
+
+def test_timeline_payload_stays_small_for_10000_messages():
+    """The figure JSON the browser receives is bounded per message (deterministic, not a timing)."""
+    n, removed_every, reason = 10_000, 4, "superseded by a newer result of " + "read_file(" + '{"path":"a"}' * 30 + ")"
+    roles = ["user", "assistant", "tool", "retrieved_doc"]
+    messages = [Message(id=f"m{i}", role=roles[i % 4], content="x", turn=i // 5) for i in range(n)]
+    s = Session.of(messages, number_turns=False)
+    decisions = [Decision(f"m{i}", "expired", "superseded_call", reason) if i % removed_every == 0
+                 else Decision(f"m{i}", "kept", "", "") for i in range(n)]
+    frame = tables.messages_frame(s, decisions, [1_000 + i for i in range(n)])
+    size = len(charts.timeline_figure(frame).to_json())
+    # per mark: x (float32, base64) ~6 B, y (int8, base64) ~2 B, customdata "[1234,5678]," ~12 B,
+    # role text ~16 B; per removed mark also its rule and a reason cut to HOVER_REASON_CHARS (JSON
+    # escaping can double the quotes); plus a fixed layout.
+    per_mark, per_removed = 40, 40 + 2 * charts.HOVER_REASON_CHARS
+    bound = n * per_mark + (n // removed_every) * per_removed + 20_000
+    assert size <= bound, f"{size:,} bytes for {n:,} messages (bound {bound:,})"
+    assert size < 60 * n  # the old per-point strings took over 110 B per message
 
 
 def test_selected_removed_message_points_at_its_replacement(demo_frame):
