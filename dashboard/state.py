@@ -1,11 +1,16 @@
 """Loading and caching for the dashboard: every call into the library goes through here.
 
 * The token counter is a ``st.cache_resource`` (one per encoding, shared by all users).
-* Parsed sessions and pruning results are ``st.cache_data``, keyed by the
+* Parsed sessions and pruning results are cached per process, keyed by the
   session's content (SHA-256 of the file bytes plus the chosen format, or the
   workload parameters) and the settings, so changing a filter never re-runs the
-  pruner. The last results are also kept in the user's session state so a
-  rerun does not even pay for un-pickling a 10,000-message result.
+  pruner. They are ``st.cache_resource`` rather than ``st.cache_data``: the
+  values are immutable (frozen dataclasses; the frames are only ever read), and
+  ``st.cache_data`` pickles on store and un-pickles on every hit, which for a
+  12,000-message session costs over a second each time a browser tab opens.
+  The last results are also kept in the user's session state.
+* Figures built from those results are cached the same way (``shared``), so a
+  reload or a second visitor gets the finished figure instead of rebuilding it.
 
 Nothing here prunes or summarises by itself; it only calls ``pruner``.
 """
@@ -109,7 +114,7 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _parse_bytes(data_digest: str, file: str, format: str | None, max_bytes: int,
                  _data: bytes) -> tuple[Session, str]:
     session = load_bytes(_data, file=file, format=format, max_bytes=max_bytes)
@@ -163,7 +168,7 @@ def _optional(name: str):
         return None
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _generate(workload: str, turns: int, seed: int) -> Session:
     return workloads_module().generate(workload, turns=turns, seed=seed)
 
@@ -185,7 +190,7 @@ def load_workload(workload: str, *, turns: int, seed: int) -> LoadedSession:
                          format="native", detected=False, session=session)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _analyse(session_key: str, settings: PruneSettings, _session: Session) -> Analysis:
     result = prune(_session, settings.config())
     counter = token_counter(settings.encoding)
@@ -321,6 +326,21 @@ def settings() -> PruneSettings:
 
 def set_settings(value: PruneSettings) -> None:
     st.session_state["pruner_settings"] = value
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _shared(name: str, key: Any, _build: Callable[[], Any]) -> Any:
+    return _build()
+
+
+def shared(name: str, key: Any, build: Callable[[], Any]) -> Any:
+    """A value built once per process for ``(name, key)`` and shared by every visitor (read-only!).
+
+    For figures and frames that depend only on the session's content and the
+    settings (``key`` must say everything ``build`` depends on): a reload, a
+    new tab or a second user gets them without rebuilding.
+    """
+    return _shared(name, key, build)
 
 
 def memoised(name: str, key: Any, build: Callable[[], Any], *, keep: int = 8) -> Any:

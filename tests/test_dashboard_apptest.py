@@ -270,6 +270,7 @@ def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeyp
         raise RuntimeError("internal detail that must not reach the user")
     monkeypatch.setattr(state, "prune", boom)
     st.cache_data.clear()
+    st.cache_resource.clear()  # pruning results are cached as resources (no pickling per hit)
     at = AppTest.from_file(str(APP), default_timeout=180).run()
     assert not at.exception
     assert [e.value for e in at.error] == [ui.GENERIC_ERROR]

@@ -157,15 +157,17 @@ def timeline(loaded, analysis) -> None:
                "it: arrows go from a removed message to the one that replaced it, and from a restored "
                "message to the one that needed it.")
     selected = ss.get("inspect_pos")
-    fig = state.memoised("timeline", (loaded.key, state.settings(), selected),
-                         lambda: charts.timeline_figure(analysis.frame, selected=selected, revision=loaded.key))
+    fig = state.shared("timeline", (loaded.key, state.settings(), selected),
+                       lambda: charts.timeline_figure(analysis.frame, selected=selected, revision=loaded.key))
     st.plotly_chart(fig, key="timeline_chart", on_select=on_timeline_select, selection_mode="points",
                     config={"displaylogo": False})
 
 
 def context_charts(loaded, settings, analysis) -> None:
     st.subheader("Context per turn")
-    before = state.memoised("context_before", loaded.key, lambda: tables.context_before_frame(analysis.frame))
+    # the unpruned context depends on the token counts only: the session and the encoding
+    before = state.shared("context_before", (loaded.key, settings.encoding),
+                          lambda: tables.context_before_frame(analysis.frame))
     request = (loaded.key, settings)
     if state.context_is_cheap(loaded) or ss.get("context_requested") == request:
         limit = state.MAX_CONTEXT_SAMPLES if state.context_is_cheap(loaded) else state.LARGE_CONTEXT_SAMPLES
@@ -179,7 +181,7 @@ def context_charts(loaded, settings, analysis) -> None:
         context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
         return (charts.context_figure(tables.context_totals(context), sampled=sampled),
                 charts.composition_figure(context, stage="after" if samples else "before"))
-    sizes, composition = state.memoised("context_figures", (loaded.key, settings, len(samples)), figures)
+    sizes, composition = state.shared("context_figures", (loaded.key, settings, len(samples)), figures)
     left, right = st.columns(2)
     left.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
     right.plotly_chart(composition, key="composition_chart", config={"displaylogo": False})
