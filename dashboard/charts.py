@@ -108,14 +108,14 @@ def timeline_figure(frame: pd.DataFrame, *, selected: int | None = None,
         else:
             # numpy arrays for x and y: plotly sends them base64-encoded instead of as JSON numbers
             x, y = part["slot"].to_numpy(dtype="float32"), part["lane"].to_numpy(dtype="int8")
-            custom = part[["position", "tokens"]].to_numpy(dtype="int64").tolist()
+            custom = part[["position", "tokens"]].to_numpy(dtype="int32")
             roles = part["role"].map(_esc)
             rules = part["rule"].map(lambda r: _esc(r) or "none")
             reasons = part["reason"].map(_hover_reason)
             if rules.nunique() == 1 and reasons.nunique() == 1:
-                text, meta, template = roles.tolist(), [rules.iloc[0], reasons.iloc[0]], TIMELINE_HOVER_SHARED
+                text, meta, template = roles.to_numpy(dtype=str), [rules.iloc[0], reasons.iloc[0]], TIMELINE_HOVER_SHARED
             else:
-                text = (roles + " | rule: " + rules + "<br>" + reasons).tolist()
+                text = (roles + " | rule: " + rules + "<br>" + reasons).to_numpy(dtype=str)
                 meta, template = None, TIMELINE_HOVER
         fig.add_trace(scatter(
             x=x, y=y, mode="markers", name=status_label(status, len(part)), legendgroup=status,
@@ -186,6 +186,12 @@ def selected_position(event) -> int | None:
         return None
     for point in points or ():
         custom = point.get("customdata") if isinstance(point, dict) else None
+        # customdata is sent as a typed array; a point's row may come back as a list, as the
+        # {"0": ..., "1": ...} that JSON makes of a typed array, or as a bare number
+        if isinstance(custom, dict):
+            custom = [custom.get("0", custom.get(0))]
+        elif not isinstance(custom, (list, tuple)):
+            custom = [custom]
         if custom and custom[0] is not None:
             try:
                 return int(custom[0])

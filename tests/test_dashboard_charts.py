@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -22,8 +24,24 @@ from pruner import ROLES, STATUSES, Decision, Message, Session, get_counter, loa
 DEMO = ROOT / "sample_sessions" / "native_demo.jsonl"
 
 
+def _decode(value):
+    """A plotly typed-array spec (``{"dtype", "bdata", "shape"}``, how numpy arrays are sent) as lists."""
+    if not (isinstance(value, dict) and "bdata" in value):
+        return value
+    array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    if "shape" in value:
+        array = array.reshape([int(n) for n in str(value["shape"]).split(",")])
+    return array.tolist()
+
+
 def spec(fig) -> dict:
-    return json.loads(fig.to_json())
+    """The figure's JSON as the browser gets it, with typed arrays decoded back to lists."""
+    figure = json.loads(fig.to_json())
+    for trace in figure["data"]:
+        for key in ("x", "y", "customdata"):
+            if key in trace:
+                trace[key] = _decode(trace[key])
+    return figure
 
 
 def status_traces(figure: dict) -> list[dict]:
@@ -245,3 +263,6 @@ def test_selected_position_reads_the_streamlit_selection_event():
     assert charts.selected_position({"selection": {"points": []}}) is None
     assert charts.selected_position({"selection": {"points": [{"customdata": [None] * 7}]}}) is None
     assert charts.selected_position(None) is None
+    # a typed-array row serialised by the browser, or a bare number
+    assert charts.selected_position({"selection": {"points": [{"customdata": {"0": 12, "1": 40}}]}}) == 12
+    assert charts.selected_position({"selection": {"points": [{"customdata": 5}]}}) == 5
