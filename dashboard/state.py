@@ -173,6 +173,11 @@ def _generate(workload: str, turns: int, seed: int) -> Session:
     return workloads_module().generate(workload, turns=turns, seed=seed)
 
 
+def workload_key(workload: str, *, turns: int, seed: int) -> str:
+    """The content identity of a generated workload (generation is deterministic)."""
+    return f"workload:{workload}:{int(turns)}:{int(seed)}"
+
+
 def load_workload(workload: str, *, turns: int, seed: int) -> LoadedSession:
     """A generated workload session (``pruner.workloads.generate``)."""
     module = workloads_module()
@@ -186,17 +191,29 @@ def load_workload(workload: str, *, turns: int, seed: int) -> LoadedSession:
                           file="workload")
     session = _generate(workload, int(turns), int(seed))
     label = f"{workload}, {turns:,} turns, seed {seed}"
-    return LoadedSession(key=f"workload:{workload}:{turns}:{seed}", label=label, origin="workload",
+    return LoadedSession(key=workload_key(workload, turns=turns, seed=seed), label=label, origin="workload",
                          format="native", detected=False, session=session)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _analyse(session_key: str, settings: PruneSettings, _session: Session) -> Analysis:
+    _analysed().add((session_key, settings))
     result = prune(_session, settings.config())
     counter = token_counter(settings.encoding)
     tokens = counter.count_many([m.content for m in _session.messages])
     tokens = [message_tokens(m, counter) if m.tool_calls else n for m, n in zip(_session.messages, tokens)]
     return Analysis(result=result, frame=tables.messages_frame(_session, result.decisions, tokens))
+
+
+@st.cache_resource(show_spinner=False)
+def _analysed() -> set:
+    """(session key, settings) pairs pruned in this process (a hint: cache eviction is not tracked)."""
+    return set()
+
+
+def is_analysed(session_key: str, settings: PruneSettings) -> bool:
+    """Whether ``analyse`` has (most likely) a cached result, i.e. will return without pruning."""
+    return (session_key, settings) in _analysed()
 
 
 def analyse(loaded: LoadedSession, settings: PruneSettings) -> Analysis:

@@ -210,6 +210,35 @@ def test_switching_the_source_to_a_generated_workload(app):
     assert app.session_state[state._CURRENT].origin == "workload"
 
 
+def link_visit(**params) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=180)
+    for name, value in params.items():
+        at.query_params[name] = str(value)
+    return at.run()
+
+
+def test_a_link_opens_a_workload_and_a_second_visit_reuses_the_pruning(monkeypatch):
+    workloads = pytest.importorskip("pruner.workloads")
+    params = {"workload": "tool_agent", "turns": 12, "seed": 4}
+    key = state.workload_key("tool_agent", turns=12, seed=4)
+    assert not state.is_analysed(key, state.PruneSettings())
+    first = link_visit(**params)
+    assert_clean(first)
+    assert_headline(first, prune(workloads.generate("tool_agent", turns=12, seed=4)))
+    # the placeholder chart sent while pruning is gone: the timeline is the first chart
+    assert "Loading and pruning" not in all_text(first)
+    assert chart_specs(first)[0] == timeline_spec(first)
+    assert state.is_analysed(key, state.PruneSettings())
+
+    calls = []
+    real = state.prune
+    monkeypatch.setattr(state, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
+    second = link_visit(**params)  # a reload: a new browser session, same process
+    assert_clean(second)
+    assert calls == []
+    assert timeline_spec(second) == timeline_spec(first)
+
+
 def test_switching_the_sample(app):
     other = next((n for n in state.list_samples() if n != DEMO.name), None)
     if other is None:

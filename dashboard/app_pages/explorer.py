@@ -104,6 +104,19 @@ def load_from_link() -> None:
         try_load(lambda: state.load_workload(params["workload"], turns=turns, seed=seed))
 
 
+def link_needs_pruning() -> bool:
+    """Whether this first run of a visit opens a linked workload that is not pruned yet."""
+    params = st.query_params
+    if ss.get("link_applied") or "workload" not in params:
+        return False
+    try:
+        key = state.workload_key(params["workload"], turns=int(params.get("turns", 200)),
+                                 seed=int(params.get("seed", 0)))
+    except ValueError:
+        return False
+    return not state.is_analysed(key, state.settings())
+
+
 def settings_form() -> None:
     """The pruning settings, applied only when the form is submitted."""
     current = state.settings()
@@ -312,7 +325,16 @@ def downloads(loaded, analysis) -> None:
 
 def render() -> None:
     st.title("Session explorer")
+    loading = st.empty()
+    if link_needs_pruning():
+        # The browser fetches and compiles plotly.js (several MB) only when a first chart
+        # arrives; sending a tiny one now lets it do that while the session is generated and
+        # pruned (seconds for a long one), instead of after. It is removed before anything
+        # else is drawn. (Not when the result is cached: then it only delays the timeline.)
+        loading.plotly_chart(charts.loading_figure("Loading and pruning the session…"),
+                             key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
     load_from_link()
+    loading.empty()
     current = state.ensure_session()
     with st.sidebar:
         st.header("Session")
