@@ -95,7 +95,7 @@ def containment(text: str, original: str) -> float:
 
 
 _FEATURES: dict[str, ContentFeatures] = {}
-_MAX_FEATURES = 200_000
+_MAX_FEATURES = 1_000_000  # distinct texts; enough for a 500,000-message session
 
 
 def content_features(text: str) -> ContentFeatures:

@@ -32,7 +32,7 @@ from .analysis import SessionIndex
 from .errors import InvalidSessionError
 from .fileops import READ
 from .model import Message, Session, validate_messages
-from .prune import PruneConfig, PruneResult, _finish, prune
+from .prune import PruneConfig, PruneResult, _finish, collector_paused, prune
 from .rounds import settled
 from .rules import RULES, Removal
 from .rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
@@ -94,6 +94,10 @@ class IncrementalPruner:
                 for c in getattr(m, "tool_calls", ()):
                     self._call_ids.discard(c.id)
             raise
+        with collector_paused():
+            return self._append(new, start)
+
+    def _append(self, new: list[Message], start: int) -> TurnUpdate:
         self._messages.extend(new)
         self.appends += 1
         recomputed = False
@@ -114,6 +118,10 @@ class IncrementalPruner:
         """The full result for everything appended so far; equals ``prune()`` of it."""
         if self._multi_round is not None:
             return self._multi_round
+        with collector_paused():
+            return self._result()
+
+    def _result(self) -> PruneResult:
         started = time.perf_counter()
         n = len(self._messages)
         final: dict[int, tuple[str, Removal]] = {}

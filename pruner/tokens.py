@@ -98,7 +98,7 @@ class TokenCounter:
     messages it has already seen.
     """
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING, *, max_cache: int = 200_000):
+    def __init__(self, encoding: str = DEFAULT_ENCODING, *, max_cache: int = 1_000_000):
         import tiktoken  # imported here so a missing tiktoken gives the heuristic fallback
 
         self.encoding_name = encoding
