@@ -227,17 +227,33 @@ def test_benchmarks_and_guide_pages_render(page, app_url):
 
 
 def test_time_until_a_2000_turn_timeline_is_drawn(page, app_url):
-    """Prints the time from navigation until the timeline of a generated 2,000-turn session is drawn."""
+    """Prints the time from navigation until the timeline of a generated 2,000-turn session is drawn.
+
+    Also prints the bytes the page received over Streamlit's websocket (the
+    figures and tables sent to the browser), a measure that does not depend on
+    the machine's load.
+    """
     workloads = pytest.importorskip("pruner.workloads")
     messages = len(workloads.generate("tool_agent", turns=LARGE_TURNS, seed=0).messages)
+    received = [0]
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.__setitem__(
+        0, received[0] + len(payload))))
     start = time.perf_counter()
     page.goto(f"{app_url}/?workload=tool_agent&turns={LARGE_TURNS}&seed=0")
     page.wait_for_function(TIMELINE_DRAWN, arg=messages - 10)  # every mark (minus the empty-status stubs)
     first = time.perf_counter() - start
     assert page.locator(".js-plotly-plot canvas").count() > 0  # drawn with WebGL
+    # let the rest of the page arrive, so the reload is not timed while the first run still draws
+    page.locator("[data-testid=stDataFrame]").first.wait_for()
+    page.get_by_text("Message inspector").first.wait_for()
+    page.wait_for_timeout(2000)
+    first_bytes, received[0] = received[0], 0
     start = time.perf_counter()
     page.reload()
     page.wait_for_function(TIMELINE_DRAWN, arg=messages - 10)
     cached = time.perf_counter() - start
+    page.get_by_text("Message inspector").first.wait_for()
+    page.wait_for_timeout(2000)
     print(f"\n[browser] tool_agent {LARGE_TURNS} turns ({messages:,} messages): timeline drawn "
-          f"{first:.1f} s after navigation (first load: generate + prune), {cached:.1f} s after a reload (cached)")
+          f"{first:.1f} s after navigation (first load: generate + prune), {cached:.1f} s after a reload (cached); "
+          f"page data received {first_bytes:,} bytes (first load), {received[0]:,} bytes (reload)")
