@@ -102,9 +102,15 @@ class DuplicateWalk:
         f = self.index.features[i]
         _add(self.by_text, f.normalised, i)
         if self.near:
-            postings = self.postings
-            for h in f.anchors:
-                _add(postings, h, i)
+            get = self.postings.get
+            for h in f.anchors:  # _add, inlined: this loop is the walk's hottest
+                p = get(h)
+                if p is None:
+                    self.postings[h] = [i]
+                elif not p or p[-1] < i:
+                    p.append(i)
+                else:
+                    insort(p, i)
 
     def unregister(self, i: int) -> None:
         f = self.index.features[i]
