@@ -18,7 +18,6 @@ from __future__ import annotations
 import html
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 

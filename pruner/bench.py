@@ -68,7 +68,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
-from .baselines import no_pruning, oracle, truncate_to_budget
+from .baselines import oracle, truncate_to_budget
 from .errors import PrunerError
 from .fileops import FileTools
 from .formats.native import dumps as native_dumps

@@ -6,7 +6,6 @@ import json
 
 import streamlit as st
 
-from pruner.errors import PrunerError
 from pruner.export import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 

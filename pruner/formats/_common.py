@@ -330,3 +330,25 @@ def probe(text: str, *, file: str, max_lines: int = 50) -> Probe:
                 recs.append(obj)
             return Probe(lines=tuple(recs))
     return Probe(document=document(text, file=file), is_document=True)
+
+
+def chat_message_fields(b: "SessionBuilder", m: Any, where: str, *, roles: Iterable[str],
+                        known: Iterable[str]) -> tuple[str, str, dict[str, Any]]:
+    """Check an OpenAI-style message object: ``(role, flattened content, unmapped fields)``.
+
+    Shared by the Chat Completions and SWE-agent importers, whose messages have
+    the same shape; errors name the JSON path and say what to add.
+    """
+    roles = tuple(roles)
+    if not isinstance(m, dict):
+        raise b.error(f"a message must be an object, got {type_name(m)}", where)
+    if "role" not in m:
+        raise b.error("message has no 'role'; add one of " + ", ".join(roles), where)
+    role = m["role"]
+    if role not in roles:
+        raise b.error(f"unknown role {role!r}; expected one of {', '.join(roles)}", jpath(where, "role"))
+    content, parts = flatten_content(m.get("content"), file=b.file, where=jpath(where, "content"))
+    extra = unmapped(m, known)
+    if parts:
+        extra["content_parts"] = parts
+    return role, content, extra

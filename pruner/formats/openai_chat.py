@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from ..errors import FormatError
 from ..model import Session
-from ._common import Probe, SessionBuilder, document, flatten_content, jpath, type_name, unmapped, with_source
+from ._common import Probe, SessionBuilder, chat_message_fields, document, jpath, type_name, unmapped, with_source
 
 NAME = "openai_chat"
 DESCRIPTION = "OpenAI Chat Completions messages (a list, or an object with 'messages')"
@@ -106,18 +106,8 @@ def detect(text: str, probe: Probe | None) -> float:
 
 def _message(b: SessionBuilder, m: Any, i: int, base: str, legacy: dict[str, list[str]]) -> None:
     where = jpath(base, i)
-    if not isinstance(m, dict):
-        raise b.error(f"a message must be an object, got {type_name(m)}", where)
-    if "role" not in m:
-        raise b.error("message has no 'role'; add one of " + ", ".join(ROLES), where)
-    role = m["role"]
-    if role not in ROLES:
-        raise b.error(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", jpath(where, "role"))
-    content, parts = flatten_content(m.get("content"), file=b.file, where=jpath(where, "content"))
+    role, content, extra = chat_message_fields(b, m, where, roles=ROLES, known=_KNOWN)
     meta: dict[str, Any] = {}
-    extra = unmapped(m, _KNOWN)
-    if parts:
-        extra["content_parts"] = parts
     if role == "developer":
         extra["role"] = role
     if role != "tool" and "name" in m:

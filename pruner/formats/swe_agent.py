@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from ..errors import FormatError
 from ..model import Session
-from ._common import Probe, SessionBuilder, document, flatten_content, jpath, type_name, unmapped, with_source
+from ._common import Probe, SessionBuilder, chat_message_fields, document, jpath, type_name, unmapped, with_source
 
 NAME = "swe_agent"
 DESCRIPTION = "SWE-agent trajectory (.traj JSON with a 'history' message list)"
@@ -49,17 +49,7 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
     actions = 0
     for i, m in enumerate(doc["history"]):
         where = jpath("$.history", i)
-        if not isinstance(m, dict):
-            raise b.error(f"a message must be an object, got {type_name(m)}", where)
-        if "role" not in m:
-            raise b.error("message has no 'role'; add one of " + ", ".join(ROLES), where)
-        role = m["role"]
-        if role not in ROLES:
-            raise b.error(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", jpath(where, "role"))
-        content, parts = flatten_content(m.get("content"), file=file, where=jpath(where, "content"))
-        extra = unmapped(m, _KNOWN)
-        if parts:
-            extra["content_parts"] = parts
+        role, content, extra = chat_message_fields(b, m, where, roles=ROLES, known=_KNOWN)
         mid = f"m{i}"
         if role == "tool":
             ids = m.get("tool_call_ids")
