@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .analysis import SessionIndex
-from .errors import InvalidSessionError
 from .fileops import READ
 from .model import Message, Session, validate_messages
 from .prune import PruneConfig, PruneResult, _finish, collector_paused, prune
@@ -85,15 +84,9 @@ class IncrementalPruner:
         """Add messages (in order) and bring the pruning up to date."""
         new = list(messages)
         start = len(self._messages)
-        try:
-            validate_messages(new, seen=self._seen, call_ids=self._call_ids, start=start)
-        except InvalidSessionError:
-            for m in new:  # leave the pruner as it was
-                if self._seen.get(getattr(m, "id", None), -1) >= start:
-                    del self._seen[m.id]
-                for c in getattr(m, "tool_calls", ()):
-                    self._call_ids.discard(c.id)
-            raise
+        seen, calls = dict(self._seen), set(self._call_ids)  # validated into copies: a bad batch changes nothing
+        validate_messages(new, seen=seen, call_ids=calls, start=start)
+        self._seen, self._call_ids = seen, calls
         with collector_paused():
             return self._append(new, start)
 

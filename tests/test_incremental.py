@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pruner import Message, PruneConfig, prune
+from pruner import Message, PruneConfig, Session, prune
 from pruner.incremental import IncrementalPruner
 
 from .strategies import sessions
@@ -50,3 +50,26 @@ def test_equals_a_full_prune_for_any_batching(session, size):
     for i in range(0, len(msgs), size):
         pruner.append(msgs[i:i + size])
     _same(pruner.result(), prune(session))
+
+
+def test_a_bad_batch_is_refused_and_changes_nothing():
+    import pytest
+
+    from pruner import InvalidSessionError, ToolCall
+
+    pruner = IncrementalPruner()
+    first = [Message("u1", "user", "hi"),
+             Message("a1", "assistant", "", tool_calls=(ToolCall("c1", "search", {"q": "x"}),)),
+             Message("r1", "tool", "result text that is long enough to matter for the passes", tool_call_id="c1")]
+    pruner.append(first)
+    with pytest.raises(InvalidSessionError) as err:
+        pruner.append([Message("a2", "assistant", "", tool_calls=(ToolCall("c1", "search", {}),))])
+    assert "tool call id 'c1' is used by an earlier call" in str(err.value)
+    with pytest.raises(InvalidSessionError):
+        pruner.append([Message("u1", "user", "again")])  # duplicate id
+    second = [Message("u2", "user", "again"),
+              Message("a3", "assistant", "", tool_calls=(ToolCall("c2", "search", {"q": "x"}),)),
+              Message("r2", "tool", "result text that is long enough to matter for the passes", tool_call_id="c2")]
+    pruner.append(second)
+    expected = prune(Session(messages=tuple(first + second)))
+    assert pruner.result().decisions == expected.decisions
