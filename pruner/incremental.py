@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import ChainMap
 from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Iterable
@@ -60,6 +61,19 @@ class _Alive12:
         return not self._gone1[i] and i not in self._dup
 
 
+class _SetOverlay:
+    """A set seen through: reads the base, writes to ``added``."""
+
+    def __init__(self, base: set):
+        self.base, self.added = base, set()
+
+    def __contains__(self, item) -> bool:
+        return item in self.added or item in self.base
+
+    def add(self, item) -> None:
+        self.added.add(item)
+
+
 class IncrementalPruner:
     """Keeps the pruning of a growing conversation up to date, one append at a time."""
 
@@ -84,11 +98,16 @@ class IncrementalPruner:
         """Add messages (in order) and bring the pruning up to date."""
         new = list(messages)
         start = len(self._messages)
-        seen, calls = dict(self._seen), set(self._call_ids)  # validated into copies: a bad batch changes nothing
+        # Validated into overlays on the known ids, so a refused batch changes nothing
+        # and an accepted one costs only its own size.
+        seen = ChainMap({}, self._seen)
+        calls = _SetOverlay(self._call_ids)
         validate_messages(new, seen=seen, call_ids=calls, start=start)
-        self._seen, self._call_ids = seen, calls
-        with collector_paused():
-            return self._append(new, start)
+        self._seen.update(seen.maps[0])
+        self._call_ids |= calls.added
+        # No collector pause here (unlike prune()): an append allocates little, and
+        # re-enabling the collector after every turn would set off a collection each time.
+        return self._append(new, start)
 
     def _append(self, new: list[Message], start: int) -> TurnUpdate:
         self._messages.extend(new)
@@ -163,6 +182,7 @@ class IncrementalPruner:
         self._results_of: dict[int, list[int]] = {}  # assistant index -> its results
         self._needs: dict[int, list] = {}  # active needer -> [(target, (needer, order, rule, detail))]
         self._restored: dict[int, set[tuple[int, int, str, str]]] = {}  # target -> needers' entries
+        self._witness: dict[int, int] = {}  # restored -> a kept message showing why pass 1 removed it
 
     def _pass1_removal(self, i: int) -> Removal | None:
         """The pass-1 removal of ``i`` with rule precedence: superseded, stale, ttl."""
@@ -405,7 +425,10 @@ class IncrementalPruner:
 
     @property
     def _alive12_view(self) -> "_Alive12":
-        return _Alive12(self)
+        view = self.__dict__.get("_view")
+        if view is None or view._dup is not self._dup or view._gone1 is not self._gone1:
+            view = self._view = _Alive12(self)  # made again only after a reset
+        return view
 
     # -- is the first round the whole story? -----------------------------------------------------
 
@@ -431,4 +454,5 @@ class IncrementalPruner:
             return ()
 
         return settled(self._index, restored, kept=kept, removed_by_pass1=lambda i: gone1[i] == 1,
-                       later_results=later_results, later_invalidators=later_invalidators)
+                       later_results=later_results, later_invalidators=later_invalidators,
+                       witness=self._witness)

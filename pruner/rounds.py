@@ -24,7 +24,15 @@ from .fileops import READ
 
 def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], bool],
             removed_by_pass1: Callable[[int], bool], later_results: Callable[[int], Iterable[int]],
-            later_invalidators: Callable[[int, str], Iterable[int]]) -> bool:
+            later_invalidators: Callable[[int, str], Iterable[int]],
+            witness: dict[int, int] | None = None) -> bool:
+    """True when a second round of the passes over the kept messages changes nothing.
+
+    ``witness`` (optional, kept by the caller between calls) remembers, for each
+    restored message, the kept message that showed its removal reason still
+    holds; it is checked first, so a caller asking after every turn does not
+    search again while the witness stays kept.
+    """
     msgs: Sequence = index.messages
     last = len(msgs) - 1
     while last >= 0 and not kept(last):
@@ -34,9 +42,17 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
     for r in restored:
         if not removed_by_pass1(r):
             continue
-        if any(kept(j) for j in later_results(r)):
-            continue
-        if any(kept(v) for a in index.file_access[r] if a.op == READ for v in later_invalidators(r, a.path)):
+        if witness is not None:
+            w = witness.get(r)
+            if w is not None and kept(w):
+                continue
+        found = next((j for j in later_results(r) if kept(j)), None)
+        if found is None:
+            found = next((v for a in index.file_access[r] if a.op == READ
+                          for v in later_invalidators(r, a.path) if kept(v)), None)
+        if found is not None:
+            if witness is not None:
+                witness[r] = found
             continue
         eat = msgs[r].expires_after_turn
         if eat is not None and eat < index.last_turn:
