@@ -118,7 +118,7 @@ class IncrementalPruner:
             recomputed = True
         else:
             self._advance(start)
-            if self._settled():
+            if self._settled_now():
                 self._multi_round = None
             else:
                 self._multi_round = prune(self._session(), self.config, validate=False)
@@ -183,6 +183,8 @@ class IncrementalPruner:
         self._needs: dict[int, list] = {}  # active needer -> [(target, (needer, order, rule, detail))]
         self._restored: dict[int, set[tuple[int, int, str, str]]] = {}  # target -> needers' entries
         self._witness: dict[int, int] = {}  # restored -> a kept message showing why pass 1 removed it
+        self._was_settled = False
+        self._kept_changed = True
 
     def _pass1_removal(self, i: int) -> Removal | None:
         """The pass-1 removal of ``i`` with rule precedence: superseded, stale, ttl."""
@@ -230,6 +232,8 @@ class IncrementalPruner:
                     self._dup[i] = r
                     self._dependents.setdefault(r.related, set()).add(i)
         self._update_needs(start, n, died, revived)
+        # What the settled check read can only change when an earlier message's status did.
+        self._kept_changed = bool(old_left or died or revived or self._restored_changed)
 
     # -- pass 2: the walk, and judging again what an original's departure changes ----------------
 
@@ -360,6 +364,7 @@ class IncrementalPruner:
 
     def _update_needs(self, start: int, n: int, died: list[int], revived: list[int]) -> None:
         index = self._index
+        self._restored_changed = False
         recheck: set[int] = set()  # needers whose needs may have changed
         for j in revived:  # j is kept by passes 1-2 again (pass 2 judged it an original)
             for k in index.defines[j]:
@@ -414,12 +419,14 @@ class IncrementalPruner:
                     needers.discard(entry)
                     if not needers:
                         del self._restored[target]
+                        self._restored_changed = True
                         heapq.heappush(heap, target)  # its own needs go too
             for need in new:
                 if need not in old:
                     target, entry = need
                     fresh = target not in self._restored
                     self._restored.setdefault(target, set()).add(entry)
+                    self._restored_changed = self._restored_changed or fresh
                     if fresh:
                         heapq.heappush(heap, target)
 
@@ -431,6 +438,25 @@ class IncrementalPruner:
         return view
 
     # -- is the first round the whole story? -----------------------------------------------------
+
+    def _settled_now(self) -> bool:
+        """``_settled()``, skipped when nothing it reads changed since it last said yes.
+
+        Its verdict can only turn from yes to no when an earlier message's status
+        or the restored set changes; new messages at the end (checked by the
+        last-kept-turn test) and a later last turn (TTLs only expire more) cannot.
+        """
+        if self._was_settled and not self._kept_changed and self._last_kept_turn_matches():
+            return True
+        self._was_settled = self._settled()
+        return self._was_settled
+
+    def _last_kept_turn_matches(self) -> bool:
+        gone1, dup, restored, msgs = self._gone1, self._dup, self._restored, self._messages
+        last = len(msgs) - 1
+        while last >= 0 and not ((not gone1[last] and last not in dup) or last in restored):
+            last -= 1
+        return (msgs[last].turn if last >= 0 else 0) == self._index.last_turn
 
     def _settled(self) -> bool:
         """True when a second round of the passes over the kept messages changes nothing."""
