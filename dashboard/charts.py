@@ -112,7 +112,8 @@ def timeline_figure(frame: pd.DataFrame, *, selected: int | None = None,
             rules = part["rule"].map(lambda r: _esc(r) or "none")
             reasons = part["reason"].map(_hover_reason)
             if rules.nunique() == 1 and reasons.nunique() == 1:
-                text, meta, template = roles.to_numpy(dtype=str), [rules.iloc[0], reasons.iloc[0]], TIMELINE_HOVER_SHARED
+                text, template = roles.to_numpy(dtype=str), TIMELINE_HOVER_SHARED
+                meta = [rules.iloc[0], reasons.iloc[0]]
             else:
                 text = (roles + " | rule: " + rules + "<br>" + reasons).to_numpy(dtype=str)
                 meta, template = None, TIMELINE_HOVER

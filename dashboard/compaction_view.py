@@ -40,7 +40,7 @@ class PreviewSettings:
 
 
 @dataclass(frozen=True)
-class SummariserChoice:
+class SummarizerChoice:
     kind: str = "offline"  # "offline" | "endpoint"
     base_url: str = ""
     model: str = ""
@@ -159,18 +159,18 @@ def redact(text: str, secret: str) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-def run_compaction(loaded, compact_input: CompactInput, preview: PreviewSettings, choice: SummariserChoice,
+def run_compaction(loaded, compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice,
                    *, api_key: str) -> Outcome:
     """Compact with the chosen summariser; an endpoint failure falls back to the offline summary."""
     from pruner.compaction import OfflineSummarizer, OpenAISummarizer, compact
 
     encoding = state.settings().encoding
     if choice.kind == "endpoint":
-        summariser = OpenAISummarizer(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini",
+        summarizer = OpenAISummarizer(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini",
                                       api_key=api_key, timeout=60.0, max_retries=1)
     else:
-        summariser = OfflineSummarizer()
-    result = compact(compact_input.session, preview.library(encoding), summariser, force=preview.force,
+        summarizer = OfflineSummarizer()
+    result = compact(compact_input.session, preview.library(encoding), summarizer, force=preview.force,
                      on_error="fallback", use_usage=compact_input.use_usage)
     error = redact(result.error, api_key) if result.error else None
     outcome = Outcome(key=(compact_input.key, preview, choice, encoding), result=result, error=error)
@@ -178,7 +178,7 @@ def run_compaction(loaded, compact_input: CompactInput, preview: PreviewSettings
     return outcome
 
 
-def outcome_for(loaded, preview: PreviewSettings, choice: SummariserChoice) -> Outcome | None:
+def outcome_for(loaded, preview: PreviewSettings, choice: SummarizerChoice) -> Outcome | None:
     """The last compaction, if it was made for the current input, settings and summariser."""
     outcome = st.session_state.get(_OUTCOME)
     if outcome is None:

@@ -149,12 +149,12 @@ def load_sample(name: str) -> LoadedSession:
 
 
 def workloads_module():
-    """``pruner.workloads`` when it is installed, else ``None``."""
-    return _optional("pruner.workloads")
+    """``pruner.bench.workloads`` when it is installed, else ``None``."""
+    return _optional("pruner.bench.workloads")
 
 
 def bench_module():
-    return _optional("pruner.bench")
+    return _optional("pruner.bench.run")
 
 
 def compaction_module():
@@ -179,10 +179,10 @@ def workload_key(workload: str, *, turns: int, seed: int) -> str:
 
 
 def load_workload(workload: str, *, turns: int, seed: int) -> LoadedSession:
-    """A generated workload session (``pruner.workloads.generate``)."""
+    """A generated workload session (``pruner.bench.workloads.generate``)."""
     module = workloads_module()
     if module is None:
-        raise FormatError("generated workloads need pruner.workloads, which is not installed yet",
+        raise FormatError("generated workloads need pruner.bench.workloads, which is not installed yet",
                           file="workload")
     if not 1 <= turns <= MAX_WORKLOAD_TURNS or seed < 0:
         raise FormatError(f"choose 1 to {MAX_WORKLOAD_TURNS:,} turns and a seed of 0 or more", file="workload")
@@ -237,8 +237,8 @@ def _after_by_role(result: PruneResult, positions: dict[str, int], tokens: tuple
 
 
 def _incremental_pruner(config: PruneConfig):
-    """``pruner.incremental.IncrementalPruner`` when it exists and carries state for ``config``."""
-    module = _optional("pruner.incremental")
+    """``pruner.engine.incremental.IncrementalPruner`` when it exists and carries state for ``config``."""
+    module = _optional("pruner.engine.incremental")
     if module is None:
         return None
     pruner = module.IncrementalPruner(config)
@@ -270,7 +270,7 @@ def _context_series(session_key: str, settings: PruneSettings, turns: tuple[int,
                     samples.append({"turn": turn,
                                     "after": _after_by_role(incremental.result(), positions, _tokens)})
             return samples
-        except Exception:  # noqa: BLE001 - the incremental pruner is an optimisation; prune() is the reference
+        except Exception:
             log.warning("incremental pruner failed; pruning each prefix instead", exc_info=True)
             samples = []
     for turn in turns:

@@ -63,7 +63,7 @@ def guarded(render: Callable[[], None]) -> None:
         render()
     except PrunerError as exc:
         show_error(exc)
-    except Exception as exc:  # noqa: BLE001 - the user must never see a traceback
+    except Exception as exc:
         log.error("unexpected error in the dashboard", exc_info=exc)
         st.error(GENERIC_ERROR, icon=":material/error:")
 

@@ -7,16 +7,20 @@
 """
 
 from .compaction import CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact
-from .errors import FormatError, InvalidSessionError, PrunerError, SummarizerError
-from .fileops import FileTools
+from .errors import ConfigurationError, ExportError, FormatError, InvalidSessionError, PrunerError, SummarizerError
+from .engine.fileops import FileTools
 from .formats import FORMATS, load_session, save_session
+from .formats.export import dumps, to_anthropic_messages, to_openai_messages, to_text
 from .model import ROLES, STATUSES, Decision, Message, Session, ToolCall, validate_session
-from .incremental import IncrementalPruner
-from .prune import PruneConfig, PruneResult, PruneStats, message_tokens, prune
+from .engine.incremental import IncrementalPruner
+from .engine.prune import PruneConfig, PruneResult, PruneStats, message_tokens, prune
 from .tokens import ENCODINGS, get_counter
 
+__version__ = "0.2.0"
+
 __all__ = [
-    "CompactionSettings", "IncrementalPruner", "OfflineSummarizer", "OpenAISummarizer", "compact",
+    "CompactionSettings", "ConfigurationError", "ExportError", "__version__", "dumps", "to_anthropic_messages",
+    "to_openai_messages", "to_text", "IncrementalPruner", "OfflineSummarizer", "OpenAISummarizer", "compact",
     "Decision", "ENCODINGS", "FORMATS", "FileTools", "FormatError", "InvalidSessionError", "Message",
     "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "STATUSES", "Session",
     "SummarizerError", "ToolCall", "get_counter", "load_session", "message_tokens", "prune",

@@ -41,3 +41,12 @@ class FormatError(PrunerError):
 
 class SummarizerError(PrunerError):
     """A summariser (usually a remote LLM) failed; the message names the cause."""
+
+
+class ConfigurationError(PrunerError):
+    """A setting is out of range or of the wrong kind; the message names the setting."""
+
+
+class ExportError(PrunerError):
+    """An exported message list the API would reject, or a session that cannot be
+    exported; the message says where."""

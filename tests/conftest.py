@@ -8,7 +8,6 @@ measured by the benchmarks, never asserted here.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,9 @@ ROOT = TESTS.parent
 REAL_DATA = ROOT.parent / "shared" / "data" / "real"
 SAMPLES = ROOT / "sample_sessions"
 
-# Both `from tests.support import x` and `from support import x` work.
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+# Fixtures shared by several test files (imported as ``tests.…``: the repository
+# root is on sys.path because tests/ is a package).
+pytest_plugins = ("tests.support.openai_server",)
 
 settings.register_profile("ci", max_examples=500, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

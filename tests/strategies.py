@@ -85,7 +85,7 @@ def sessions(draw, max_turns: int = 8) -> Session:
                 if draw(st.integers(0, 4)) == 0:
                     calls.append(calls[0])
                 events.append(("calls", calls, {}))
-                for tool, _ in calls:
+                for _ in calls:
                     rkw: dict = {}
                     if draw(st.integers(0, 6)) == 0:
                         rkw["expires_after_turn"] = draw(st.integers(0, max_turns))

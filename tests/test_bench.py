@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pruner import PruneConfig, PrunerError, get_counter, message_tokens, prune
-from pruner.baselines import no_pruning, oracle, truncate_to_budget
-from pruner.bench import SCHEMA, load_results, run_benchmark, summarise
+from pruner.bench.baselines import no_pruning, oracle, truncate_to_budget
+from pruner.bench.run import SCHEMA, load_results, run_benchmark, summarise
 from pruner.rules import RULES, Removal, register_rule
-from pruner.workloads import generate, missing_facts, session_truth
+from pruner.bench.workloads import generate, missing_facts, session_truth
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "sample_sessions" / "bench" / "results.json"

@@ -9,10 +9,9 @@ import pytest
 
 from pruner.cli import main
 from pruner.compaction import CompactionSettings, compact
-from pruner.export import validate_openai_messages
+from pruner.formats.export import validate_openai_messages
 from pruner.formats import load_session
 from pruner.compaction.sections import SUMMARY_SECTIONS
-from support.openai_server import openai_server  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
@@ -90,7 +89,7 @@ def test_prune_then_compact_shows_each_step(capsys, samples):
     assert "original" in line and "prune" in line and "compact" in line
 
 
-def test_openai_summariser_through_the_cli(openai_server, monkeypatch, capsys, tmp_path, samples):
+def test_openai_summarizer_through_the_cli(openai_server, monkeypatch, capsys, tmp_path, samples):
     server = openai_server("ok")
     monkeypatch.setenv("PRUNER_TEST_KEY", KEY)
     out_file = tmp_path / "out.jsonl"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pruner.cli import main
-from pruner.export import validate_openai_messages
-from pruner.export_anthropic import validate_anthropic_messages
+from pruner.formats.export import validate_openai_messages
+from pruner.formats.export import validate_anthropic_messages
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 SAMPLES = {
     "openai_chat.json": "openai_chat", "openai_responses.json": "openai_responses",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pruner import Message, Session, ToolCall, prune
-from pruner.export import validate_openai_messages
+from pruner.formats.export import validate_openai_messages
 from pruner.formats import load_session, save_session
 
 ROOT = Path(__file__).resolve().parents[1]

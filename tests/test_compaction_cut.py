@@ -16,11 +16,11 @@ from pruner.compaction.cut import valid_cut_positions
 from pruner.compaction.sections import PREFIX_SECTIONS, SUMMARY_SECTIONS, parse_file_lists
 from pruner.compaction.settings import usage_total
 from pruner.errors import PrunerError
-from pruner.export import to_openai_messages, validate_openai_messages
+from pruner.formats.export import to_openai_messages, validate_openai_messages
 from pruner.model import Message, Session, ToolCall
-from pruner.prune import message_tokens
+from pruner.engine.prune import message_tokens
 from pruner.tokens import get_counter
-from strategies import sessions
+from tests.strategies import sessions
 
 COUNTER = get_counter("o200k_base")
 PI_SESSION = Path(__file__).resolve().parents[2] / "shared" / "data" / "real" / "pi" / "large-session.jsonl"

@@ -18,7 +18,7 @@ import pytest
 from pruner.compaction import CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact
 from pruner.errors import SummarizerError
 from pruner.model import Message, Session, ToolCall
-from support.openai_server import FULL_SUMMARY, PARTIAL_SUMMARY, Reply, completion, openai_server, unused_url  # noqa: F401
+from tests.support.openai_server import FULL_SUMMARY, PARTIAL_SUMMARY, Reply, completion, unused_url
 
 KEY = "sk-local-test-7f3a9c1e5b2d4680"
 SETTINGS = CompactionSettings(keep_recent_tokens=40)

@@ -11,8 +11,8 @@ from pruner.compaction.offline import merge
 from pruner.compaction.sections import PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, bullets, parse_subsections
 from pruner.compaction.serialize import TOOL_RESULT_LIMIT, serialize_messages
 from pruner.model import Message, Session, ToolCall
-from pruner.prune import PruneConfig
-from strategies import sessions
+from pruner.engine.prune import PruneConfig
+from tests.strategies import sessions
 
 
 def call(mid, cid, name, args, text=""):

@@ -7,7 +7,6 @@ use; expected numbers are computed by calling the library directly.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,11 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # the dashboard is not an installed package
-    sys.path.insert(0, str(ROOT))
 
 from dashboard import state, ui  # noqa: E402
 from pruner import PruneConfig, STATUSES, load_session, prune  # noqa: E402
 from pruner.formats import detect_format  # noqa: E402
 
-from support.openai_server import openai_server  # noqa: E402,F401  (pytest fixture)
 
 APP = ROOT / "dashboard" / "app.py"
 SAMPLES = ROOT / "sample_sessions"
@@ -199,7 +195,7 @@ def test_wrong_format_override_is_an_error_not_a_crash(app):
 
 
 def test_switching_the_source_to_a_generated_workload(app):
-    workloads = pytest.importorskip("pruner.workloads")
+    workloads = pytest.importorskip("pruner.bench.workloads")
     app.radio(key="source_kind").set_value("Generated workload").run()
     app.selectbox(key="workload_name").set_value("tool_agent")
     app.number_input(key="workload_turns").set_value(20)
@@ -218,7 +214,7 @@ def link_visit(**params) -> AppTest:
 
 
 def test_a_link_opens_a_workload_and_a_second_visit_reuses_the_pruning(monkeypatch):
-    workloads = pytest.importorskip("pruner.workloads")
+    workloads = pytest.importorskip("pruner.bench.workloads")
     params = {"workload": "tool_agent", "turns": 12, "seed": 4}
     key = state.workload_key("tool_agent", turns=12, seed=4)
     assert not state.is_analysed(key, state.PruneSettings())
@@ -338,7 +334,7 @@ def test_compaction_page_draws_the_cut_and_compacts_offline(app):
 def test_compaction_with_the_llm_endpoint(app, openai_server):
     server = openai_server(["ok"])
     at = compaction_page(app)
-    at.radio(key="cmp_summariser").set_value("OpenAI-compatible endpoint").run()
+    at.radio(key="cmp_summarizer").set_value("OpenAI-compatible endpoint").run()
     at.text_input(key="cmp_base_url").set_value(server.url)
     at.text_input(key="cmp_model").set_value("test-model")
     at.text_input(key="cmp_api_key").set_value(SECRET)
@@ -353,7 +349,7 @@ def test_compaction_with_the_llm_endpoint(app, openai_server):
 def test_llm_error_is_shown_beside_the_offline_summary(app, openai_server):
     server = openai_server(["unauthorized"])  # the server echoes the key in its error text
     at = compaction_page(app)
-    at.radio(key="cmp_summariser").set_value("OpenAI-compatible endpoint").run()
+    at.radio(key="cmp_summarizer").set_value("OpenAI-compatible endpoint").run()
     at.text_input(key="cmp_base_url").set_value(server.url)
     at.text_input(key="cmp_api_key").set_value(SECRET)
     at.button(key="compact_button").click().run()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # the dashboard is not an installed package
-    sys.path.insert(0, str(ROOT))
 
 from dashboard import charts, tables  # noqa: E402
 from dashboard.theme import STATUS_COLOURS, STATUS_SYMBOLS  # noqa: E402
@@ -104,7 +101,8 @@ def test_hover_text_from_the_transcript_is_html_escaped():
 def test_hover_shows_role_tokens_rule_and_a_shortened_reason(demo_frame):
     _, result, frame = demo_frame
     long_reason = "superseded by " + "x" * 500
-    frame = frame.assign(reason=[long_reason if st_ != "kept" else r for st_, r in zip(frame["status"], frame["reason"])])
+    frame = frame.assign(reason=[long_reason if st_ != "kept" else r
+                                 for st_, r in zip(frame["status"], frame["reason"])])
     figure = spec(charts.timeline_figure(frame))
     for t in status_traces(figure):
         rows = frame.set_index("position")

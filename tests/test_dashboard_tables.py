@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -12,8 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # the dashboard is not an installed package
-    sys.path.insert(0, str(ROOT))
 
 from dashboard import tables, ui  # noqa: E402
 from pruner import (ROLES, STATUSES, Decision, Message, PruneConfig, Session, ToolCall,  # noqa: E402

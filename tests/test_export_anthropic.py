@@ -5,15 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from pruner.export import ExportError
-from pruner.export_anthropic import CONTINUATION, to_anthropic_messages, validate_anthropic_messages
+from pruner.errors import ExportError
+from pruner.formats.export.anthropic import CONTINUATION, to_anthropic_messages, validate_anthropic_messages
 from pruner.model import Message, Session, ToolCall
-from pruner.prune import PruneConfig, prune
+from pruner.engine.prune import PruneConfig, prune
 
-try:
-    from tests.strategies import sessions
-except ImportError:  # pragma: no cover
-    from strategies import sessions
+from tests.strategies import sessions
 
 
 def _call(mid, cid, name="search", args=None, content=""):

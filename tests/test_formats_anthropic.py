@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 from hypothesis import given
 
-from pruner.export_anthropic import to_anthropic_messages, validate_anthropic_messages
+from pruner.formats.export import to_anthropic_messages, validate_anthropic_messages
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
-try:
-    from tests.strategies import sessions
-except ImportError:  # pragma: no cover
-    from strategies import sessions
+from tests.strategies import sessions
 
 SAMPLE = "anthropic_messages.json"
 
 
 def _raw(samples):
     return json.loads((samples / SAMPLE).read_text())
-
-
-def test_sample_detected_from_content(samples, tmp_path):
-    shutil.copy(samples / SAMPLE, tmp_path / "export.jsonl")
-    assert load_session(tmp_path / "export.jsonl").source_format == "anthropic"
 
 
 def test_tool_result_only_user_messages_are_not_turns(samples):

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from pruner.errors import FormatError
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 SAMPLE = "claude_code.jsonl"
 
 
 def _lines(samples):
     return [json.loads(line) for line in (samples / SAMPLE).read_text().splitlines() if line.strip()]
-
-
-def test_detected_from_content(samples, tmp_path):
-    shutil.copy(samples / SAMPLE, tmp_path / "session.json")
-    assert load_session(tmp_path / "session.json").source_format == "claude_code"
 
 
 def test_assistant_lines_sharing_a_message_id_are_merged(samples):

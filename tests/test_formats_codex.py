@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 
-from pruner.fileops import file_operations
+from pruner.engine.fileops import file_operations
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 SAMPLE = "codex_rollout.jsonl"
 
 
 def _lines(samples):
     return [json.loads(line) for line in (samples / SAMPLE).read_text().splitlines() if line.strip()]
-
-
-def test_detected_from_content(samples, tmp_path):
-    shutil.copy(samples / SAMPLE, tmp_path / "rollout.json")
-    assert load_session(tmp_path / "rollout.json").source_format == "codex"
 
 
 def test_event_messages_are_not_double_counted(samples):

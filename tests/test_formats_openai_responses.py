@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 
-from pruner.export import to_openai_messages, validate_openai_messages
+from pruner.formats.export import to_openai_messages, validate_openai_messages
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 SAMPLE = "openai_responses.json"
 
 
 def _raw(samples):
     return json.loads((samples / SAMPLE).read_text())
-
-
-def test_detected_from_content(samples, tmp_path):
-    shutil.copy(samples / SAMPLE, tmp_path / "items.txt")
-    assert load_session(tmp_path / "items.txt").source_format == "openai_responses"
 
 
 def test_sample_maps_every_item(samples):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from pruner.errors import FormatError
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 SAMPLE = "pi_session.jsonl"
 
@@ -27,11 +26,6 @@ def _path_ids(entries):
         out.append(cur["id"])
         cur = by_id.get(cur["parentId"]) if cur["parentId"] else None
     return out[::-1]
-
-
-def test_detected_from_content(samples, tmp_path):
-    shutil.copy(samples / SAMPLE, tmp_path / "log.txt")
-    assert load_session(tmp_path / "log.txt").source_format == "pi"
 
 
 def test_sample_is_version_3_with_an_abandoned_branch(samples):

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 from pruner.formats import load_session, loads
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 SAMPLE = "swe_agent.traj"
 
 
 def _raw(samples):
     return json.loads((samples / SAMPLE).read_text())
-
-
-def test_detected_from_content(samples, tmp_path):
-    shutil.copy(samples / SAMPLE, tmp_path / "run.json")
-    assert load_session(tmp_path / "run.json").source_format == "swe_agent"
 
 
 def test_every_observation_is_linked_to_its_call(samples):

@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner import Message, PruneConfig, Session, prune
-from pruner.incremental import IncrementalPruner
+from pruner.engine.incremental import IncrementalPruner
 
-from .strategies import sessions
+from tests.strategies import sessions
 
 
 def _turns(messages):

@@ -13,7 +13,7 @@ from pruner.formats import load_session, save_session
 from pruner.formats.native import dumps, loads
 from pruner.model import assign_turns
 
-from .strategies import sessions
+from tests.strategies import sessions
 
 
 def test_turns_start_at_each_user_message_and_zero_before_the_first():

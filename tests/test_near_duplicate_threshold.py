@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 
 from pruner import Message, PruneConfig, Session, prune
-from pruner.analysis import containment
-from pruner.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD
+from pruner.engine.index import containment
+from pruner.engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD
 
 CHUNKS = [
     "Product sheet. The Alpine shell jacket weighs 420 grams, is rated to 20,000 millimetres of water "

@@ -6,11 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner import PruneConfig, prune
-from pruner.analysis import markers
-from pruner.export import to_openai_messages, to_text, validate_openai_messages
+from pruner.engine.index import markers
+from pruner.formats.export import to_openai_messages, to_text, validate_openai_messages
 from pruner.formats.native import dumps
 
-from .strategies import sessions
+from tests.strategies import sessions
 
 CONFIGS = st.sampled_from([
     PruneConfig(),

@@ -30,5 +30,5 @@ def test_library_example_prints_what_the_readme_shows(monkeypatch):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
-    assert [" ".join(l.split()) for l in out.getvalue().splitlines()] == [" ".join(e.split()) for e in expected]
+    assert [" ".join(ln.split()) for ln in out.getvalue().splitlines()] == [" ".join(e.split()) for e in expected]
     assert os.path.exists(ROOT / "sample_sessions" / "native_demo.jsonl")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pruner.export import to_openai_messages, validate_openai_messages
-from pruner.export_anthropic import to_anthropic_messages, validate_anthropic_messages
+from pruner.formats.export import to_openai_messages, validate_openai_messages
+from pruner.formats.export import to_anthropic_messages, validate_anthropic_messages
 from pruner.formats import load_dialogues, load_session
 from pruner.model import Session, canonical_json, validate_session
-from pruner.prune import prune
+from pruner.engine.prune import prune
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real"
 TAU = REAL / "tau-bench" / "gpt-4o-airline.json"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pruner import Message, PruneConfig, Session, ToolCall, prune
-from pruner.analysis import markers, normalise
-from pruner.export import to_openai_messages, validate_openai_messages
+from pruner.engine.index import markers, normalise
+from pruner.formats.export import to_openai_messages, validate_openai_messages
 
 
 def call(mid: str, cid: str, name: str, args: dict, content: str = "") -> Message:

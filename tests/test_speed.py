@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pruner.speed import measure, session_of_size
+from pruner.bench.speed import measure, session_of_size
 
 ROOT = Path(__file__).resolve().parents[1]
 

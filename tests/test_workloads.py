@@ -18,7 +18,7 @@ from pruner import PrunerError, get_counter, message_tokens, validate_session
 from pruner.formats.native import dumps, loads
 from pruner.model import canonical_json
 from pruner.rules import RULES, Removal, register_rule
-from pruner.workloads import (WORKLOADS, generate, lost_items, missing_facts, oracle_messages,
+from pruner.bench.workloads import (WORKLOADS, generate, lost_items, missing_facts, oracle_messages,
                               session_truth)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def test_parameters_are_the_issue_table():
         assert p.tool_fact_rate > 0
 
 
-_DIGEST = ("import hashlib, sys; from pruner.workloads import generate; from pruner.formats.native import dumps;"
+_DIGEST = ("import hashlib, sys; from pruner.bench.workloads import generate; from pruner.formats.native import dumps;"
            "print(*[hashlib.sha256(dumps(generate(w, turns=60, seed=3)).encode()).hexdigest()"
            " for w in ('plain_chat', 'rag_assistant', 'tool_agent')])")
 
@@ -93,7 +93,7 @@ def test_repeats_reuse_arguments_and_other_calls_of_a_tool_differ():
     s = generate("tool_agent", turns=300, seed=0)
     seen: dict[str, int] = {}
     repeats = fresh = 0
-    for i, m, c in _calls(s):
+    for _, _, c in _calls(s):
         key = f"{c.name}({canonical_json(c.arguments)})"
         if key in seen:
             repeats += 1

@@ -91,7 +91,8 @@ def render() -> None:
     st.title("Benchmarks")
     bench = state.bench_module()
     if bench is None or state.workloads_module() is None:
-        st.info("Benchmarks need the `pruner.bench` and `pruner.workloads` modules, which are not installed yet.")
+        st.info("Benchmarks need the `pruner.bench.run` and `pruner.bench.workloads` modules, "
+                "which are not installed yet.")
         return
     run_form(bench)
     results, source = ss.get("bench_run"), "the run you just made"

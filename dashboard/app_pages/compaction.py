@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from pruner.export import to_openai_messages
+from pruner.formats.export.openai import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 
 from dashboard import charts, compaction_view as view, state, tables, ui
@@ -42,18 +42,18 @@ def settings_form(loaded, compact_input) -> view.PreviewSettings:
     return view.applied_settings(loaded, compact_input)
 
 
-def summariser_choice() -> view.SummariserChoice:
+def summarizer_choice() -> view.SummarizerChoice:
     """Offline by default; an endpoint needs base URL, model and a key kept only in this browser session."""
-    kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summariser", horizontal=True)
+    kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summarizer", horizontal=True)
     if kind == OFFLINE:
-        return view.SummariserChoice(kind="offline")
+        return view.SummarizerChoice(kind="offline")
     c1, c2, c3 = st.columns(3)
     base_url = c1.text_input("Base URL", value="https://api.openai.com/v1", key="cmp_base_url")
     model = c2.text_input("Model", value="gpt-4o-mini", key="cmp_model")
     # The key lives only in this user's session state: never shown, logged, cached or written.
     c3.text_input("API key", type="password", key="cmp_api_key",
                   help="Kept only in this browser session's state; never shown, logged or saved.")
-    return view.SummariserChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
+    return view.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
 
 
 def cut_preview(plan_view: view.PlanView, loaded, preview) -> None:
@@ -174,7 +174,7 @@ def render() -> None:
     recorded_compactions(loaded, preview)
 
     st.subheader("Compact")
-    choice = summariser_choice()
+    choice = summarizer_choice()
     if st.button("Compact", type="primary", key="compact_button"):
         with st.spinner("Summarising…"):
             view.run_compaction(loaded, compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from pruner import ENCODINGS, ROLES, STATUSES
-from pruner.export import to_openai_messages
+from pruner.formats.export.openai import to_openai_messages
 from pruner.formats import FORMATS
 from pruner.formats.native import dumps as native_dumps
 
@@ -29,7 +29,7 @@ def try_load(load) -> None:
     try:
         loaded = load()
         state.analyse(loaded, state.settings())  # a session the pruner rejects must not replace the current one
-    except Exception as exc:  # noqa: BLE001 - shown as st.error, never as a traceback
+    except Exception as exc:
         ss["load_error"] = ui.error_text(exc)
         return
     state.set_current(loaded)
@@ -74,7 +74,7 @@ def upload_picker() -> None:
 def workload_picker() -> None:
     module = state.workloads_module()
     if module is None:
-        st.info("Generated workloads need the `pruner.workloads` module, which is not installed yet. "
+        st.info("Generated workloads need the `pruner.bench.workloads` module, which is not installed yet. "
                 "Pick a sample or upload a file instead.")
         return
     with st.form("workload_form"):

@@ -111,7 +111,7 @@ def render() -> None:
     st.title("Guide: how pruning works, step by step")
     try:
         demo = state.load_sample(DEMO)
-    except Exception as exc:  # noqa: BLE001 - the guide needs its demo; say so plainly
+    except Exception as exc:
         st.error(f"The guide's demo session {DEMO} could not be loaded: {ui.escape_markdown(ui.error_text(exc))}")
         return
     st.caption(f"The demo: {DEMO}, a short support-agent conversation written to trigger every rule. "

@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
+from .. import __version__
 from ..errors import PrunerError
 
 _COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr (``--help`` shows the usage), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pruner", description="Prune and compact LLM conversations, and explain every decision.")
+    parser.add_argument("--version", action="version", version=f"pruner {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for modname in _COMMAND_MODULES:
-        if importlib.util.find_spec(f"{__name__}.{modname}") is None:
-            continue  # a subcommand whose module is not part of this build
         module = importlib.import_module(f"{__name__}.{modname}")
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
@@ -33,7 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed as one line
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:

@@ -9,11 +9,12 @@ import argparse
 import json
 import sys
 
-from ..bench import run_benchmark
-from ..bench_scaling import SCALING_SIZES, run_scaling
+from ..bench.run import run_benchmark
+from ..bench.scaling import SCALING_SIZES, run_scaling
 from ..errors import PrunerError
-from ..prune import PruneConfig
-from ..workloads import SIZES, WORKLOADS
+from ..engine.prune import PruneConfig
+from ..bench.workloads import SIZES, WORKLOADS
+from .types import positive_int
 from .common import write_output
 
 NAME = "bench"
@@ -43,9 +44,9 @@ def add_arguments(p) -> None:
                    metavar="A,B", help=f"workloads to run (default: {','.join(WORKLOADS)})")
     p.add_argument("--sizes", type=_csv_list(int), default=list(SIZES), metavar="N,M",
                    help=f"conversation lengths in turns (default: {','.join(map(str, SIZES))})")
-    p.add_argument("--seeds", type=int, default=1, metavar="N",
+    p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
                    help="run seeds 0..N-1 and report mean and spread (default 1)")
-    p.add_argument("--timing-runs", type=int, default=20, metavar="N",
+    p.add_argument("--timing-runs", type=positive_int, default=20, metavar="N",
                    help="timed prune runs per configuration after a warm-up (default %(default)s)")
     p.add_argument("--json", metavar="OUT", help="write the full results (rows, baselines, summary) as JSON")
     p.add_argument("--csv", metavar="OUT", help="write one CSV line per configuration")
@@ -53,7 +54,7 @@ def add_arguments(p) -> None:
                    help=f"instead: prune time at {', '.join(f'{s:,}' for s in SCALING_SIZES)} turns of "
                         "tool_agent, and the cost of re-pruning after every turn")
     p.add_argument("--scaling-sizes", type=_csv_list(int), default=list(SCALING_SIZES), help=argparse.SUPPRESS)
-    p.add_argument("--per-turn-turns", type=int, default=2000, help=argparse.SUPPRESS)
+    p.add_argument("--per-turn-turns", type=positive_int, default=2000, help=argparse.SUPPRESS)
     # Test hooks: break a pass on purpose to prove the benchmark fails when it should.
     p.add_argument("--no-restore", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-expire", action="store_true", help=argparse.SUPPRESS)
@@ -169,7 +170,7 @@ def scaling_lines(rep) -> list[str]:
                    f"{inc['ms_per_turn']:.2f} ms per turn; equals a full prune: "
                    f"{'yes' if inc['equals_full_prune'] else 'NO'}; full recomputes: {inc['full_recomputes']}")
     else:
-        out.append("incremental: pruner.incremental is not available in this build")
+        out.append("incremental: pruner.engine.incremental is not available in this build")
     fr = pt["full_reprune"]
     how = f"estimated from {fr['sampled_turns']} sampled turns" if fr["estimated"] else "every turn timed"
     out.append(f"full prune() of the whole history each turn: {fr['total_s']:.1f} s total "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..speed import measure
+from ..bench.speed import measure
+from .types import positive_int
 
 NAME = "bench-speed"
 HELP = "time the three passes at ~10,000 messages and at 10x and 50x that size"
@@ -13,10 +14,11 @@ REFERENCE = "reference design, measured here: 13 ms for its 10,039-message tool-
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--base", type=int, default=10_000, metavar="N", help="base size in messages (default %(default)s)")
+    p.add_argument("--base", type=positive_int, default=10_000, metavar="N",
+                   help="base size in messages (default %(default)s)")
     p.add_argument("--factors", default="1,10,50", metavar="A,B",
                    help="sizes as multiples of the base (default %(default)s)")
-    p.add_argument("--runs", type=int, default=20, metavar="N",
+    p.add_argument("--runs", type=positive_int, default=20, metavar="N",
                    help="timed runs at the base size, after a warm-up (default %(default)s; "
                         "larger sizes use fewer, at least 3)")
 

@@ -7,6 +7,7 @@ import sys
 
 from ..errors import PrunerError
 from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session
+from .types import byte_count, non_negative_int
 
 
 def add_input_arguments(p) -> None:
@@ -15,9 +16,9 @@ def add_input_arguments(p) -> None:
                    help=f"read FILE as this format instead of detecting it ({', '.join(FORMATS)})")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="in JSONL files, skip lines that cannot be read (and report how many)")
-    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, metavar="N",
+    p.add_argument("--max-bytes", type=byte_count, default=DEFAULT_MAX_BYTES, metavar="N",
                    help="refuse files larger than this (default %(default)s)")
-    p.add_argument("--dialogue", type=int, metavar="N", default=None,
+    p.add_argument("--dialogue", type=non_negative_int, metavar="N", default=None,
                    help="for files holding several dialogues (e.g. tau-bench): use dialogue N (from 0)")
     p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
                    help="treat results of this tool as retrieved documents (repeatable)")

@@ -16,9 +16,9 @@ from ..compaction import (CompactionSettings, OfflineSummarizer, OpenAISummarize
                           preview_pipeline)
 from ..compaction.openai_summarizer import DEFAULT_MODEL, display_url
 from ..errors import PrunerError
-from ..export import to_openai_messages
-from ..formats.native import dumps as native_dumps
+from ..formats.export import dumps
 from ..tokens import ENCODINGS
+from .types import non_negative_int, positive_int, positive_seconds
 from .common import add_input_arguments, load_from_args, write_output
 
 NAME = "compact"
@@ -56,10 +56,11 @@ def add_arguments(p) -> None:
                    help="endpoint for --summarizer openai (default: $OPENAI_BASE_URL or api.openai.com)")
     p.add_argument("--api-key-env", metavar="NAME", default="OPENAI_API_KEY",
                    help="environment variable that holds the API key (default %(default)s)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds per request (default 60)")
-    p.add_argument("--max-retries", type=int, default=2, metavar="N",
+    p.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="S",
+                   help="seconds per request (default 60)")
+    p.add_argument("--max-retries", type=non_negative_int, default=2, metavar="N",
                    help="retries after a 429, 5xx, timeout or refused connection (default 2)")
-    p.add_argument("--max-output-tokens", type=int, default=4096, metavar="N",
+    p.add_argument("--max-output-tokens", type=positive_int, default=4096, metavar="N",
                    help="cap on the summary's length in tokens (default 4096)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON instead of text")
     p.add_argument("--show-request", action="store_true",
@@ -166,9 +167,5 @@ def run(args) -> int:
               "is shown instead" + ("; nothing was written to -o" if args.output else ""), file=sys.stderr)
         return 2
     if args.output:
-        if args.to == "openai":
-            text = json.dumps(to_openai_messages(result.compacted), ensure_ascii=False, indent=2) + "\n"
-        else:
-            text = native_dumps(result.compacted)
-        write_output(args.output, text, source=args.file)
+        write_output(args.output, dumps(result.compacted, to=args.to), source=args.file)
     return 0

@@ -8,13 +8,10 @@ the pruned session instead (default settings). The input is never changed.
 
 from __future__ import annotations
 
-import json
 import sys
 
-from ..export import to_openai_messages
-from ..export_anthropic import to_anthropic_messages
-from ..formats.native import dumps as native_dumps
-from ..prune import prune
+from ..formats.export import dumps
+from ..engine.prune import prune
 from .common import write_output
 from .inspect import add_loading_arguments, load_one
 
@@ -30,20 +27,10 @@ def add_arguments(p) -> None:
     p.add_argument("--prune", action="store_true", help="prune first (default settings) and convert the result")
 
 
-def render(source, target: str) -> str:
-    """The text of ``source`` (a Session or PruneResult) in ``target`` format."""
-    if target == "native":
-        session = getattr(source, "kept", source)
-        return native_dumps(session)
-    if target == "openai":
-        return json.dumps(to_openai_messages(source), ensure_ascii=False, indent=2) + "\n"
-    return json.dumps(to_anthropic_messages(source), ensure_ascii=False, indent=2) + "\n"
-
-
 def run(args) -> int:
     session = load_one(args)
     source = prune(session) if args.prune else session
-    write_output(args.output, render(source, args.to), source=args.file)
+    write_output(args.output, dumps(source, to=args.to), source=args.file)
     if args.output != "-":
         print(f"wrote {args.to} ({len(session.messages)} messages read from {session.source_format}) "
               f"to {args.output}", file=sys.stderr)

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ..model import ROLES, Session
-from ..prune import message_tokens
+from ..engine.prune import message_tokens
 from ..tokens import ENCODINGS, get_counter
 from ..formats import load_dialogues, load_session
 from .common import add_input_arguments

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sys
 
-from ..export import to_openai_messages
-from ..formats.native import dumps as native_dumps
-from ..prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig, prune
+from ..formats.export import dumps
+from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig, prune
 from ..tokens import ENCODINGS
+from .types import fraction
 from .common import add_input_arguments, load_from_args, write_output
 
 NAME = "prune"
@@ -23,7 +23,7 @@ def add_arguments(p) -> None:
                    help="output format: native JSONL or OpenAI Chat Completions messages JSON")
     p.add_argument("--report-json", metavar="REPORT", help="write the full report with every decision")
     p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
-    p.add_argument("--near-duplicate-threshold", type=float, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
+    p.add_argument("--near-duplicate-threshold", type=fraction, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
                    metavar="X", help="share of a text's word 3-grams seen before (default %(default)s)")
     p.add_argument("--no-expire", action="store_true", help="switch off pass 1 (expired context)")
     p.add_argument("--no-dedupe", action="store_true", help="switch off pass 2 (duplicate context)")
@@ -54,11 +54,7 @@ def run(args) -> int:
                          orphan_policy=args.orphan_policy, encoding=args.encoding)
     result = prune(session, config)
     if args.output:
-        if args.to == "openai":
-            text = json.dumps(to_openai_messages(result), ensure_ascii=False, indent=2) + "\n"
-        else:
-            text = native_dumps(result.kept)
-        write_output(args.output, text, source=args.file)
+        write_output(args.output, dumps(result, to=args.to), source=args.file)
     if args.report_json:
         write_output(args.report_json, json.dumps(result.report(), ensure_ascii=False, indent=2) + "\n",
                      source=args.file)

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..errors import PrunerError, SummarizerError
-from ..fileops import file_operations
+from ..engine.fileops import file_operations
 from ..model import Message, Session, validate_session
-from ..prune import message_tokens
+from ..engine.prune import message_tokens
 from ..tokens import get_counter
 from .base import Summarizer, SummaryTask
 from .cut import ContextWindow, CutPoint, context_window, find_cut_point
@@ -147,7 +147,7 @@ class CompactionResult:
 
     def to_dict(self, *, include_request: bool = False) -> dict[str, Any]:
         """A JSON-ready report (message ids instead of messages)."""
-        ids = lambda ms: [m.id for m in ms]  # noqa: E731
+        ids = lambda ms: [m.id for m in ms]
         out: dict[str, Any] = {
             "session": self.session.name if self.session else "", "triggered": self.triggered,
             "trigger_reason": self.trigger_reason, "context_tokens": self.context_tokens,

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, Sequence
 
-from ..analysis import markers
-from ..fileops import file_operations
+from ..engine.index import markers
+from ..engine.fileops import file_operations
 from ..model import Message
 from .base import SummaryTask
 from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, parse_sections, parse_subsections,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..model import Session
-from ..prune import PruneConfig, PruneResult, prune
+from ..engine.prune import PruneConfig, PruneResult, prune
 from ..tokens import get_counter
 from .base import Summarizer
 from .compact import CompactionResult, compact, plan_compaction

@@ -29,7 +29,7 @@ def _blocks(text: str, level: int) -> dict[str, str]:
     out: dict[str, str] = {}
     marks = [(m.start(), m.end(), m.group(2).strip()) for m in _HEADING.finditer(text)
              if len(m.group(1)) == level]
-    for k, (start, end, name) in enumerate(marks):
+    for k, (_, end, name) in enumerate(marks):
         stop = marks[k + 1][0] if k + 1 < len(marks) else len(text)
         # A lower-level heading belongs to its section; a "---" rule ends it (split-turn joins use one).
         body = _RULE.split(text[end:stop], maxsplit=1)[0]

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..errors import PrunerError
+from ..errors import ConfigurationError
 from ..model import Message, Session
-from ..prune import message_tokens
+from ..engine.prune import message_tokens
 from ..tokens import ENCODINGS, get_counter
 
 USAGE_FIELDS: tuple[str, ...] = ("input", "output", "cache_read", "cache_write")
@@ -47,14 +47,14 @@ class CompactionSettings:
         for name in ("context_window", "reserve_tokens", "keep_recent_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise PrunerError(f"compaction setting {name} must be a non-negative integer, got {value!r}")
+                raise ConfigurationError(f"compaction setting {name} must be a non-negative integer, got {value!r}")
         if self.context_window <= 0:
-            raise PrunerError("compaction setting context_window must be positive")
+            raise ConfigurationError("compaction setting context_window must be positive")
         if self.reserve_tokens >= self.context_window:
-            raise PrunerError(f"compaction setting reserve_tokens ({self.reserve_tokens}) must be smaller "
+            raise ConfigurationError(f"compaction setting reserve_tokens ({self.reserve_tokens}) must be smaller "
                               f"than context_window ({self.context_window})")
         if self.encoding not in ENCODINGS:
-            raise PrunerError(f"compaction setting encoding is {self.encoding!r}; choose one of "
+            raise ConfigurationError(f"compaction setting encoding is {self.encoding!r}; choose one of "
                               f"{', '.join(ENCODINGS)}")
 
     @property

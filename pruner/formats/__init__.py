@@ -4,8 +4,10 @@ A format module provides ``NAME``, ``DESCRIPTION``, ``detect(text, probe) -> flo
 (0..1 confidence from the content; ``probe`` is the parsed document or the first
 JSONL records, see ``_common.Probe``), ``loads(text, *, file, skip_bad_lines,
 retrieval_tools=None) -> Session`` and optionally ``dumps(session) -> str``.
-Register it with ``register_format``. Detection looks at content only; when
-two formats fit equally well the error names both (choose with ``format=``).
+Every module in this package is registered when the package loads (``ORDER``
+sets where it is listed), so a new format is one new module. Detection looks at
+content only; when two formats fit equally well the error names both (choose
+with ``format=``).
 
 >>> from pruner.formats import FORMATS
 >>> "native" in FORMATS
@@ -45,22 +47,28 @@ def register_format(fmt: Format) -> Format:
 _MODULES: dict[str, Any] = {}
 
 
-def _register_module(module: Any, description: str) -> None:
+def _register_module(module: Any) -> None:
     _MODULES[module.NAME] = module
-    register_format(Format(name=module.NAME, description=description, detect=module.detect,
+    register_format(Format(name=module.NAME, description=module.DESCRIPTION, detect=module.detect,
                            loads=module.loads, dumps=getattr(module, "dumps", None)))
 
 
-from . import native  # noqa: E402  (registration order is detection tie-break order)
+def _load_builtin_formats() -> None:
+    """Import and register every format module of this package, so a new format is one
+    new module and nothing else. ``ORDER`` (default 100) sets the registration order,
+    which is the order ``--help`` lists formats in; detection never depends on it."""
+    import importlib
+    import pkgutil
 
-_register_module(native, "pruner's own JSONL: a header line, then one message per line")
+    modules = [importlib.import_module(f"{__name__}.{info.name}")
+               for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_") and not info.ispkg]
+    for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.NAME)):
+        _register_module(module)
 
-from . import (anthropic, claude_code, codex, openai_chat, openai_responses, pi,  # noqa: E402
-               swe_agent)
+
+_load_builtin_formats()
+
 from ._common import RETRIEVAL_TOOLS, probe  # noqa: E402,F401
-
-for _module in (openai_chat, openai_responses, anthropic, claude_code, pi, codex, swe_agent):
-    _register_module(_module, _module.DESCRIPTION)
 
 #: Other names accepted by ``--format``.
 ALIASES: dict[str, str] = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
@@ -215,4 +223,4 @@ def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_b
 def save_session(session: Session, path: str | os.PathLike) -> None:
     """Write ``session`` as native JSONL."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(native.dumps(session))
+        fh.write(_MODULES["native"].dumps(session))

@@ -23,6 +23,7 @@ from ._common import (Draft, Probe, SessionBuilder, document, flatten_content, j
                       usage, with_source)
 
 NAME = "anthropic"
+ORDER = 30  # where --help and FORMATS list it
 DESCRIPTION = "Anthropic Messages (an object with 'system' and 'messages', or a list of messages)"
 ROLES = ("user", "assistant")
 _SIGNAL_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
@@ -181,7 +182,5 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
 
 def dumps(session: Session) -> str:
     """The session as an Anthropic Messages request body (``system`` + ``messages``) JSON."""
-    import json
-
-    from ..export_anthropic import to_anthropic_messages
-    return json.dumps(to_anthropic_messages(session), ensure_ascii=False, indent=2) + "\n"
+    from .export import dumps as export_dumps
+    return export_dumps(session, to="anthropic")

@@ -27,6 +27,7 @@ from ._common import Draft, Probe, SessionBuilder, parse_jsonl, unmapped
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 
 NAME = "claude_code"
+ORDER = 40  # where --help and FORMATS list it
 DESCRIPTION = "Claude Code session JSONL (one entry per line with uuid / parentUuid / message)"
 _ENTRY_FIELDS = ("type", "uuid", "parentUuid", "message", "isSidechain", "timestamp", "toolUseResult",
                  "sessionId", "cwd", "version", "gitBranch", "userType", "requestId", "isMeta",

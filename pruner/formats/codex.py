@@ -29,6 +29,7 @@ from ._common import Probe, SessionBuilder, parse_jsonl, usage
 from .openai_responses import ITEM_TYPES, ItemReader
 
 NAME = "codex"
+ORDER = 60  # where --help and FORMATS list it
 DESCRIPTION = "Codex CLI rollout JSONL (session_meta / response_item / event_msg lines)"
 LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 

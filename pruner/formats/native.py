@@ -30,6 +30,8 @@ from ..model import ROLES, Message, Session, ToolCall, validate_session
 from ..errors import InvalidSessionError
 
 NAME = "native"
+DESCRIPTION = "pruner's own JSONL: a header line, then one message per line"
+ORDER = 0  # where --help and FORMATS list it
 HEADER_KEY = "pruner_session"
 VERSION = 1
 _MESSAGE_FIELDS = {"id", "role", "content", "turn", "tool_calls", "tool_call_id", "tool_name",

@@ -19,7 +19,6 @@ content as a string or a list of parts. Anything else stays in
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable
 
 from ..errors import FormatError
@@ -27,6 +26,7 @@ from ..model import Session
 from ._common import Probe, SessionBuilder, chat_message_fields, document, jpath, type_name, unmapped, with_source
 
 NAME = "openai_chat"
+ORDER = 10  # where --help and FORMATS list it
 DESCRIPTION = "OpenAI Chat Completions messages (a list, or an object with 'messages')"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _KNOWN = {"role", "content", "tool_calls", "tool_call_id", "function_call", "name", "reasoning_content"}
@@ -222,6 +222,6 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
 
 
 def dumps(session: Session) -> str:
-    """The session as Chat Completions messages JSON (API-valid, see ``pruner.export``)."""
-    from ..export import to_openai_messages
-    return json.dumps(to_openai_messages(session), ensure_ascii=False, indent=2) + "\n"
+    """The session as Chat Completions messages JSON (API-valid, see ``pruner.formats.export.openai``)."""
+    from .export import dumps as export_dumps
+    return export_dumps(session, to="openai")

@@ -29,6 +29,7 @@ from ._common import Draft, Probe, SessionBuilder, document, flatten_content, jp
     with_source
 
 NAME = "openai_responses"
+ORDER = 20  # where --help and FORMATS list it
 DESCRIPTION = "OpenAI Responses API items (a list, or an object with 'input'/'output')"
 ITEM_TYPES = ("message", "function_call", "function_call_output", "custom_tool_call",
               "custom_tool_call_output", "reasoning", "local_shell_call", "local_shell_call_output")

@@ -30,6 +30,7 @@ from ..model import Session
 from ._common import Probe, SessionBuilder, flatten_content, parse_jsonl, unmapped, usage, with_source
 
 NAME = "pi"
+ORDER = 50  # where --help and FORMATS list it
 DESCRIPTION = "Pi coding-agent session JSONL, versions 1-3 (header line with type 'session')"
 _NON_MESSAGE_ENTRIES = ("model_change", "thinking_level_change", "custom", "label", "session_info")
 

@@ -24,6 +24,7 @@ from ..model import Session
 from ._common import Probe, SessionBuilder, chat_message_fields, document, jpath, type_name, unmapped, with_source
 
 NAME = "swe_agent"
+ORDER = 70  # where --help and FORMATS list it
 DESCRIPTION = "SWE-agent trajectory (.traj JSON with a 'history' message list)"
 ROLES = ("system", "user", "assistant", "tool")
 _KNOWN = ("role", "content", "tool_calls", "tool_call_ids", "tool_call_id")

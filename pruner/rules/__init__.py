@@ -3,14 +3,15 @@
 A rule is a pure function ``(index, alive, config) -> list[Removal]``: it reads
 the session index and which messages are still alive, and says which of them
 to remove, by which rule, pointing at which other message, with the facts
-behind it (``detail``). It never mutates anything; ``pruner.prune`` applies the
+behind it (``detail``). It never mutates anything; ``pruner.engine.prune`` applies the
 removals in rule order. Each rule name has an explanation that turns a removal
 into the one-sentence reason a person reads; it runs after the passes, so
 deciding stays cheap.
 
-Add a rule by writing a module that decorates its function with
-``@register_rule("name", stage=...)``, registers an explanation for every rule
-name it emits with ``@explains("name")``, and is imported below.
+Add a rule by writing a module in this package that decorates its function with
+``@register_rule("name", stage=...)`` and registers an explanation for every rule
+name it emits with ``@explains("name")``; every module here is imported when the
+package loads (see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ..errors import ConfigurationError
 from ..model import Message
 
 #: The removal stages in pass order, and the status their removals get.
@@ -46,7 +48,7 @@ RULES: dict[str, Rule] = {}
 def register_rule(name: str, *, stage: str, description: str):
     """Decorator: register ``fn`` as the rule ``name`` in ``stage`` (``expired`` or ``duplicate``)."""
     if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
+        raise ConfigurationError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
 
     def decorate(fn):
         RULES[name] = Rule(name=name, stage=stage, description=description, apply=fn)
@@ -75,4 +77,16 @@ def explain(removal: Removal, messages: Sequence[Message]) -> str:
     return fn(removal, messages) if fn else f"removed by rule {removal.rule}"
 
 
-from . import supersede, duplicates, dependencies  # noqa: E402,F401  (registers the built-in rules, in order)
+def _load_builtin_rules() -> None:
+    """Import every module of this package: each registers its rules as it loads, so a
+    new rule is one new module here and nothing else. Modules load in name order;
+    rules run in stage order, and within a stage in registration order."""
+    import importlib
+    import pkgutil
+
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_load_builtin_rules()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 
-from ..analysis import SessionIndex
+from ..engine.index import SessionIndex
 from . import Removal, explains
 
 

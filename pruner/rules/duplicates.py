@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 
-from ..analysis import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS, SessionIndex
+from ..engine.index import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS, SessionIndex
 from . import Removal, explains, register_rule
 
 _ELIGIBLE_ROLES = frozenset({"tool", "retrieved_doc"})

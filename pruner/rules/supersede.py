@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..analysis import SessionIndex
-from ..fileops import READ
+from ..engine.index import SessionIndex
+from ..engine.fileops import READ
 from . import Removal, explains, register_rule
 
 

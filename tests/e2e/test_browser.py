@@ -148,7 +148,7 @@ def test_explorer_upload_shows_the_four_statuses(page, app_url):
     page.wait_for_function(TIMELINE_DRAWN, arg=1)
     wait_for_text(page, "native_demo.jsonl · sample")
     legends = page.evaluate(LEGEND_TEXTS)
-    timeline_legend = next(l for l in legends if any(t.startswith("kept") for t in l))
+    timeline_legend = next(lg for lg in legends if any(t.startswith("kept") for t in lg))
     assert [t.split(" ")[0] for t in timeline_legend[:4]] == list(STATUSES)
     assert all("(0)" not in t for t in timeline_legend[:4])  # the demo has every status
     page.get_by_text("Context size at each turn").first.wait_for()
@@ -175,7 +175,7 @@ def test_explorer_upload_shows_the_four_statuses(page, app_url):
     wait_for_text(page, f"{sample.name} · upload")
     page.wait_for_function(TIMELINE_DRAWN, arg=1)
     legends = page.evaluate(LEGEND_TEXTS)
-    timeline_legend = next(l for l in legends if any(t.startswith("kept") for t in l))
+    timeline_legend = next(lg for lg in legends if any(t.startswith("kept") for t in lg))
     assert [t.split(" ")[0] for t in timeline_legend[:4]] == list(STATUSES)
     assert page.locator("[data-testid=stException]").count() == 0
 
@@ -233,7 +233,7 @@ def test_time_until_a_2000_turn_timeline_is_drawn(page, app_url):
     figures and tables sent to the browser), a measure that does not depend on
     the machine's load.
     """
-    workloads = pytest.importorskip("pruner.workloads")
+    workloads = pytest.importorskip("pruner.bench.workloads")
     messages = len(workloads.generate("tool_agent", turns=LARGE_TURNS, seed=0).messages)
     received = [0]
     page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.__setitem__(

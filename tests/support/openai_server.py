@@ -20,7 +20,7 @@ Behaviours:
 ...     server.url.startswith("http://127.0.0.1:")
 True
 
-As a pytest fixture: ``from support.openai_server import openai_server`` in a
+As a pytest fixture: ``openai_server`` (registered in ``tests/conftest.py``) in a
 test module, then ``def test_x(openai_server): server = openai_server(["ok"])``.
 """
 

@@ -1,6 +1,6 @@
 """What the pruner is compared with: no pruning, truncation to the same budget, the oracle.
 
->>> from pruner.workloads import generate
+>>> from pruner.bench.workloads import generate
 >>> from pruner.tokens import get_counter
 >>> s = generate("rag_assistant", turns=30, seed=1)
 >>> counter = get_counter()
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Message, Session
-from .prune import message_tokens
+from ..model import Message, Session
+from ..engine.prune import message_tokens
 from .workloads.truth import oracle_messages
 
 

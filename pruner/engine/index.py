@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .fileops import READ, FileTools, file_operations, is_partial_read
-from .model import Message, ToolCall
+from ..model import Message, ToolCall
 
 # A key starts and ends with a letter, digit or underscore, so sentence punctuation
 # after a marker ("... REF:fmt.") is not part of the key.

@@ -1,4 +1,4 @@
-"""Turn a (pruned) session into something an API accepts.
+"""Export to OpenAI Chat Completions ``messages``: something the API accepts.
 
 The Chat Completions API rejects a tool result without its call and a call
 without its result, so the export never orphans either: each assistant
@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from .model import Message, Session, canonical_json
-from .prune import PruneResult
+from ...errors import ExportError
+from ...model import Message, Session
+from ...engine.prune import PruneResult
 
 MISSING_RESULT = "[no result was recorded for this call]"
 RETRIEVED_PREFIX = "[Retrieved document]\n"
@@ -72,28 +73,6 @@ def to_openai_messages(source: Session | PruneResult, *,
         else:
             out.append(_plain_message(m))
     return out
-
-
-def to_text(source: Session | PruneResult, *, placeholders: Mapping[str, str] | None = None) -> str:
-    """A plain-text prompt: one ``[role] content`` block per message."""
-    session, holders = _session_and_placeholders(source, placeholders)
-    answered = {m.tool_call_id for m in session.messages if m.tool_call_id}
-    blocks = []
-    for m in session.messages:
-        label = m.role if not m.tool_name else f"{m.role} {m.tool_name}"
-        text = m.content
-        if m.tool_calls:
-            calls = "\n".join(f"-> {c.name}({canonical_json(c.arguments)}) [{c.id}]" for c in m.tool_calls)
-            text = f"{text}\n{calls}" if text else calls
-        blocks.append(f"[{label}]\n{text}")
-        for c in m.tool_calls:
-            if c.id not in answered and c.id in holders:
-                blocks.append(f"[tool {c.name}]\n{holders[c.id]}")
-    return "\n\n".join(blocks) + "\n"
-
-
-class ExportError(ValueError):
-    """An exported message list the API would reject; the message says where."""
 
 
 def validate_openai_messages(messages: list[dict[str, Any]]) -> None:

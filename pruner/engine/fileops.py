@@ -14,7 +14,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from .model import ToolCall, parse_arguments
+from ..model import ToolCall, parse_arguments
 
 READ, WRITE, EDIT = "read", "write", "edit"
 

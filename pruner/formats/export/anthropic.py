@@ -6,7 +6,7 @@ start of the very next user message, and no empty text. So: leading system
 messages become ``system``; consecutive same-role messages are merged; each
 assistant message's calls are followed by a user message holding their
 results (a pruned result gets the placeholder ``prune`` chose, as in
-``pruner.export``); a result whose call is missing is dropped; retrieved
+``pruner.formats.export.openai``); a result whose call is missing is dropped; retrieved
 documents, summaries, later system messages and unlinked tool output are sent
 as labelled user text. Tool-use ids are made API-safe (``[A-Za-z0-9_-]``).
 
@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from .export import MISSING_RESULT, RETRIEVED_PREFIX, SUMMARY_PREFIX, ExportError, _session_and_placeholders
-from .model import Message, Session, parse_arguments
-from .prune import PruneResult
+from ...errors import ExportError
+from .openai import MISSING_RESULT, RETRIEVED_PREFIX, SUMMARY_PREFIX, _session_and_placeholders
+from ...model import Message, Session, parse_arguments
+from ...engine.prune import PruneResult
 
 SYSTEM_PREFIX = "[System]\n"
 TOOL_OUTPUT_PREFIX = "[Tool output]\n"

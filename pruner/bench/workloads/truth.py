@@ -4,7 +4,7 @@ The benchmark uses this to check pruned, truncated and oracle sessions against
 the world model: which facts are referred to, with or without a tag, and which
 messages carry each fact's final value.
 
->>> from pruner.workloads import generate
+>>> from pruner.bench.workloads import generate
 >>> s = generate("plain_chat", turns=50, seed=0)
 >>> truth = session_truth(s)
 >>> lost = missing_facts(truth, [m.id for m in oracle_messages(s)])
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..model import Message, Session
+from ...model import Message, Session
 from .world import DIALOGUE_ROLES
 
 
@@ -96,7 +96,7 @@ def missing_facts(truth: SessionTruth, kept_ids: Iterable[str]) -> LostFacts:
 
 
 def lost_items(truth: SessionTruth, kept_ids: Iterable[str]) -> tuple[str, ...]:
-    """Live items (see ``pruner.workloads.world``) of which no kept message has a copy."""
+    """Live items (see ``pruner.bench.workloads.world``) of which no kept message has a copy."""
     kept = dict.fromkeys(kept_ids)
     return tuple(item for item, ids in truth.live.items() if not any(i in kept for i in ids))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
-from .analysis import SessionIndex
+from .index import SessionIndex
 from .fileops import READ
 
 

@@ -17,7 +17,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from .prune import PruneConfig, prune
+from ..engine.prune import PruneConfig, prune
 from .workloads import generate
 
 WORKLOAD = "tool_agent"

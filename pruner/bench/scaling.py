@@ -5,7 +5,7 @@ Two measurements on the tool-agent workload:
 * prune time (the passes only, ``stats.elapsed_ms``, median after a warm-up) at each size,
   and the time per 1,000 messages, which must stay flat if the cost is linear;
 * the total cost of re-pruning after every turn of one conversation, the way an
-  agent loop runs it: with ``IncrementalPruner`` (when ``pruner.incremental``
+  agent loop runs it: with ``IncrementalPruner`` (when ``pruner.engine.incremental``
   exists), and with a full ``prune()`` of the whole history each turn. The full
   re-prune is timed on evenly spaced sample turns and the total is integrated
   from them (the report says how many were sampled), so the run stays short.
@@ -23,7 +23,7 @@ import statistics
 import time
 from typing import Any, Callable
 
-from .prune import PruneConfig, prune
+from ..engine.prune import PruneConfig, prune
 from .workloads import generate
 
 SCALING_SIZES = (2_000, 10_000, 50_000, 100_000)
@@ -45,7 +45,7 @@ def _turn_slices(session) -> list[int]:
 
 def _incremental_class():
     try:
-        return importlib.import_module("pruner.incremental").IncrementalPruner
+        return importlib.import_module("pruner.engine.incremental").IncrementalPruner
     except (ImportError, AttributeError):
         return None
 

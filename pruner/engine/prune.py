@@ -20,19 +20,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from .analysis import build_index
+from .index import build_index
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
-from .model import STATUSES, Decision, Message, Session, canonical_json, validate_session
-from .rules import STAGES, Removal, explain, rules_for
+from ..errors import ConfigurationError
+from ..model import STATUSES, Decision, Message, Session, canonical_json, validate_session
+from ..rules import STAGES, Removal, explain, rules_for
 from .rounds import full_session_lookups, settled
-from .rules.dependencies import restore_dependencies
-from .tokens import DEFAULT_ENCODING, get_counter
+from ..rules.dependencies import restore_dependencies
+from ..tokens import DEFAULT_ENCODING, get_counter
 
 ORPHAN_POLICIES = ("placeholder", "drop_pair")
 DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PruneConfig:
     """Settings for ``prune``. Every field is keyword-only and has a sensible default.
 
@@ -55,10 +56,12 @@ class PruneConfig:
     encoding: str = DEFAULT_ENCODING
 
     def __post_init__(self):
-        if not 0 < self.near_duplicate_threshold <= 1:
-            raise ValueError("near_duplicate_threshold must be in (0, 1]")
+        threshold = self.near_duplicate_threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]")
         if self.orphan_policy not in ORPHAN_POLICIES:
-            raise ValueError(f"orphan_policy must be one of {', '.join(ORPHAN_POLICIES)}")
+            raise ConfigurationError(f"orphan_policy is {self.orphan_policy!r}; "
+                                     f"expected one of {', '.join(ORPHAN_POLICIES)}")
         object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
 
 
@@ -248,7 +251,7 @@ def _prune(session: Session, config: PruneConfig) -> PruneResult:
         survivors = [current[li] for li in range(len(current)) if alive[li]]
         # Without restorations the kept set is already a fixpoint; with them, a restored
         # message can change what the passes see: prune the kept set again unless
-        # pruner.rounds shows that would change nothing.
+        # pruner.engine.rounds shows that would change nothing.
         done = (not restorations or len(survivors) == len(current)
                 or _settled(index, alive, removals, restorations))
         current = survivors

@@ -2,7 +2,7 @@
 
 Three workloads (``WORKLOADS``), any size, byte-identical for a given seed on
 every run and machine. Each message's ``required`` says whether the world
-model needs it (see ``pruner.workloads.world``); its ``metadata`` records what
+model needs it (see ``pruner.bench.workloads.world``); its ``metadata`` records what
 it carries (``carries``: ``item@version``; ``live``: the copies a safe pruner must
 keep one of), which facts it refers to (``uses``
 with a ``REF:`` tag, ``untagged_uses`` in a paraphrase), and for a re-retrieved
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import gc
 
-from ..errors import PrunerError
-from ..model import Session
+from ...errors import PrunerError
+from ...model import Session
 from .generator import GENERATOR_VERSION, _Generator
 from .params import SIZES, WORKLOADS, WorkloadParams, params_table
 from .truth import (FactTruth, LostFacts, SessionTruth, lost_items, missing_facts, oracle_messages,

@@ -29,14 +29,14 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import Iterable
 
-from .analysis import SessionIndex
+from .index import SessionIndex
 from .fileops import READ
-from .model import Message, Session, validate_messages
+from ..model import Message, Session, validate_messages
 from .prune import PruneConfig, PruneResult, _finish, collector_paused, prune
 from .rounds import settled
-from .rules import RULES, Removal
-from .rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
-from .rules.dependencies import needs_of
+from ..rules import RULES, Removal
+from ..rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
+from ..rules.dependencies import needs_of
 
 _BUILTIN_RULES = frozenset({"superseded_call", "file_state", "ttl", "duplicate_context"})
 

@@ -29,7 +29,7 @@ ROW (``to_csv`` writes the same fields, one line per row; ``removed_by_rule`` an
   how many of them no kept message carries (final value); ``tagged_facts_preserved``: none missing
 * ``untagged_facts``: facts referred to only in paraphrase; ``untagged_facts_lost``
 * ``live_items``, ``live_items_lost``: items of information a safe pruner must keep a copy
-  of (see ``pruner.workloads.world``), and how many the pruner kept no copy of
+  of (see ``pruner.bench.workloads.world``), and how many the pruner kept no copy of
 * ``required_messages``, ``redundant_messages``: the generator's labels
 * ``idempotent``: pruning the kept session again keeps the same ids with the same content
 * ``prune_ms``: median ``stats.elapsed_ms`` (the passes only; token counts are cached) of
@@ -69,11 +69,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
 from .baselines import oracle, truncate_to_budget
-from .errors import PrunerError
-from .fileops import FileTools
-from .formats.native import dumps as native_dumps
-from .prune import PruneConfig, prune
-from .tokens import get_counter
+from ..errors import PrunerError
+from ..engine.fileops import FileTools
+from ..formats.native import dumps as native_dumps
+from ..engine.prune import PruneConfig, prune
+from ..tokens import get_counter
 from .workloads import GENERATOR_VERSION, SIZES, WORKLOADS, generate, lost_items, missing_facts, session_truth
 
 SCHEMA = "pruner.bench/1"

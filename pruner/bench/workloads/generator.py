@@ -13,7 +13,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ..model import Message, Session, ToolCall, canonical_json
+from ...model import Message, Session, ToolCall, canonical_json
 from . import text as T
 from .params import WorkloadParams
 from .world import World

@@ -1,0 +1,6 @@
+"""Benchmarks: ``workloads`` (synthetic sessions with world-model ground truth),
+``run`` (the workload × size benchmark), ``baselines`` (no pruning, truncation,
+oracle), ``scaling`` and ``speed`` (timings).
+
+``workloads`` never imports the pruner, so its ground truth cannot depend on it.
+"""

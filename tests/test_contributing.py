@@ -1,0 +1,49 @@
+"""The examples in CONTRIBUTING.md work as written: the example rule, registered through the
+public hook exactly as the guide shows, fires and explains itself."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pruner import Message, Session, ToolCall, prune
+from pruner.rules import EXPLANATIONS, RULES
+
+GUIDE = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
+
+
+def _example(heading: str) -> str:
+    section = GUIDE.read_text(encoding="utf-8").split(heading, 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+@pytest.fixture
+def example_rule():
+    before_rules, before_explanations = dict(RULES), dict(EXPLANATIONS)
+    exec(compile(_example("## Add a pruning rule"), "CONTRIBUTING.md", "exec"), {})
+    yield
+    RULES.clear(), RULES.update(before_rules)
+    EXPLANATIONS.clear(), EXPLANATIONS.update(before_explanations)
+
+
+def _session():
+    call = ToolCall(id="c1", name="grep", arguments={"q": "x"})
+    return Session.of([
+        Message(id="u1", role="user", content="find x"),
+        Message(id="a1", role="assistant", content="", tool_calls=(call,)),
+        Message(id="r1", role="tool", content="   ", tool_call_id="c1"),
+        Message(id="a2", role="assistant", content="nothing found"),
+    ])
+
+
+def test_example_rule_registers_and_fires(example_rule):
+    assert "empty_result" in RULES and RULES["empty_result"].stage == "expired"
+    d = prune(_session()).decision("r1")
+    assert (d.status, d.rule, d.reason) == ("expired", "empty_result", "the tool returned no text")
+
+
+def test_without_the_example_rule_the_empty_result_is_kept():
+    assert "empty_result" not in RULES
+    assert prune(_session()).decision("r1").status == "kept"
