@@ -73,3 +73,16 @@ def test_a_bad_batch_is_refused_and_changes_nothing():
     pruner.append(second)
     expected = prune(Session(messages=tuple(first + second)))
     assert pruner.result().decisions == expected.decisions
+
+
+@given(sessions(), st.integers(1, 5))
+def test_context_after_every_append_is_what_prune_sends(session, step):
+    p = IncrementalPruner()
+    msgs = session.messages
+    for end in range(step, len(msgs) + step, step):
+        p.append(msgs[end - step:end])
+        full = prune(session.with_messages(msgs[:end]))
+        ctx = p.context()
+        assert ctx.messages == full.kept.messages
+        assert dict(ctx.placeholders) == dict(full.placeholders)
+        assert ctx.tokens == full.stats.tokens_after

@@ -27,7 +27,7 @@ import time
 from collections import ChainMap
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .index import SessionIndex
 from .fileops import READ
@@ -39,6 +39,18 @@ from ..rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
 from ..rules.dependencies import needs_of
 
 _BUILTIN_RULES = frozenset({"superseded_call", "file_state", "ttl", "duplicate_context"})
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the model receives after the latest append: the kept messages in order, and
+    the placeholder text that answers each kept call whose result was pruned
+    (call id -> text). ``tokens`` counts both, under the pruner's encoding; it equals
+    ``prune(...).stats.tokens_after`` of everything appended so far."""
+
+    messages: tuple[Message, ...]
+    placeholders: Mapping[str, str]
+    tokens: int
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,12 @@ class IncrementalPruner:
                 recomputed = True
         self.full_recomputes += recomputed
         return TurnUpdate(messages=len(self._messages), recomputed=recomputed)
+
+    def context(self) -> Context:
+        """What the model receives now (kept messages and placeholders): what an agent
+        loop sends after each turn. ``result()`` gives the full explanation."""
+        r = self.result()
+        return Context(messages=r.kept.messages, placeholders=dict(r.placeholders), tokens=r.stats.tokens_after)
 
     def result(self) -> PruneResult:
         """The full result for everything appended so far; equals ``prune()`` of it."""
