@@ -201,7 +201,8 @@ def run(args) -> int:
     config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
                          disabled_rules=frozenset(args.disable_rule))
     results = run_benchmark(workloads=args.workloads, sizes=args.sizes, seeds=args.seeds, config=config,
-                            timing_runs=args.timing_runs, progress=_progress)
+                            timing_runs=args.timing_runs, progress=_progress,
+                            command=getattr(args, "command_line", "pruner bench"))
     print("\n".join(report_lines(results)))
     if args.json:
         write_output(args.json, results.to_json())
