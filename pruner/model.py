@@ -140,6 +140,12 @@ def validate_session(session: Session) -> None:
     if not isinstance(session, Session):
         raise InvalidSessionError(f"expected a Session, got {type(session).__name__}")
     validate_messages(session.messages, seen={}, call_ids=set())
+    session.__dict__["_validated"] = True  # a Session is immutable: valid once, valid for good
+
+
+def is_validated(session: Session) -> bool:
+    """Whether ``validate_session`` already passed this very session object."""
+    return isinstance(session, Session) and session.__dict__.get("_validated", False)
 
 
 def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call_ids: set[str],

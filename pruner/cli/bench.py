@@ -13,6 +13,7 @@ import sys
 from ..bench.run import run_benchmark
 from ..bench.scaling import SCALING_SIZES, run_scaling
 from ..errors import PrunerError
+from ..rules import short_name
 from ..engine.prune import PruneConfig
 from ..bench.workloads import SIZES, WORKLOADS
 from .types import positive_int
@@ -22,9 +23,6 @@ NAME = "bench"
 #: Where the default run keeps its results: the files the dashboard charts and the README's table renders.
 DEFAULT_RESULTS = ("sample_sessions/bench/results.json", "sample_sessions/bench/results.csv")
 HELP = "benchmark the pruner on synthetic workloads against no pruning, truncation and the oracle"
-
-_RULE_ABBREV = {"superseded_call": "sup", "file_state": "file", "ttl": "ttl", "exact_duplicate": "exact",
-                "near_duplicate": "near", "duplicate_context": "dup", "dependency": "dep", "tool_pair": "pair"}
 
 
 def _csv_list(kind, allowed=None):
@@ -83,7 +81,7 @@ def _fmt_pct(v) -> str:
 
 
 def _removed(row) -> str:
-    parts = [f"{_RULE_ABBREV.get(k, k)} {v}" for k, v in row["removed_by_rule"].items()]
+    parts = [f"{short_name(k)} {v}" for k, v in row["removed_by_rule"].items()]
     return " ".join(parts) or "-"
 
 
