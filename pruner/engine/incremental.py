@@ -90,7 +90,9 @@ class IncrementalPruner:
         if self._carry:
             self._gone = bytearray()  # 1 where pass 1 removes the message
             self._expiry = [f.tracker(self._index, self.config) for f in rules_for("expired")]
-            self._dups = rules_for("duplicate")[0].tracker(self._index, self.config, self._gone)
+            self._duplicate_family = rules_for("duplicate")[0]
+            self._expired_family = next(iter(rules_for("expired")), None)
+            self._dups = self._duplicate_family.tracker(self._index, self.config, self._gone)
             self._deps = rules_for("restored")[0].tracker(self._index, self.config, self._kept12)
             self._context = ContextTracker(self._index, self._counter, self.config.orphan_policy)
             self._witness: dict[int, int] = {}  # restored -> a kept message showing why pass 1 removed it
@@ -213,8 +215,9 @@ class IncrementalPruner:
         if self._was_settled and not self._kept_changed and self._last_kept_turn_matches():
             return True
         restored = self._deps.restored
+        gone, expired, duplicate = self._gone, self._expired_family, self._duplicate_family
         self._was_settled = not restored or settled(
-            self._index, restored, kept=self._kept, removed_by=lambda i: self._removal(i)[1].rule,
+            self._index, restored, kept=self._kept, removed_by=lambda i: expired if gone[i] else duplicate,
             witness=self._witness)
         return self._was_settled
 

@@ -20,6 +20,7 @@ incremental pruner) give the same pairs.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Sequence
 
 import numpy as np
@@ -41,7 +42,7 @@ class NearRelation:
         self.texts: list[TextFeatures] = []
         self.containers: list[dict[int, int]] = []
         self.contained: list[list[int]] = []
-        self._holders: dict[int, list[int]] | None = {}  # shingle -> first HOLDERS holders
+        self._holders: _Holders | None = None  # first holders of each shingle, made on the first add()
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -59,7 +60,6 @@ class NearRelation:
         n = len(texts)
         rel.containers = [{} for _ in range(n)]
         rel.contained = [[] for _ in range(n)]
-        rel._holders = None  # made on the first add(), from the texts
         sizes = np.fromiter((len(f.shingles) for f in texts), dtype=np.int64, count=n)
         if n < 2 or not sizes.any():
             return rel
@@ -95,24 +95,15 @@ class NearRelation:
 
     # -- text by text -------------------------------------------------------------------------
 
-    def _holders_so_far(self) -> dict[int, list[int]]:
+    def _holder_table(self) -> "_Holders":
         if self._holders is None:
-            holders: dict[int, list[int]] = {}
-            for k, f in enumerate(self.texts):
-                for h in f.shingles.tolist():
-                    p = holders.get(h)
-                    if p is None:
-                        holders[h] = [k]
-                    elif len(p) < HOLDERS:
-                        p.append(k)
-            self._holders = holders
+            self._holders = _Holders.of(self.texts)
         return self._holders
 
-    def add(self, texts: Sequence[TextFeatures]) -> list[int]:
-        """Append texts (in order); returns the earlier texts that gained a container."""
-        holders = self._holders_so_far()
+    def add(self, texts: Sequence[TextFeatures]) -> None:
+        """Append texts (in order of first appearance)."""
+        table = self._holder_table()
         threshold = self.threshold
-        gained: list[int] = []
         for f in texts:
             x = len(self.texts)
             self.texts.append(f)
@@ -121,35 +112,81 @@ class NearRelation:
             size = len(f.shingles)
             if not size:
                 continue
-            finds: dict[int, int] = {}  # v -> shingles of x for which v is among the first holders
-            found_by: dict[int, int] = {}  # t -> shared shingles for which x is among the first holders
-            crowded = 0  # shingles of x whose first holders were already all taken
-            get = holders.get
-            for h in f.shingles.tolist():
-                p = get(h)
-                if p is None:
-                    holders[h] = [x]
-                    continue
-                for v in p:
-                    finds[v] = finds.get(v, 0) + 1
-                if len(p) < HOLDERS:
-                    for t in p:
-                        found_by[t] = found_by.get(t, 0) + 1
-                    p.append(x)
-                else:
-                    crowded += 1
-            for v, c in finds.items():  # does v nearly contain x?
+            finds, found_by, crowded = table.add(f.shingles, x)
+            for v, c in finds:  # does v nearly contain x?
                 if c + crowded >= threshold * size:
                     shared = c if not crowded else len(f.shingle_set & self.texts[v].shingle_set)
                     if shared >= threshold * size:
                         self.containers[x][v] = shared
                         self.contained[v].append(x)
-            for t, c in found_by.items():  # does x nearly contain t?
+            for t, c in found_by:  # does x nearly contain t?
                 t_size = len(self.texts[t].shingles)
                 if c + crowded >= threshold * t_size:
-                    shared = (finds[t] if not crowded else len(f.shingle_set & self.texts[t].shingle_set))
+                    shared = len(f.shingle_set & self.texts[t].shingle_set) if crowded else c
                     if shared >= threshold * t_size:
                         self.containers[t][x] = shared
                         self.contained[x].append(t)
-                        gained.append(t)
-        return gained
+
+
+class _Holders:
+    """The first ``HOLDERS`` holders of every shingle. A text's shingles are mostly new, so
+    those are entered in bulk (a dict update and a list extend, in C); only the shingles
+    seen before are walked one by one."""
+
+    def __init__(self):
+        self.row: dict[int, int] = {}  # shingle -> its row in holders
+        self.holders: list[int | list[int]] = []  # a lone holder, or the first HOLDERS holders
+
+    @classmethod
+    def of(cls, texts: Sequence[TextFeatures]) -> "_Holders":
+        table = cls()
+        for x, f in enumerate(texts):
+            if len(f.shingles):
+                table.add(f.shingles, x)
+        return table
+
+    def add(self, shingles: np.ndarray, x: int):
+        """Enter text ``x``; returns ``(finds, found_by, crowded)``: the texts among the first
+        holders of its shingles with how many each, the texts that hold a shingle of which ``x``
+        is among the first holders with how many, and how many of its shingles had all their
+        first holders already."""
+        keys = shingles.tolist()
+        rows = list(map(self.row.get, keys, repeat(-1)))
+        holders = self.holders
+        finds: dict[int, int] = {}
+        found_by: dict[int, int] = {}
+        crowded = 0
+        fresh = None
+        for k, r in zip(keys, rows):
+            if r < 0:
+                if fresh is None:
+                    fresh = []
+                fresh.append(k)
+                continue
+            p = holders[r]
+            if type(p) is int:  # one holder so far (most shingles): no list until a second one
+                finds[p] = finds.get(p, 0) + 1
+                found_by[p] = found_by.get(p, 0) + 1
+                holders[r] = [p, x]
+                continue
+            for v in p:
+                finds[v] = finds.get(v, 0) + 1
+            if len(p) < HOLDERS:
+                for t in p:
+                    found_by[t] = found_by.get(t, 0) + 1
+                p.append(x)
+            else:
+                crowded += 1
+        if fresh:
+            first = len(holders)
+            self.row.update(zip(fresh, range(first, first + len(fresh))))
+            holders.extend(repeat(x, len(fresh)))
+        return finds.items(), found_by.items(), crowded
+
+
+def _counted(values: np.ndarray):
+    """``(value, how many times)`` pairs."""
+    if not len(values):
+        return ()
+    u, c = np.unique(values, return_counts=True)
+    return zip(u.tolist(), c.tolist())

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
 from .index import SessionIndex, build_index, index_for
 from .result import PruneResult, PruneStats, finish  # noqa: F401  (PruneResult, PruneStats: public here)
-from .rounds import settled
+from .rounds import family_of, settled
 from ..errors import ConfigurationError
 from ..model import Message, Session, canonical_json, is_validated, validate_session
 from ..rules import REMOVAL_STAGES, Removal, rules_for
@@ -162,8 +162,14 @@ def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter, 
 
 
 def _settled(index: SessionIndex, alive: bytearray, removals, restorations) -> bool:
-    return settled(index, [r.index for r in restorations], kept=alive.__getitem__,
-                   removed_by=lambda i: removals[i][1].rule)
+    families: dict[str, object] = {}
+
+    def removed_by(i: int):
+        rule = removals[i][1].rule
+        if rule not in families:
+            families[rule] = family_of(rule)
+        return families[rule]
+    return settled(index, [r.index for r in restorations], kept=alive.__getitem__, removed_by=removed_by)
 
 
 def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final, ever_restored,

@@ -23,7 +23,8 @@ from .index import SessionIndex
 from ..rules import RULES, Rule, rules_for
 
 
-def _family_of(rule_name: str) -> Rule | None:
+def family_of(rule_name: str) -> Rule | None:
+    """The registered family that writes ``rule_name`` into its decisions."""
     for family in RULES.values():
         if rule_name == family.name or rule_name in family.emits:
             return family
@@ -31,14 +32,15 @@ def _family_of(rule_name: str) -> Rule | None:
 
 
 def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], bool],
-            removed_by: Callable[[int], str], witness: dict[int, int] | None = None) -> bool:
+            removed_by: Callable[[int], "Rule | None"], witness: dict[int, int] | None = None) -> bool:
     """True when a second round of the passes over the kept messages changes nothing.
 
-    ``removed_by(r)``: the rule that removed restored message ``r``. ``witness``
-    (optional, kept by the caller between calls) remembers, for each restored
-    message, the kept message that showed its removal reason still holds; it is
-    checked first, so a caller asking after every turn does not search again while
-    the witness stays kept.
+    ``removed_by(r)``: the rule family that removed restored message ``r`` (for a pass-1
+    removal any pass-1 family will do: every pass-1 reason is checked). ``witness``
+    (optional, kept by the caller between calls) remembers, for each restored message,
+    the kept message that showed a pass-1 reason to remove it still holds; it is checked
+    first, so a caller asking after every turn does not search again while the witness
+    stays kept.
     """
     msgs: Sequence = index.messages
     last = len(msgs) - 1
@@ -46,21 +48,21 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
         last -= 1
     if (msgs[last].turn if last >= 0 else 0) != index.last_turn:
         return False  # the kept set ends at an earlier turn: TTLs would read differently
-    families: dict[str, Rule | None] = {}
-    expired = [f for f in rules_for("expired") if f.removes_again is not None]
+    expired = None
     for r in restored:
-        rule = removed_by(r)
-        family = families[rule] if rule in families else families.setdefault(rule, _family_of(rule))
+        if witness is not None:
+            w = witness.get(r)
+            if w is not None and kept(w):
+                continue  # a kept message still shows a pass-1 reason to remove it
+        family = removed_by(r)
         if family is None:
             return False
         if family.stage != "expired":
             if family.removes_again is None or not family.removes_again(index, r, kept):
                 return False
             continue
-        if witness is not None:
-            w = witness.get(r)
-            if w is not None and kept(w):
-                continue
+        if expired is None:
+            expired = [f for f in rules_for("expired") if f.removes_again is not None]
         for f in expired:  # any pass-1 reason removes it again
             found = f.removes_again(index, r, kept)
             if found:

@@ -7,18 +7,18 @@ version of it, analyses only texts it has not seen. ``features_of(texts)`` compu
 every missing one in one batch.
 
 Shingles are 44-bit hashes of each run of three consecutive normalised words, built
-from a 64-bit hash of each word (two CRCs of its UTF-8 bytes, so the same on every run
-and machine) mixed by position; 44 bits leave room for a 20-bit text number in one
-64-bit sort key (``pruner.engine.near``). Two different 3-grams share a hash with
-probability 2^-44.
+from a 64-bit tabulation hash of each word's UTF-8 bytes (a fixed table, so the same on
+every run and machine) mixed by position; 44 bits leave room for a 20-bit text number in
+one 64-bit sort key (``pruner.engine.near``). Two different 3-grams share a hash with
+probability about 2^-44. Everything per word and per 3-gram is computed with array
+operations over a whole batch of texts.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-import zlib
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 
@@ -72,54 +72,100 @@ class TextFeatures:
         return self._set
 
 
-_WORD_HASH: dict[str, int] = {}
 _FEATURES: dict[str, TextFeatures] = {}
 _MAX_FEATURES = 1_000_000  # distinct texts; enough for a 500,000-message session
-_MAX_WORDS = 2_000_000
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
+#: Tabulation hashing of words: a fixed table of random 64-bit values, one per (byte value,
+#: position in the word mod 64); a word's hash XORs its bytes' values. Generated from a fixed
+#: seed by numpy's PCG64, so every run and machine gets the same table.
+_TABLE = np.random.Generator(np.random.PCG64(20_251_130)).integers(
+    0, 2**63, size=(64, 256), dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+_BATCH_BYTES = 4 << 20  # normalised text hashed per batch (bounds the per-byte arrays)
 
 
-def _word_hash(word: str) -> int:
-    h = _WORD_HASH.get(word)
-    if h is None:
-        b = word.encode("utf-8")
-        h = zlib.crc32(b) | (zlib.adler32(b) << 32)
-        if len(_WORD_HASH) >= _MAX_WORDS:
-            _WORD_HASH.clear()
-        _WORD_HASH[word] = h
-    return h
+def _normalise_words(text: str) -> str:
+    # The same as normalise(): words are runs of word characters other than "_".
+    return " ".join(_WORDS_RE.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
-def _shingles_many(word_lists: Sequence[list[str]]) -> list[np.ndarray]:
-    """Sorted distinct shingles of each word list, computed for all of them at once."""
-    out: list[np.ndarray] = [_EMPTY] * len(word_lists)
-    todo = [k for k, w in enumerate(word_lists) if len(w) >= MIN_NEAR_DUPLICATE_WORDS]
-    if not todo:
+_WORDS_RE = re.compile(r"[^\W_]+")
+
+
+def _word_hashes(norms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every word's hash, for all texts in order, and each text's number of words."""
+    counts = np.fromiter((n.count(" ") + 1 if n else 0 for n in norms), dtype=np.int64, count=len(norms))
+    parts = []
+    batch: list[str] = []
+    size = 0
+    for n in norms:
+        if len(n) > _BATCH_BYTES:  # a huge text: in pieces cut at spaces (words stay whole)
+            parts.append(_hash_words(batch))
+            batch, size = [], 0
+            pos = 0
+            while pos < len(n):
+                cut = len(n) if pos + _BATCH_BYTES >= len(n) else n.rfind(" ", pos, pos + _BATCH_BYTES)
+                if cut <= pos:  # one word longer than a batch
+                    cut = n.find(" ", pos + _BATCH_BYTES)
+                    cut = len(n) if cut < 0 else cut
+                parts.append(_hash_words([n[pos:cut]]))
+                pos = cut + 1
+            continue
+        batch.append(n)
+        size += len(n)
+        if size >= _BATCH_BYTES:
+            parts.append(_hash_words(batch))
+            batch, size = [], 0
+    parts.append(_hash_words(batch))
+    return np.concatenate(parts), counts
+
+
+def _hash_words(norms: list[str]) -> np.ndarray:
+    """Hashes of the words of ``norms`` (single spaces between words), all in one go."""
+    norms = [n for n in norms if n]
+    if not norms:
+        return np.empty(0, dtype=np.uint64)
+    b = np.frombuffer(" ".join(norms).encode("utf-8"), dtype=np.uint8)
+    word = b != 0x20
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
+    starts, ends = edges[0::2], edges[1::2]
+    lengths = ends - starts
+    # Each byte's position in its word: its index minus its word's start.
+    at = np.flatnonzero(word)
+    pos = at - np.repeat(starts, lengths)
+    values = _TABLE[pos & 63, b[at]]
+    h = np.bitwise_xor.reduceat(values, np.concatenate(([0], np.cumsum(lengths)[:-1])))
+    h ^= lengths.astype(np.uint64) * _MIX2
+    return h * _MIX1
+
+
+def _shingles_many(norms: list[str]) -> list[np.ndarray]:
+    """Sorted distinct shingles of each normalised text, computed for all of them at once."""
+    out: list[np.ndarray] = [_EMPTY] * len(norms)
+    h, counts = _word_hashes(norms)
+    if not len(h):
         return out
-    get = _WORD_HASH.get
-    hashes: list[int] = []
-    for k in todo:
-        hashes.extend([get(w) or _word_hash(w) for w in word_lists[k]])
-    h = np.array(hashes, dtype=np.uint64)
-    sizes = np.array([len(word_lists[k]) for k in todo])
-    ends = np.cumsum(sizes)
-    # A 3-gram starting at word j is inside one text when j + 2 < that text's end.
+    ends = np.cumsum(counts)
+    # A 3-gram starting at word j is inside one text when j + 2 < that text's end, and
+    # only texts of at least MIN_NEAR_DUPLICATE_WORDS words have shingles.
     starts = np.arange(len(h) - 2)
     text_of = np.searchsorted(ends, starts, side="right")
-    inside = starts + 2 < ends[text_of]
+    inside = (starts + 2 < ends[text_of]) & (counts[text_of] >= MIN_NEAR_DUPLICATE_WORDS)
     mixed = (h[:-2] * _MIX1) ^ (h[1:-1] * _MIX2) ^ h[2:]
     mixed ^= mixed >> np.uint64(29)
     sh = (mixed[inside] & np.uint64(_SHINGLE_MASK)).astype(np.int64)
     owner = text_of[inside]
+    if not len(owner):
+        return out
     # One sort orders every text's shingles: text number in the high bits.
     keys = np.sort((owner.astype(np.int64) << SHINGLE_BITS) | sh)
     keep = np.ones(len(keys), dtype=bool)
     keep[1:] = keys[1:] != keys[:-1]
     keys = keys[keep]
-    bounds = np.searchsorted(keys >> SHINGLE_BITS, np.arange(len(todo) + 1))
+    texts = np.unique(keys >> SHINGLE_BITS)
+    bounds = np.searchsorted(keys >> SHINGLE_BITS, np.append(texts, texts[-1] + 1)).tolist()
     values = keys & _SHINGLE_MASK
-    for n, k in enumerate(todo):
+    for n, k in enumerate(texts.tolist()):
         out[k] = values[bounds[n]:bounds[n + 1]]
     return out
 
@@ -130,13 +176,15 @@ def features_of(texts: Iterable[str]) -> list[TextFeatures]:
     cache = _FEATURES
     missing = [t for t in dict.fromkeys(texts) if t not in cache]
     if missing:
-        norms = [normalise(t) for t in missing]
-        word_lists = [n.split() for n in norms]
-        if len(cache) + len(missing) > _MAX_FEATURES:
-            cache.clear()  # a bounded cache: refilled on demand
-        for t, n, sh in zip(missing, norms, _shingles_many(word_lists)):
-            d, r = markers(t)
-            cache[t] = TextFeatures(n, sh, d, r)
+        # In batches: the text number shares a 64-bit sort key with 44-bit shingles.
+        for k in range(0, len(missing), 1 << 18):
+            part = missing[k:k + (1 << 18)]
+            norms = [_normalise_words(t) for t in part]
+            if len(cache) + len(part) > _MAX_FEATURES:
+                cache.clear()  # a bounded cache: refilled on demand
+            for t, n, sh in zip(part, norms, _shingles_many(norms)):
+                d, r = markers(t)
+                cache[t] = TextFeatures(n, sh, d, r)
         get = cache.get
         return [get(t) or text_features(t) for t in texts]
     return [cache[t] for t in texts]
