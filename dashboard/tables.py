@@ -24,6 +24,8 @@ import pandas as pd
 
 from pruner.model import ROLES, STATUSES, Decision, Session, canonical_json
 
+from .theme import STATUS_MARKS
+
 PREVIEW_CHARS = 120
 
 MESSAGE_COLUMNS = ["position", "id", "turn", "role", "status", "rule", "reason", "related",
@@ -117,6 +119,23 @@ def filter_messages(frame: pd.DataFrame, *, statuses: Iterable[str] | None = Non
         mask &= (frame["content"].str.casefold().str.contains(needle, regex=False)
                  | frame["id"].str.casefold().str.contains(needle, regex=False))
     return frame[mask]
+
+
+#: What the message table can be sorted by (across every matching row, not one page).
+SORT_COLUMNS = ("position", "turn", "tokens", "status", "role", "rule", "id")
+
+
+def sort_messages(frame: pd.DataFrame, column: str, *, descending: bool = False) -> pd.DataFrame:
+    """Every row ordered by ``column`` (ties in position order), before the table is cut into pages."""
+    if column not in SORT_COLUMNS:
+        raise ValueError(f"cannot sort by {column!r}")
+    keys = [column] if column == "position" else [column, "position"]
+    return frame.sort_values(keys, ascending=[not descending] + [True] * (len(keys) - 1), kind="stable")
+
+
+def with_status_marks(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each status preceded by its timeline marker ("◆ duplicate"), for tables."""
+    return frame.assign(status=frame["status"].map(lambda s: f"{STATUS_MARKS.get(s, '')} {s}".strip()))
 
 
 def page_count(rows: int, page_size: int) -> int:

@@ -32,10 +32,9 @@ SECRET = "sk-test-0123456789-do-not-echo"
 
 @pytest.fixture(autouse=True)
 def fresh_caches(monkeypatch):
-    """Each test starts with empty Streamlit caches and the default upload limit."""
+    """Each test starts with empty Streamlit caches."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    monkeypatch.delenv(loading.MAX_UPLOAD_ENV, raising=False)
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -61,16 +60,19 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def headline_of(result) -> dict[str, str]:
-    s = result.stats
-    return {"Messages before → after": f"{s.messages_before:,} → {s.messages_after:,}",
-            "Tokens before → after": f"{s.tokens_before:,} → {s.tokens_after:,}",
-            **{status: f"{s.by_status[status]:,}" for status in STATUSES}}
+    """The headline metrics for ``result``: compact values (the exact figures are in their tooltips)."""
+    s, n = result.stats, ui.compact_number
+    return {"Messages before → after": f"{n(s.messages_before)} → {n(s.messages_after)}",
+            "Tokens before → after": f"{n(s.tokens_before)} → {n(s.tokens_after)}"}
 
 
 def assert_headline(at: AppTest, result) -> None:
     shown = metrics(at)
     for label, value in headline_of(result).items():
         assert shown[label] == value, label
+    s = result.stats
+    counts = " · ".join(f"{status} {s.by_status[status]:,}" for status in STATUSES)
+    assert any(f"Messages per status: {counts}" in c.value for c in at.caption)
 
 
 def chart_specs(at: AppTest) -> list[dict]:
@@ -179,11 +181,12 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
 
 
 def test_file_over_the_limit_is_refused(app, monkeypatch):
-    monkeypatch.setenv(loading.MAX_UPLOAD_ENV, "100")
+    monkeypatch.setattr(loading, "max_upload_bytes", lambda: 100)
     upload(app, "big.jsonl", DEMO.read_bytes())
     assert_clean(app)
     error = app.error[0].value.replace("\\", "")
-    assert "over the 100-byte limit" in error and "PRUNER_DASHBOARD_MAX_BYTES" in error
+    assert "over the dashboard's 100-byte limit" in error and "files up to 100 bytes" in error
+    assert "--" not in error  # no command-line flag for a dashboard user (issue 12, defect 14)
     assert app.session_state[session_state.LOADED].label == DEMO.name
 
 

@@ -9,7 +9,7 @@ import streamlit as st
 from pruner.formats.export.openai import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 
-from dashboard import charts, session_state, tables, ui
+from dashboard import charts, components, session_state, tables, ui
 from dashboard.logic import compaction as logic
 
 OFFLINE = "Offline (deterministic, no network)"
@@ -63,9 +63,8 @@ def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
     if plan_view.cut_reason:
         ui.inert(plan_view.cut_reason)
     recorded = plan_view.recorded_cut if not preview.pruned_first else None
-    fig = charts.timeline_figure(plan_view.frame, cut=plan_view.cut_index, recorded_cut=recorded,
-                                 split_turn=plan_view.split_turn, revision=f"cmp-{loaded.key}")
-    st.plotly_chart(fig, key="compaction_timeline", config={"displaylogo": False})
+    components.timeline(plan_view.frame, key="compaction_timeline", cache_key=plan_view.key,
+                        cut=plan_view.cut_index, recorded_cut=recorded, split_turn=plan_view.split_turn)
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Context now", f"{plan_view.context_tokens:,} tokens",
               help=f"Threshold {plan_view.threshold:,} = window − reserve ({plan_view.context_source})")

@@ -60,6 +60,7 @@ class CompactInput:
 
 @dataclass(frozen=True)
 class PlanView:
+    key: tuple  # what the frame shows: the compaction input's key and the encoding
     frame: pd.DataFrame
     cut_index: int | None
     split_turn: bool
@@ -137,7 +138,8 @@ def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanV
         p = plan_compaction(compact_input.session, preview.library(encoding), force=preview.force,
                             use_usage=compact_input.use_usage)
         cut = p.cut
-        return PlanView(frame=compact_input.frame, cut_index=cut.index if cut else None,
+        return PlanView(key=(compact_input.key, encoding), frame=compact_input.frame,
+                        cut_index=cut.index if cut else None,
                         split_turn=bool(cut and cut.split_turn), trigger_reason=p.trigger.reason,
                         cut_reason=cut.reason if cut else "", context_tokens=p.trigger.context_tokens,
                         threshold=p.trigger.threshold, context_source=p.trigger.source,
