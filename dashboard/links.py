@@ -32,7 +32,9 @@ _FLAGS = {"expire": "expire", "dedupe": "deduplicate", "restore": "restore"}
 
 
 def source_params(loaded: LoadedSession) -> dict[str, str]:
-    """The parameters that reopen ``loaded``."""
+    """The parameters that reopen ``loaded`` (none for a source another page names in its own way)."""
+    if loaded.origin not in ("sample", "upload", "workload"):
+        return {}
     if loaded.origin == "workload":
         _, name, turns, seed = loaded.key.split(":")
         return {"workload": name, "turns": turns, "seed": seed}

@@ -122,6 +122,22 @@ def ensure_session(check: Callable[[LoadedSession], object] = lambda loaded: Non
     return None
 
 
+#: The explorer's settings-form widgets: cleared when another page sets the settings, so the form shows them.
+SETTINGS_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
+EXPLORER_PAGE = "app_pages/explorer.py"
+
+
+def show_in_explorer(loaded: LoadedSession, config: PruneConfig | None = None) -> None:
+    """Open ``loaded`` (with ``config``, if given) on the Session explorer page: for other pages' links."""
+    if config is not None:
+        set_settings(config)
+        for key in SETTINGS_WIDGETS:
+            ss.pop(key, None)
+    set_current(loaded)
+    ss[FILE], ss[ERROR] = None, None
+    st.switch_page(EXPLORER_PAGE)
+
+
 def write_link(page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = ()) -> None:
     """Put what is open (and the page's own view parameters) into the URL, if it changed."""
     file = dialogue_file()

@@ -33,6 +33,8 @@ def sync_sidebar(loaded) -> None:
     if loaded is None or ss.get("sidebar_for") == loaded.key:
         return
     ss["sidebar_for"] = loaded.key
+    if loaded.origin not in SOURCES:  # opened from another page (a corpus, say): the sidebar's sources stay
+        return
     ss["source_kind"] = SOURCES[loaded.origin]
     if loaded.origin == "sample":
         ss["sample_choice"] = loaded.file
@@ -95,6 +97,7 @@ def settings_form() -> None:
     current = session_state.settings()
     with st.form("prune_settings"):
         st.subheader("Pruning settings")
+        # the widget keys are session_state.SETTINGS_WIDGETS (cleared when another page sets the settings)
         expire = st.checkbox("Pass 1: expire superseded, stale and timed-out messages",
                              value=current.expire, key="set_expire")
         dedupe = st.checkbox("Pass 2: remove exact and near duplicates", value=current.deduplicate,
