@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from pruner.model import ROLES, STATUSES
 
-from .theme import AFTER_COLOUR, BEFORE_COLOUR, ROLE_COLOURS, STATUS_COLOURS
+from .theme import AFTER_COLOUR, BEFORE_COLOUR, ROLE_COLOURS, STATUS_COLOURS, WORKLOAD_COLOURS
 
 
 def context_figure(totals: pd.DataFrame, *, sampled: bool = False) -> go.Figure:
@@ -126,4 +126,112 @@ def grouped_bar_figure(frame: pd.DataFrame, *, x: str, ys: Sequence[str], names:
                       yaxis={"title": {"text": y_title}, "type": "log" if log_y else "linear"},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+# ---------------------------------------------------------------- benchmark charts
+
+_RUN_DASH = {"committed": "solid", "your run": "dot"}
+
+
+def _sizes_axis(values, title: str) -> dict:
+    """A log axis labelled only at the measured values (no 2-5-10 minor labels, no overlapping ticks)."""
+    ticks = sorted({int(v) for v in values})
+    return {"title": {"text": title}, "type": "log", "tickmode": "array", "tickvals": ticks,
+            "ticktext": [f"{v:,}" for v in ticks], "minor": {"showgrid": False, "ticks": ""}}
+
+
+def reduction_figure(by_size: pd.DataFrame, reference: Mapping[str, tuple[str, float, float]]) -> go.Figure:
+    """Token reduction by workload and size, one line per run, over the reference's published range."""
+    fig = go.Figure()
+    if by_size.empty:
+        return fig
+    lo_x, hi_x = float(by_size["turns"].min()), float(by_size["turns"].max())
+    for workload, (their, lo, hi) in reference.items():
+        if workload not in set(by_size["workload"]):
+            continue
+        colour = WORKLOAD_COLOURS.get(workload, "#888888")
+        fig.add_trace(go.Scatter(
+            x=[lo_x, hi_x, hi_x, lo_x, lo_x], y=[lo, lo, hi, hi, lo], fill="toself", mode="lines",
+            line={"width": 0}, fillcolor=colour, opacity=0.18, name=f"reference, {their} (published)",
+            legendgroup=f"ref-{workload}", hovertemplate=f"reference ({their}), published: {lo:.1f}–{hi:.1f} %"
+                                                         "<extra></extra>"))
+    for (run, workload), rows in by_size.groupby(["run", "workload"], sort=True):
+        rows = rows.sort_values("turns")
+        fig.add_trace(go.Scatter(
+            x=rows["turns"].tolist(), y=rows["reduction_pct"].tolist(), mode="lines+markers",
+            name=f"{workload} ({run})", line={"color": WORKLOAD_COLOURS.get(workload), "dash": _RUN_DASH.get(run)},
+            customdata=rows[["messages_before"]].to_numpy().tolist(),
+            hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns (%{{customdata[0]:,}} messages): "
+                          "%{y:.1f} %<extra></extra>"))
+    fig.update_layout(title={"text": "Token reduction by workload and size; shaded: the reference's published "
+                                     "range"}, height=380, xaxis=_sizes_axis(by_size["turns"], "turns"),
+                      yaxis={"title": {"text": "reduction %"}}, legend={"orientation": "h", "y": -0.25},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+def prune_time_figure(by_size: pd.DataFrame) -> go.Figure:
+    """Prune time against size: x is the turns (one tick per measured size, so labels never collide)."""
+    fig = go.Figure()
+    for (run, workload), rows in by_size.groupby(["run", "workload"], sort=True):
+        rows = rows.sort_values("turns")
+        fig.add_trace(go.Scatter(
+            x=rows["turns"].tolist(), y=rows["prune_ms"].tolist(), mode="lines+markers",
+            name=f"{workload} ({run})", line={"color": WORKLOAD_COLOURS.get(workload), "dash": _RUN_DASH.get(run)},
+            customdata=rows[["messages_before", "ms_per_1000_messages"]].to_numpy().tolist(),
+            hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns, %{{customdata[0]:,.0f}} messages: %{{y:,.1f}} ms"
+                          "<br>%{customdata[1]:.2f} ms per 1,000 messages<extra></extra>"))
+    fig.update_layout(title={"text": "Prune time against size (passes only, median of the timing runs)"},
+                      height=380, xaxis=_sizes_axis(by_size["turns"], "turns") if len(by_size) else {},
+                      yaxis={"title": {"text": "ms (log scale)"}, "type": "log"},
+                      legend={"orientation": "h", "y": -0.25}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
+    """Tagged facts lost by pruner and by truncation given the same token budget, said in the chart itself."""
+    fig = go.Figure()
+    for column, name, colour in (("pruner", "pruner", STATUS_COLOURS["kept"]),
+                                 ("truncation", "truncation to the same budget", STATUS_COLOURS["expired"])):
+        fig.add_trace(go.Bar(x=wide["config"].astype(str).tolist(), y=wide[column].tolist(), name=name,
+                             marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g} facts lost<extra>" + name
+                                                                     + "</extra>"))
+    fig.update_layout(
+        title={"text": "Tagged facts lost: pruner vs truncation given the same token budget"}, barmode="group",
+        height=380, yaxis={"title": {"text": "tagged facts missing"}}, legend={"orientation": "h", "y": 1.02,
+                                                                               "yanchor": "bottom"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 40},
+        annotations=[{"text": "Truncation keeps the system prompt and the newest messages that fit in as many "
+                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.17,
+                      "showarrow": False, "xanchor": "left", "font": {"size": 12}}])
+    return fig
+
+
+def scaling_figure(frame: pd.DataFrame) -> go.Figure:
+    """``pruner bench --scaling``: ms per 1,000 messages against size (flat means linear cost)."""
+    fig = go.Figure(go.Scatter(
+        x=frame["messages"].tolist(), y=frame["ms_per_1000_messages"].tolist(), mode="lines+markers",
+        name="pruner", line={"color": STATUS_COLOURS["kept"]},
+        customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
+        hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
+                      "%{y:.2f} ms per 1,000 messages<extra></extra>"))
+    fig.update_layout(title={"text": "Prune time per 1,000 messages against size (flat = linear)"}, height=360,
+                      xaxis=_sizes_axis(frame["messages"], "messages (tool_agent)"),
+                      yaxis={"title": {"text": "ms per 1,000 messages"}, "rangemode": "tozero"},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
+    """Total time to re-prune after every turn of one conversation, by method (log scale)."""
+    colours = [STATUS_COLOURS["kept"], BEFORE_COLOUR, STATUS_COLOURS["expired"]]
+    fig = go.Figure(go.Bar(
+        y=bars["method"].tolist(), x=bars["seconds"].tolist(), orientation="h",
+        marker={"color": colours[: len(bars)]}, text=[f"{v:,.2f} s ({s})" for v, s in zip(bars["seconds"],
+                                                                                        bars["source"])],
+        textposition="auto", hovertemplate="%{y}: %{x:,.2f} s<extra></extra>"))
+    fig.update_layout(title={"text": f"Re-pruning after every turn of {turns:,} turns (total, log scale)"},
+                      height=300, xaxis={"title": {"text": "seconds"}, "type": "log"},
+                      yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig

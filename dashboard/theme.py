@@ -47,6 +47,9 @@ ROLE_COLOURS: dict[str, str] = {
     "summary": "#009E73",
 }
 
+#: One colour per benchmark workload (none of them a status colour).
+WORKLOAD_COLOURS: dict[str, str] = {"plain_chat": "#56B4E9", "rag_assistant": "#CC79A7", "tool_agent": "#444444"}
+
 #: Before/after lines in the context chart.
 BEFORE_COLOUR = "#999999"
 AFTER_COLOUR = STATUS_COLOURS["kept"]

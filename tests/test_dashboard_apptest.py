@@ -75,6 +75,11 @@ def assert_headline(at: AppTest, result) -> None:
     assert any(f"Messages per status: {counts}" in c.value for c in at.caption)
 
 
+def frame_with(at: AppTest, column: str):
+    """The first table on the page that has ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
 def chart_specs(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
@@ -389,19 +394,27 @@ def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchma
     assert shown["tagged facts preserved"] == \
         f"{summary['tagged_facts_preserved']['count']}/{summary['tagged_facts_preserved']['of']}"
     assert shown["idempotent"] == f"{summary['idempotent']['count']}/{summary['idempotent']['of']}"
-    assert len(at.get("plotly_chart")) == 5
-    assert list(at.dataframe[0].value["workload"]) == list(summary["per_workload"])
-    assert len(at.dataframe[1].value) == len(committed.rows)
+    assert len(at.get("plotly_chart")) == 5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0)
+    reference = frame_with(at, "reference (published)")
+    assert "33.1–33.7 %" in set(reference["reference (published)"])  # the published tool-agent range
+    assert list(frame_with(at, "token reduction %")["workload"]) == list(summary["per_workload"])
+    assert len(frame_with(at, "prune_ms")) == len(committed.rows)
     assert [b.label for b in at.get("download_button")] == ["Results (CSV)", "Results (JSON)"]
-    # a small run replaces the view, with a progress bar, and the committed file is untouched
+    # a small run with other settings is drawn over the committed results; the committed file is untouched
     before = bench_logic.BENCH_RESULTS.read_bytes()
     at.multiselect(key="bench_workloads").set_value(["plain_chat"])
     at.multiselect(key="bench_sizes").set_value([50])
     at.number_input(key="bench_timing_runs").set_value(1)
+    at.checkbox(key="bench_restore").uncheck()
     at.button(key="FormSubmitter:bench_form-Run benchmark").click().run()
     assert_clean(at)
-    assert metrics(at)["configurations"] == "1"
-    assert list(at.dataframe[1].value["turns"]) == [50]
+    assert metrics(at)["configurations"] == str(summary["configurations"])  # the committed run stays
+    assert list(frame_with(at, "prune_ms")["turns"]) == [50]  # your run's table comes first
+    reduction = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                     if "Token reduction" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    names = [t["name"] for t in reduction["data"]]
+    assert "plain_chat (your run)" in names and "plain_chat (committed)" in names
+    assert at.session_state["bench_run"].meta["config"]["restore"] is False
     assert bench_logic.BENCH_RESULTS.read_bytes() == before
 
 

@@ -56,8 +56,10 @@ def test_pruning_defaults_come_from_the_library():
     for path, text in _dashboard_sources():
         for node in ast.walk(ast.parse(text)):
             restated = []
-            if isinstance(node, ast.keyword) and node.arg in fields and isinstance(node.value, ast.Constant):
-                restated.append(node.arg)
+            callee = getattr(getattr(node, "func", None), "id", None) or getattr(getattr(node, "func", None),
+                                                                                 "attr", None)
+            if isinstance(node, ast.Call) and callee in ("PruneConfig", "replace"):
+                restated += [k.arg for k in node.keywords if k.arg in fields and isinstance(k.value, ast.Constant)]
             if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) in fields \
                     and isinstance(node.value, ast.Constant):
                 restated.append(node.target.id)

@@ -180,7 +180,7 @@ class Export:
     key: str
     suffix: str
     mime: str
-    data: str | None
+    data: bytes | None
     error: str | None
 
 
@@ -196,9 +196,12 @@ def exports(loaded: LoadedSession, config: PruneConfig, analysed) -> tuple[Expor
         out = []
         for label, key, suffix, mime, to in _EXPORTS:
             try:
-                data = dumps(analysed.result, to=to) if to else \
+                text = dumps(analysed.result, to=to) if to else \
                     tables.decisions_frame(analysed.frame).to_csv(index=False)
-                error = None
+                data, error = text.encode("utf-8"), None
+            except UnicodeEncodeError as exc:
+                data, error = None, (f"the session holds text that is not valid Unicode (a lone surrogate at "
+                                     f"character {exc.start:,} of the export); fix the file and open it again")
             except PrunerError as exc:
                 data, error = None, str(exc)
             except Exception as exc:  # an exporter bug must still not fail silently
