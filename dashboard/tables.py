@@ -205,6 +205,19 @@ def context_before_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return long[["turn", "stage", "role", "tokens"]].astype({"turn": int, "tokens": int})
 
 
+def context_totals_frame(before: pd.DataFrame, after: Sequence[tuple[int, int]]) -> pd.DataFrame:
+    """Total context per turn: ``before`` (a long frame, every turn) beside ``after`` ((turn, tokens) pairs,
+    every turn or some); columns ``turn``, ``before``, ``after`` (NaN where not computed)."""
+    totals = before.groupby("turn")["tokens"].sum() if len(before) else pd.Series(dtype=float)
+    frame = pd.DataFrame({"turn": totals.index.astype(int), "before": totals.to_numpy()})
+    if after:
+        pairs = pd.DataFrame(list(after), columns=["turn", "after"])
+        frame = frame.merge(pairs, on="turn", how="outer")
+    else:
+        frame["after"] = float("nan")
+    return frame.sort_values("turn").reset_index(drop=True)
+
+
 def context_totals(context: pd.DataFrame) -> pd.DataFrame:
     """Total context tokens per turn: columns ``turn``, ``before``, ``after`` (NaN where not computed)."""
     if context.empty:

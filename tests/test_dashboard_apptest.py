@@ -439,22 +439,31 @@ def test_guide_steps_through_every_pass_and_compaction(app):
     assert "Prompt-cache cost" in metrics(at)
 
 
-@pytest.mark.parametrize("settings", [PruneConfig(), PruneConfig(restore=False)])
-def test_context_per_turn_is_the_library_result_for_each_prefix(settings):
-    """Each sampled turn's pruned context equals prune() of the conversation up to that turn."""
-    if not DEMO.exists():
-        pytest.skip("sample_sessions/native_demo.jsonl is missing")
-    loaded = loading.load_sample(DEMO.name)
+@pytest.mark.parametrize("name, settings", [(DEMO.name, PruneConfig()), (DEMO.name, PruneConfig(restore=False)),
+                                            ("workload-tool_agent-50.jsonl", PruneConfig())])
+def test_context_per_turn_is_the_library_result_for_each_prefix(name, settings):
+    """Each turn's pruned context equals prune() of the conversation up to that turn: at every turn when
+    the incremental pruner carries the settings, at the sampled ones otherwise."""
+    if not (SAMPLES / name).exists():
+        pytest.skip(f"sample_sessions/{name} is missing")
+    loaded = loading.load_sample(name)
     session = loaded.session
     from pruner import get_counter, message_tokens
     counter = get_counter(settings.encoding)
     tokens = tuple(message_tokens(m, counter) for m in session.messages)
-    turns = tuple(range(session.last_turn))
-    samples = analysis._context_series(loaded.key, settings, turns, session, tokens)
-    assert [s["turn"] for s in samples] == list(turns)
-    for sample in samples:
-        prefix = session.with_messages([m for m in session.messages if m.turn <= sample["turn"]])
+    turns = tuple(range(0, session.last_turn + 1, 2))
+    series = analysis._context_series(loaded.key, settings, turns, session, tokens)
+    every = analysis.carries(settings)
+    assert series.every_turn == every
+    present = sorted({m.turn for m in session.messages})
+    assert [t for t, _ in series.totals] == (present if every else [t for t in turns if t >= present[0]])
+    assert [s["turn"] for s in series.by_role] == [t for t in turns if t >= present[0]]
+    by_role = {s["turn"]: s["after"] for s in series.by_role}
+    for turn, total in series.totals:
+        prefix = session.with_messages([m for m in session.messages if m.turn <= turn])
         result = prune(prefix, settings)
-        assert sum(sample["after"].values()) == result.stats.tokens_after
-        kept_roles = {m.role for m in result.kept.messages}
-        assert {r for r, n in sample["after"].items() if n} <= kept_roles | {"tool"}
+        assert total == result.stats.tokens_after
+        if turn in by_role:
+            assert sum(by_role[turn].values()) == result.stats.tokens_after
+            kept_roles = {m.role for m in result.kept.messages}
+            assert {r for r, n in by_role[turn].items() if n} <= kept_roles | {"tool"}

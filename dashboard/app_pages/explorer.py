@@ -179,29 +179,34 @@ def context_charts(loaded, settings, analysed) -> None:
     before = cache.shared("context_before", (loaded.key, settings.encoding),
                           lambda: tables.context_before_frame(analysed.frame))
     request = (loaded.key, settings)
-    if analysis.context_is_cheap(loaded) or ss.get("context_requested") == request:
-        limit = analysis.MAX_CONTEXT_SAMPLES if analysis.context_is_cheap(loaded) else analysis.LARGE_CONTEXT_SAMPLES
+    cheap = analysis.context_is_cheap(loaded, settings)
+    series = None
+    if cheap or ss.get("context_requested") == request:
+        limit = analysis.MAX_CONTEXT_SAMPLES if cheap else analysis.LARGE_CONTEXT_SAMPLES
         with st.spinner("Pruning the conversation as it stood at each turn…"):
-            samples = analysis.context_samples(loaded, settings, analysed, limit=limit)
-    else:
-        samples = []
-    sampled = 0 < len(samples) < loaded.session.last_turn + 1
+            series = analysis.context_series(loaded, settings, analysed, limit=limit)
 
     def figures():
-        context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
-        return (charts.context_figure(tables.context_totals(context), sampled=sampled),
-                charts.composition_figure(context, stage="after" if samples else "before"))
-    sizes, composition = cache.shared("context_figures", (loaded.key, settings, len(samples)), figures)
+        totals = tables.context_totals_frame(before, series.totals if series else ())
+        composition = tables.context_frame(series.by_role) if series else before
+        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn),
+                charts.composition_figure(composition if series else before, stage="after" if series else "before"))
+    sizes, composition = cache.shared("context_figures", (loaded.key, settings, series is not None), figures)
     st.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
     st.plotly_chart(composition, key="composition_chart", config={"displaylogo": False})
+    note = ""
+    if series is not None and not series.every_turn:
+        note = f" The pruned context is shown at {len(series.totals)} evenly spaced turns."
+    elif series is not None and len(series.by_role) < len(series.totals):
+        note = f" Its make-up by role is shown at {len(series.by_role)} evenly spaced turns."
     st.caption("The tokens the model receives when it answers at each turn: the conversation so far, "
-               "pruned as it stood then (not a running total over turns)."
-               + (f" The pruned context is shown at {len(samples)} evenly spaced turns." if sampled else ""))
-    if not samples:
+               "pruned as it stood then (not a running total over turns)." + note)
+    if series is None:
         st.button(f"Compute the pruned context at {analysis.LARGE_CONTEXT_SAMPLES} turns",
                   on_click=lambda: ss.update(context_requested=request), key="context_go",
-                  help="Long session: this prunes the conversation as it stood at each sampled turn, "
-                       "which takes a while, so it runs only when asked (and is cached).")
+                  help="Long session, or settings the incremental pruner cannot carry: this prunes the "
+                       "conversation as it stood at each sampled turn, which takes a while, so it runs only when "
+                       "asked (and is cached).")
 
 
 def _on_table_select() -> None:
