@@ -79,8 +79,9 @@ class NearRelation:
         first = np.cumsum(looks) - looks
         t = np.repeat(holder, looks)
         v = holder[np.repeat(starts[group], looks) + (np.arange(total) - np.repeat(first, looks))]
-        other = v != t
-        pair, hits = np.unique((t[other] << _TEXT_BITS) | v[other], return_counts=True)
+        # v can only nearly contain t when it has at least threshold * |S_t| shingles at all.
+        keep = (v != t) & (sizes[v] >= threshold * sizes[t])
+        pair, hits = np.unique((t[keep] << _TEXT_BITS) | v[keep], return_counts=True)
         # Shingles of t held by more than HOLDERS texts: there, v may be a holder not looked up.
         crowded = np.bincount(holder[size[group] > HOLDERS], minlength=n)
         pt, pv = pair >> _TEXT_BITS, pair & (_MAX_TEXTS - 1)
