@@ -53,6 +53,11 @@ def test_built_at_once_and_text_by_text_give_the_same_relation(words, step, thre
     grown = NearRelation(threshold)
     for k in range(0, len(fs), step):
         grown.add(fs[k:k + step])
+    # Text by text, each text knows the containers that appeared before it ...
+    assert all(grown.containers[x] == {v: c for v, c in built.containers[x].items() if v < x} for x in range(len(fs)))
+    # ... and refresh() adds the later ones.
+    for x in range(len(fs)):
+        grown.refresh(x)
     assert grown.containers == built.containers
     assert sorted(map(sorted, grown.contained)) == sorted(map(sorted, built.contained))
 
@@ -68,6 +73,8 @@ def test_the_same_when_shingles_have_more_holders_than_are_looked_up():
     grown = NearRelation(0.8)
     for f in fs:
         grown.add([f])
+    for x in range(len(fs)):
+        grown.refresh(x)
     assert grown.containers == built.containers
 
 

@@ -135,7 +135,7 @@ class SessionIndex:
                 call = None
                 if site is not None:
                     owner, call = site
-                key = m.tool_call_key or (call.call_key() if call else None)
+                key = m.tool_call_key or (_call_key(call) if call else None)
                 if call is not None and call.name:
                     access = tuple(FileAccess(op, path, op == READ and is_partial_read(call, file_tools))
                                    for op, path in file_operations(call, file_tools))
@@ -192,7 +192,7 @@ def _message_tokens_many(messages: Sequence[Message], counter) -> list[int]:
     for m in messages:
         for c in m.tool_calls:
             texts.append(c.name)
-            texts.append(c.arguments if isinstance(c.arguments, str) else canonical_json(c.arguments))
+            texts.append(c.arguments if isinstance(c.arguments, str) else _canonical_arguments(c))
     counts = counter.count_many(texts)
     out = counts[:len(messages)]
     k = len(messages)
@@ -202,6 +202,22 @@ def _message_tokens_many(messages: Sequence[Message], counter) -> list[int]:
             out[j] += sum(counts[k:k + n])
             k += n
     return out
+
+
+def _canonical_arguments(call: ToolCall) -> str:
+    """``canonical_json(call.arguments)`` for object arguments, kept on the call: it is frozen, and
+    both its supersession key and its token count need it."""
+    text = call.__dict__.get("_canonical_arguments")
+    if text is None:
+        text = call.__dict__["_canonical_arguments"] = canonical_json(call.arguments)
+    return text
+
+
+def _call_key(call: ToolCall) -> str:
+    """``call.call_key()``, reusing the kept canonical arguments."""
+    if call.key or isinstance(call.arguments, str):
+        return call.call_key()
+    return f"{call.name}({_canonical_arguments(call)})"
 
 
 def build_index(messages: Sequence[Message], file_tools: FileTools) -> SessionIndex:

@@ -43,6 +43,7 @@ class NearRelation:
         self.containers: list[dict[int, int]] = []
         self.contained: list[list[int]] = []
         self._holders: _Holders | None = None  # first holders of each shingle, made on the first add()
+        self._late: list[int] = []  # per text: its shingles of which it is a later holder than those looked up
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -60,6 +61,7 @@ class NearRelation:
         n = len(texts)
         rel.containers = [{} for _ in range(n)]
         rel.contained = [[] for _ in range(n)]
+        rel._late = [0] * n
         sizes = np.fromiter((len(f.shingles) for f in texts), dtype=np.int64, count=n)
         if n < 2 or not sizes.any():
             return rel
@@ -82,16 +84,21 @@ class NearRelation:
         # v can only nearly contain t when it has at least threshold * |S_t| shingles at all.
         keep = (v != t) & (sizes[v] >= threshold * sizes[t])
         pair, hits = np.unique((t[keep] << _TEXT_BITS) | v[keep], return_counts=True)
-        # Shingles of t held by more than HOLDERS texts: there, v may be a holder not looked up.
+        # The shared shingles a pair's count can have missed are those where v is a later holder
+        # than the ones looked up: at most the shingles of t in crowded groups, and at most the
+        # shingles v holds late. Only where that could reach the threshold is the overlap counted.
         crowded = np.bincount(holder[size[group] > HOLDERS], minlength=n)
+        rank = np.arange(len(keys)) - np.repeat(starts, size)
+        late = np.bincount(holder[rank >= HOLDERS], minlength=n)
         pt, pv = pair >> _TEXT_BITS, pair & (_MAX_TEXTS - 1)
-        need = threshold * sizes[pt]
-        maybe = hits + crowded[pt] >= need
-        for a, b, c in zip(pt[maybe].tolist(), pv[maybe].tolist(), hits[maybe].tolist()):
-            shared = c if not crowded[a] else len(texts[a].shingle_set & texts[b].shingle_set)
+        missed = np.minimum(crowded[pt], late[pv])
+        maybe = hits + missed >= threshold * sizes[pt]
+        for a, b, c, m in zip(pt[maybe].tolist(), pv[maybe].tolist(), hits[maybe].tolist(), missed[maybe].tolist()):
+            shared = c if not m else len(texts[a].shingle_set & texts[b].shingle_set)
             if shared >= threshold * int(sizes[a]):
                 rel.containers[a][b] = shared
                 rel.contained[b].append(a)
+        rel._late = late.tolist()
         return rel
 
     # -- text by text -------------------------------------------------------------------------
@@ -102,31 +109,48 @@ class NearRelation:
         return self._holders
 
     def add(self, texts: Sequence[TextFeatures]) -> None:
-        """Append texts (in order of first appearance)."""
+        """Append texts (in order of first appearance).
+
+        Text by text, ``containers[x]`` holds the texts that appeared before ``x`` (all a walk
+        judging ``x`` where it first appears can use); ``refresh(x)`` adds the later ones when
+        ``x`` comes to be judged further on (``pruner.rules.duplicates``). So an append only
+        looks up the new texts' shingles.
+        """
         table = self._holder_table()
-        threshold = self.threshold
         for f in texts:
             x = len(self.texts)
             self.texts.append(f)
             self.containers.append({})
             self.contained.append([])
-            size = len(f.shingles)
-            if not size:
-                continue
-            finds, found_by, crowded = table.add(f.shingles, x)
-            for v, c in finds:  # does v nearly contain x?
-                if c + crowded >= threshold * size:
-                    shared = c if not crowded else len(f.shingle_set & self.texts[v].shingle_set)
-                    if shared >= threshold * size:
-                        self.containers[x][v] = shared
-                        self.contained[v].append(x)
-            for t, c in found_by:  # does x nearly contain t?
-                t_size = len(self.texts[t].shingles)
-                if c + crowded >= threshold * t_size:
-                    shared = len(f.shingle_set & self.texts[t].shingle_set) if crowded else c
-                    if shared >= threshold * t_size:
-                        self.containers[t][x] = shared
-                        self.contained[x].append(t)
+            if len(f.shingles):
+                finds, crowded = table.add(f.shingles, x)
+                self._late.append(crowded)
+                self._contain(x, finds, crowded)
+            else:
+                self._late.append(0)
+
+    def refresh(self, x: int) -> None:
+        """Bring ``containers[x]`` up to date with every text so far (``x`` is judged later than
+        where it first appeared, so texts that appeared after it can be its original)."""
+        f = self.texts[x]
+        if len(f.shingles):
+            finds, crowded = self._holder_table().look_up(f.shingles, x)
+            self._contain(x, finds, crowded)
+
+    def _contain(self, x: int, finds, crowded: int) -> None:
+        """Record every found ``v`` that nearly contains ``x``. A count can only have missed the
+        shingles ``v`` holds later than the holders looked up (at most ``late[v]``, and at most
+        ``x``'s shingles in crowded groups); only where that could matter is the overlap counted."""
+        f = self.texts[x]
+        need = self.threshold * len(f.shingles)
+        mine, late = self.containers[x], self._late
+        for v, c in finds:
+            missed = min(crowded, late[v])
+            if v != x and v not in mine and c + missed >= need:
+                shared = c if not missed else len(f.shingle_set & self.texts[v].shingle_set)
+                if shared >= need:
+                    mine[v] = shared
+                    self.contained[v].append(x)
 
 
 class _Holders:
@@ -147,47 +171,45 @@ class _Holders:
         return table
 
     def add(self, shingles: np.ndarray, x: int):
-        """Enter text ``x``; returns ``(finds, found_by, crowded)``: the texts among the first
-        holders of its shingles with how many each, the texts that hold a shingle of which ``x``
-        is among the first holders with how many, and how many of its shingles had all their
-        first holders already."""
+        """Enter text ``x``; returns ``(finds, crowded)``: the texts among the first holders of its
+        shingles with how many each, and how many of its shingles had all their first holders."""
         keys = shingles.tolist()
         rows = list(map(self.row.get, keys, repeat(-1)))
         holders = self.holders
         finds: dict[int, int] = {}
-        found_by: dict[int, int] = {}
         crowded = 0
-        fresh = None
-        for k, r in zip(keys, rows):
-            if r < 0:
-                if fresh is None:
-                    fresh = []
-                fresh.append(k)
-                continue
+        for r in [r for r in rows if r >= 0]:
             p = holders[r]
             if type(p) is int:  # one holder so far (most shingles): no list until a second one
                 finds[p] = finds.get(p, 0) + 1
-                found_by[p] = found_by.get(p, 0) + 1
                 holders[r] = [p, x]
                 continue
             for v in p:
                 finds[v] = finds.get(v, 0) + 1
             if len(p) < HOLDERS:
-                for t in p:
-                    found_by[t] = found_by.get(t, 0) + 1
                 p.append(x)
             else:
                 crowded += 1
+        fresh = [k for k, r in zip(keys, rows) if r < 0]
         if fresh:
             first = len(holders)
             self.row.update(zip(fresh, range(first, first + len(fresh))))
             holders.extend(repeat(x, len(fresh)))
-        return finds.items(), found_by.items(), crowded
+        return finds.items(), crowded
 
-
-def _counted(values: np.ndarray):
-    """``(value, how many times)`` pairs."""
-    if not len(values):
-        return ()
-    u, c = np.unique(values, return_counts=True)
-    return zip(u.tolist(), c.tolist())
+    def look_up(self, shingles: np.ndarray, x: int):
+        """``(finds, crowded)`` for text ``x``, already entered: the first holders of its shingles now."""
+        holders, row = self.holders, self.row
+        finds: dict[int, int] = {}
+        crowded = 0
+        for k in shingles.tolist():
+            p = holders[row[k]]
+            if type(p) is int:
+                finds[p] = finds.get(p, 0) + 1
+                continue
+            for v in p:
+                finds[v] = finds.get(v, 0) + 1
+            if len(p) >= HOLDERS:  # later holders than these may exist
+                crowded += 1
+        finds.pop(x, None)
+        return finds.items(), crowded

@@ -133,6 +133,8 @@ class DuplicateTracker:
         occ, copy_of = self._occ, self._copy_of
         positions = occ[t]
         p = positions[0]
+        if p > self.index.text_first[t]:  # judged after texts that appeared later than it did
+            rel.refresh(t)
         best = None
         for v, shared in rel.containers[t].items():
             o = occ.get(v)
