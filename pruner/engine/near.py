@@ -29,6 +29,9 @@ from .text import SHINGLE_BITS, TextFeatures
 
 #: How many of a shingle's first holders are looked up.
 HOLDERS = 32
+#: Shingles chosen beyond the pigeonhole minimum when building at once: a container must then
+#: hold more than one of them, which rules out most candidates before their overlap is counted.
+_EXTRA = 2
 _TEXT_BITS = 63 - SHINGLE_BITS  # text numbers share a sort key with shingles
 _MAX_TEXTS = 1 << _TEXT_BITS
 
@@ -72,34 +75,55 @@ class NearRelation:
         starts = np.flatnonzero(np.concatenate(([True], sh[1:] != sh[:-1])))
         size = np.diff(np.append(starts, len(keys)))
         group = np.repeat(np.arange(len(starts)), size)
-        # Each entry (t holds shingle h) looks up the first HOLDERS holders of h.
-        looks = np.minimum(size, HOLDERS)[group]
-        looks[size[group] < 2] = 0
-        total = int(looks.sum())
-        if not total:
-            return rel
-        first = np.cumsum(looks) - looks
-        t = np.repeat(holder, looks)
-        v = holder[np.repeat(starts[group], looks) + (np.arange(total) - np.repeat(first, looks))]
-        # v can only nearly contain t when it has at least threshold * |S_t| shingles at all.
-        keep = (v != t) & (sizes[v] >= threshold * sizes[t])
-        pair, hits = np.unique((t[keep] << _TEXT_BITS) | v[keep], return_counts=True)
-        # The shared shingles a pair's count can have missed are those where v is a later holder
-        # than the ones looked up: at most the shingles of t in crowded groups, and at most the
-        # shingles v holds late. Only where that could reach the threshold is the overlap counted.
-        crowded = np.bincount(holder[size[group] > HOLDERS], minlength=n)
+        gsize = size[group]
         rank = np.arange(len(keys)) - np.repeat(starts, size)
         late = np.bincount(holder[rank >= HOLDERS], minlength=n)
-        pt, pv = pair >> _TEXT_BITS, pair & (_MAX_TEXTS - 1)
-        missed = np.minimum(crowded[pt], late[pv])
-        maybe = hits + missed >= threshold * sizes[pt]
-        for a, b, c, m in zip(pt[maybe].tolist(), pv[maybe].tolist(), hits[maybe].tolist(), missed[maybe].tolist()):
-            shared = c if not m else len(texts[a].shingle_set & texts[b].shingle_set)
-            if shared >= threshold * int(sizes[a]):
-                rel.containers[a][b] = shared
-                rel.contained[b].append(a)
         rel._late = late.tolist()
+        # A container of t must hold all but ``slack`` of t's shingles, so it holds at least
+        # ``chosen - slack`` of any ``chosen`` of them (pigeonhole). Choosing t's rarest shingles
+        # in uncrowded groups (every holder listed, so every holder is looked up) finds every
+        # container of t with few candidates; each candidate's overlap is then counted exactly.
+        kmin = np.ceil(threshold * sizes).astype(np.int64)
+        slack = sizes - kmin
+        want = slack + 1 + _EXTRA
+        buckets = HOLDERS + 2
+        hist = np.bincount(holder * buckets + np.minimum(gsize, HOLDERS + 1), minlength=n * buckets)
+        cum = np.cumsum(hist.reshape(n, buckets), axis=1)
+        uncrowded = cum[:, HOLDERS]
+        enough = (uncrowded >= slack + 1) & (sizes > 0)
+        limit = np.argmax(cum >= np.minimum(want, uncrowded)[:, None], axis=1)  # largest group size chosen
+        need_hits = cum[np.arange(n), limit] - slack
+        picked = np.flatnonzero(enough[holder] & (gsize <= limit[holder]) & (gsize >= 2))
+        t, v = _pairs(holder, starts, group, picked, gsize[picked])
+        keep = (v != t) & (sizes[v] >= threshold * sizes[t])
+        pair, hits = np.unique((t[keep] << _TEXT_BITS) | v[keep], return_counts=True)
+        pt, pv = pair >> _TEXT_BITS, pair & (_MAX_TEXTS - 1)
+        sure = hits >= need_hits[pt]
+        rel._count_exactly(pt[sure], pv[sure], sizes)
+        # Texts with too few uncrowded shingles: every shingle looks up its first HOLDERS holders
+        # (the search's definition), and a count that may have missed late holders is checked.
+        rest = np.flatnonzero(~enough[holder])
+        if len(rest):
+            t, v = _pairs(holder, starts, group, rest, np.minimum(gsize[rest], HOLDERS))
+            keep = (v != t) & (sizes[v] >= threshold * sizes[t])
+            pair, hits = np.unique((t[keep] << _TEXT_BITS) | v[keep], return_counts=True)
+            pt, pv = pair >> _TEXT_BITS, pair & (_MAX_TEXTS - 1)
+            crowded = np.bincount(holder[gsize > HOLDERS], minlength=n)
+            missed = np.minimum(crowded[pt], late[pv])
+            maybe = hits + missed >= threshold * sizes[pt]
+            rel._count_exactly(pt[maybe], pv[maybe], sizes)
         return rel
+
+    def _count_exactly(self, ts: np.ndarray, vs: np.ndarray, sizes: np.ndarray) -> None:
+        """Record each ``v`` that nearly contains ``t``, counting their overlap exactly."""
+        texts, threshold = self.texts, self.threshold
+        for a, b in zip(ts.tolist(), vs.tolist()):
+            shared = len(texts[a].shingle_set & texts[b].shingle_set)
+            if shared >= threshold * int(sizes[a]) and b not in self.containers[a]:
+                self.containers[a][b] = shared
+                self.contained[b].append(a)
+
+
 
     # -- text by text -------------------------------------------------------------------------
 
@@ -213,3 +237,13 @@ class _Holders:
                 crowded += 1
         finds.pop(x, None)
         return finds.items(), crowded
+
+
+def _pairs(holder: np.ndarray, starts: np.ndarray, group: np.ndarray, entries: np.ndarray, looks: np.ndarray):
+    """``(t, v)`` for each entry (``t`` holds a shingle) and each of the first ``looks`` holders ``v``
+    of that shingle."""
+    total = int(looks.sum())
+    first = np.cumsum(looks) - looks
+    t = np.repeat(holder[entries], looks)
+    v = holder[np.repeat(starts[group[entries]], looks) + (np.arange(total) - np.repeat(first, looks))]
+    return t, v
