@@ -231,6 +231,7 @@ def build_index(messages: Sequence[Message], file_tools: FileTools) -> SessionIn
 # immutable; a few are kept, so memory stays bounded however many sessions pass through.
 _INDEXES: OrderedDict[tuple[int, FileTools], tuple[weakref.ref, SessionIndex]] = OrderedDict()
 _INDEXES_KEPT = 4
+_INDEXES_MESSAGES = 1_000_000  # and no more messages than this in all of them (the newest is always kept)
 _INDEXES_LOCK = threading.RLock()  # re-entrant: a weakref callback may run while it is held
 
 
@@ -251,6 +252,7 @@ def index_for(session: Session, file_tools: FileTools) -> SessionIndex:
                 del _INDEXES[key]
     with _INDEXES_LOCK:
         _INDEXES[key] = (weakref.ref(session, forget), index)
-        while len(_INDEXES) > _INDEXES_KEPT:
+        while len(_INDEXES) > 1 and (len(_INDEXES) > _INDEXES_KEPT or
+                                     sum(len(ix) for _, ix in _INDEXES.values()) > _INDEXES_MESSAGES):
             _INDEXES.popitem(last=False)
     return index
