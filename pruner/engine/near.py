@@ -20,6 +20,7 @@ incremental pruner) give the same pairs.
 
 from __future__ import annotations
 
+import math
 from itertools import repeat
 from typing import Sequence
 
@@ -146,12 +147,17 @@ class NearRelation:
             self.texts.append(f)
             self.containers.append({})
             self.contained.append([])
-            if len(f.shingles):
-                finds, crowded = table.add(f.shingles, x)
-                self._late.append(crowded)
-                self._contain(x, finds, crowded)
-            else:
+            size = len(f.shingles)
+            if not size:
                 self._late.append(0)
+                continue
+            slack = size - math.ceil(self.threshold * size)
+            finds, crowded, exact = table.add(f.shingles, x, slack)
+            self._late.append(crowded)
+            if exact:  # candidates from the rarest shingles: count each one's overlap exactly
+                self._contain_exactly(x, finds)
+            else:
+                self._contain(x, finds, crowded)
 
     def refresh(self, x: int) -> None:
         """Bring ``containers[x]`` up to date with every text so far (``x`` is judged later than
@@ -177,6 +183,16 @@ class NearRelation:
                     self.contained[v].append(x)
 
 
+    def _contain_exactly(self, x: int, candidates) -> None:
+        """Record each candidate that nearly contains ``x``, counting the overlap exactly."""
+        f, need = self.texts[x], self.threshold * len(self.texts[x].shingles)
+        for v in candidates:
+            shared = len(f.shingle_set & self.texts[v].shingle_set)
+            if shared >= need:
+                self.containers[x][v] = shared
+                self.contained[v].append(x)
+
+
 class _Holders:
     """The first ``HOLDERS`` holders of every shingle. A text's shingles are mostly new, so
     those are entered in bulk (a dict update and a list extend, in C); only the shingles
@@ -191,35 +207,58 @@ class _Holders:
         table = cls()
         for x, f in enumerate(texts):
             if len(f.shingles):
-                table.add(f.shingles, x)
+                table.add(f.shingles, x, -1)  # enter only: nothing to look up
         return table
 
-    def add(self, shingles: np.ndarray, x: int):
-        """Enter text ``x``; returns ``(finds, crowded)``: the texts among the first holders of its
-        shingles with how many each, and how many of its shingles had all their first holders."""
+    def add(self, shingles: np.ndarray, x: int, slack: int):
+        """Enter text ``x``, which any text containing it holds all but ``slack`` shingles of.
+
+        Returns ``(found, crowded, exact)``. Most shingles of a new text are new: when more than
+        ``slack`` are, nothing before it can contain it and nothing is looked up. Otherwise, when
+        it has enough shingles whose every holder is listed, the rarest of them name the
+        candidates (``exact``: a container holds all but ``slack`` of those chosen). Else every
+        shingle's first holders are counted (``found``: holder -> count). ``crowded``: its
+        shingles whose first holders were all taken already."""
         keys = shingles.tolist()
         rows = list(map(self.row.get, keys, repeat(-1)))
         holders = self.holders
-        finds: dict[int, int] = {}
-        crowded = 0
-        for r in [r for r in rows if r >= 0]:
-            p = holders[r]
-            if type(p) is int:  # one holder so far (most shingles): no list until a second one
-                finds[p] = finds.get(p, 0) + 1
-                holders[r] = [p, x]
-                continue
-            for v in p:
-                finds[v] = finds.get(v, 0) + 1
-            if len(p) < HOLDERS:
-                p.append(x)
+        known = [r for r in rows if r >= 0]
+        fresh = len(keys) - len(known)
+        groups = [holders[r] for r in known]
+        sizes = [1 if type(p) is int else len(p) for p in groups]
+        crowded = sizes.count(HOLDERS)
+        found = None
+        exact = False
+        if fresh <= slack:
+            listed = fresh + len(known) - crowded  # shingles whose every holder is listed
+            if listed > slack:
+                exact = True
+                want = slack + 1 + _EXTRA - fresh  # known shingles to choose beyond the new ones
+                chosen = sorted((n, k) for k, n in enumerate(sizes) if n < HOLDERS)[:max(want, 0)]
+                need = fresh + len(chosen) - slack  # hits a container must have among them
+                hits: dict[int, int] = {}
+                for _, k in chosen:
+                    p = groups[k]
+                    for v in ((p,) if type(p) is int else p):
+                        hits[v] = hits.get(v, 0) + 1
+                found = [v for v, c in hits.items() if c >= need]
             else:
-                crowded += 1
-        fresh = [k for k, r in zip(keys, rows) if r < 0]
+                hits = {}
+                for p in groups:
+                    for v in ((p,) if type(p) is int else p):
+                        hits[v] = hits.get(v, 0) + 1
+                found = hits.items()
+        for r, p, n in zip(known, groups, sizes):
+            if n == 1:
+                holders[r] = [p, x]
+            elif n < HOLDERS:
+                p.append(x)
         if fresh:
             first = len(holders)
-            self.row.update(zip(fresh, range(first, first + len(fresh))))
-            holders.extend(repeat(x, len(fresh)))
-        return finds.items(), crowded
+            new = [k for k, r in zip(keys, rows) if r < 0]
+            self.row.update(zip(new, range(first, first + len(new))))
+            holders.extend(repeat(x, len(new)))
+        return (found if found is not None else ()), crowded, exact
 
     def look_up(self, shingles: np.ndarray, x: int):
         """``(finds, crowded)`` for text ``x``, already entered: the first holders of its shingles now."""
