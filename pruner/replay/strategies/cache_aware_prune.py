@@ -1,0 +1,218 @@
+"""``cache_aware_prune``: prune only when it pays for the cache it breaks.
+
+The economics (Anthropic's list prices: cache read 0.1x input, write 1.25x).
+Removing R tokens that are already cached saves R x read price on every later
+request; changing the prefix at position p re-bills everything after p at the
+write price once (with Anthropic's 20-block lookback, a change further back
+than the last few messages leaves only the system prompt cached). Pruning every
+request pays that re-write again and again; never pruning reads the dead
+tokens forever. The policy, deciding from the past only:
+
+1. **Never send what the pruner already removes.** A new message the pruner
+   drops when it arrives (a duplicate, a stale result) was never sent, so
+   leaving it out breaks nothing: it is free.
+2. **Defer every other prune** and keep sending the cached prefix unchanged,
+   new messages appended. The pruner keeps running on the whole conversation,
+   so what a switch would remove (R) and where it would first change the prefix
+   are known at every request.
+3. **Switch to the pruner's context** (apply every deferred prune at once) when
+   * it is free: the cache is cold anyway (a gap longer than the TTL), so the
+     switch costs nothing extra; or
+   * it pays back: the extra cost of this request (quoted by the provider's
+     cache model against sending the lazy context) is recovered by R x read
+     price per later request within as many requests again as the session has
+     made so far, **and** the extra cost fits the bank: 0.5 % of what ``full``
+     (no management, tracked alongside) has cost so far plus everything this
+     strategy has saved against it. So it never spends more than it has saved
+     plus half a percent, and costs at most 1 % more than ``full`` whenever
+     the session ends, by construction; or
+   * it is forced: the lazy context would exceed the window, or the pruner
+     restored a message this context does not hold (a later message needs it).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left
+from itertools import compress, count
+from operator import is_not
+
+from ..strategy import Event, Step, Strategy, register_strategy
+from ..wire import Wire, blocks
+from .prune_every_request import PrunerFeed
+
+#: A switch must pay back within this many times the requests made so far (1: "as many again").
+HORIZON = 1.0
+
+
+class _SwitchView:
+    """The pruner's context as the cache model sees it, were this request to switch to it."""
+
+    def __init__(self, messages, tokens: int, changed_at: int, wire: Wire):
+        self.messages, self.tokens, self.changed_at, self._wire = messages, tokens, changed_at, wire
+        self.length = len(messages)
+
+    @property
+    def head(self) -> int:
+        n = 0
+        for m in self.messages:
+            if m.role != "system":
+                break
+            n += 1
+        return n
+
+    @property
+    def head_tokens(self) -> int:
+        return self._wire.book.total(self.messages[:self.head])
+
+    def lookback_start(self, positions: int) -> int:
+        msgs, used, i = self.messages, 0, len(self.messages)
+        while i > 0:
+            b = blocks(msgs[i - 1])
+            if used + b > positions - 1:
+                break
+            used += b
+            i -= 1
+        return i
+
+    def tokens_before(self, position: int) -> int:
+        return self._wire.tokens_before(position)  # the same prefix as what was sent
+
+
+@register_strategy("cache_aware_prune", order=40,
+                   summary="never sends what the pruner drops on arrival; applies the other prunes in one batch "
+                   "only when the cache is cold anyway, when the saving repays the cache re-write within the "
+                   "session's horizon and fits what it has saved, or when the window forces it")
+class CacheAwarePrune(Strategy):
+    def __init__(self, env):
+        super().__init__(env)
+        self.feed = PrunerFeed(env)
+        self.model = env.new_cache_model()
+        self.state = self.model.new_state()
+        self.shadow = Wire(env.book)  # what `full` sends, billed alongside to know the budget
+        self.shadow_state = self.model.new_state()
+        self.full_cost = 0.0
+        self.own_cost = 0.0
+        self.budget = env.settings.cache_aware_budget
+        self.previous: tuple = ()  # the pruner's previous context
+        self.pending: list[int] = []  # heap of session positions we send that the pruner drops
+        self.pending_set: set[int] = set()
+        self.missing: set[int] = set()  # positions the pruner keeps (restored) that we do not send
+        self.ids: set[str] = set()  # ids we send
+        self.requests = 0
+
+    # -- the pruner's changes ----------------------------------------------------------------
+
+    def _track_pruner(self, ctx, start: int) -> None:
+        """Update pending / missing from what the pruner's context changed since last time."""
+        old, new = self.previous, ctx.messages
+        k = len(old)
+        if len(new) >= k and new[:k] == old:
+            lcp = k
+        else:
+            lcp = next(compress(count(), map(is_not, old, new)), min(k, len(new)))
+        index_of = self.env.index_of
+        if lcp < k:
+            came = {m.id for m in new[lcp:]}
+            for m in old[lcp:]:
+                if m.id not in came and m.id in self.ids:
+                    i = index_of[m.id]
+                    if i not in self.pending_set:
+                        self.pending_set.add(i)
+                        heapq.heappush(self.pending, i)
+            gone = {m.id for m in old[lcp:]}
+            for m in new[lcp:]:
+                i = index_of[m.id]
+                if i >= start or m.id in gone:
+                    continue
+                if i in self.pending_set:
+                    self.pending_set.discard(i)  # kept again: no longer a prune to make
+                elif m.id not in self.ids:
+                    self.missing.add(i)  # restored by the pruner: a later message needs it
+        self.previous = new
+
+    def _first_difference(self) -> int | None:
+        while self.pending and self.pending[0] not in self.pending_set:
+            heapq.heappop(self.pending)
+        firsts = [x for x in (self.pending[0] if self.pending else None,
+                              min(self.missing) if self.missing else None) if x is not None]
+        return min(firsts) if firsts else None
+
+    # -- the request ---------------------------------------------------------------------------
+
+    def step(self, request, new):
+        env, wire = self.env, self.wire
+        self.requests += 1
+        start = request.position - len(new)
+        self.shadow.extend(new)
+        before = wire.tokens + env.book.total(new)
+        ctx = self.feed.advance(new)
+        self._track_pruner(ctx, start)
+        index_of = env.index_of
+        # 1. New messages: only what the pruner keeps, with its placeholders for their calls.
+        kept_new = ctx.messages[bisect_left(ctx.messages, start, key=lambda m: index_of[m.id]):]
+        free = env.book.total(new) - env.book.total(kept_new)
+        wire.extend(kept_new)
+        self.ids.update(m.id for m in kept_new)
+        for m in kept_new:
+            for c in m.tool_calls:
+                text = ctx.placeholders.get(c.id)
+                if text is not None:
+                    wire.set_substitute(c.id, text, len(wire))
+        lazy_tokens = wire.tokens
+        first = self._first_difference()
+        if first is None:
+            return self._done(before, lazy_tokens, free)
+        removable = lazy_tokens - ctx.tokens
+        position = bisect_left(wire.messages, first, key=lambda m: index_of.get(m.id, -1))
+        reason = self._should_switch(request, ctx, position, removable)
+        if reason is None:
+            return self._done(before, lazy_tokens, free)
+        # 2. Switch: send the pruner's context from here on (one prefix change for all deferred prunes).
+        wire.replace(ctx.messages)
+        wire.sync_substitutes(ctx.placeholders, position=lambda cid: env.position_after_call(wire.messages, cid))
+        self.ids = {m.id for m in ctx.messages}
+        self.pending.clear()
+        self.pending_set.clear()
+        self.missing.clear()
+        return Step(events=(Event("prune", before, wire.tokens, wire.changed_at, reason),))
+
+    def _done(self, before: int, after: int, free: int) -> Step:
+        if free > 0:
+            return Step(events=(Event("prune", before, after, len(self.wire),
+                                      "left out new messages the pruner drops (never sent: free)"),))
+        return Step()
+
+    def _should_switch(self, request, ctx, position: int, removable: int) -> str | None:
+        env, model, price = self.env, self.model, self.model.price
+        if self.missing:
+            return "the pruner restored a message a later one needs"
+        if env.provider(self.wire.tokens) > env.window:
+            return "the context would exceed the window"
+        if removable <= 0:
+            return None
+        lazy = model.quote(self.state, self.wire, time=request.time)
+        view = _SwitchView(ctx.messages, ctx.tokens, min(position, self.wire.changed_at), self.wire)
+        switch = model.quote(self.state, view, time=request.time)
+        extra = _dollars(price, switch) - _dollars(price, lazy)
+        if extra <= 0:
+            return "the cache is cold anyway: the switch costs nothing extra"
+        saving = model.units(removable) * price.cached_input / 1e6  # per later request, if cached
+        bank = (1 + self.budget) * self.full_cost - self.own_cost
+        if extra <= bank and saving * HORIZON * self.requests >= extra:
+            return (f"pays back: ${extra:.4f} now, ${saving:.4f} saved per later request "
+                    f"(repaid in {extra / saving:.0f} requests)")
+        return None
+
+    def billed(self, request, usage, dollars, *, cold):
+        self.own_cost += dollars
+        self.model.commit(self.state, self.wire, time=request.time, usage=usage)
+        shadow_usage = self.model.quote(self.shadow_state, self.shadow, time=request.time, cold=cold)
+        self.model.commit(self.shadow_state, self.shadow, time=request.time, usage=shadow_usage)
+        self.full_cost += _dollars(self.model.price, shadow_usage) + dollars - _dollars(self.model.price, usage)
+        self.shadow.mark()
+
+
+def _dollars(price, usage) -> float:
+    return price.dollars(input=usage.fresh, cached=usage.cached, written=usage.written, output=0)
+

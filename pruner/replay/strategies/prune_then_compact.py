@@ -1,0 +1,64 @@
+"""``prune_then_compact``: prune before every request; compact only when still over the trigger.
+
+Pruning runs on the whole conversation (one incremental pruner). Before a
+compaction the request sends the pruner's context; after one, the system
+messages, the summary, and the pruner's kept messages from the compaction's
+first kept message on. Compaction triggers as in ``compact``, on the pruned size.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from ..strategy import Event, Step, Strategy, register_strategy
+from ._compactor import Compactor
+from .prune_every_request import PrunerFeed
+
+
+@register_strategy("prune_then_compact", order=60,
+                   summary="prunes before every request and compacts (as compact does) only when the pruned "
+                   "context still exceeds window minus reserve")
+class PruneThenCompact(Strategy):
+    def __init__(self, env):
+        super().__init__(env)
+        self.feed = PrunerFeed(env)
+        self.compactor = Compactor(env)
+
+    def _send(self, ctx):
+        wire, env = self.wire, self.env
+        done = self.compactor.current
+        if done is None:
+            wire.replace(ctx.messages)
+            wire.sync_substitutes(ctx.placeholders, position=lambda cid: env.position_after_call(wire.messages, cid))
+            return
+        index_of = env.index_of
+        tail = ctx.messages[bisect_left(ctx.messages, done.first_kept, key=lambda m: index_of[m.id]):]
+        head = [*done.head, done.summary]
+        wire.replace(head + list(tail))
+        first = done.first_kept
+        call_owner = env.call_owner
+        wire.sync_substitutes(ctx.placeholders, relevant=lambda cid: call_owner.get(cid, -1) >= first,
+                              position=lambda cid: len(head) + env.position_after_call(tail, cid))
+
+    def step(self, request, new):
+        wire = self.wire
+        sent_before = len(wire)
+        before = wire.tokens + self.env.book.total(new)
+        ctx = self.feed.advance(new)
+        self._send(ctx)
+        events = []
+        if wire.changed_at < sent_before or wire.tokens < before:
+            events.append(Event("prune", before, wire.tokens, wire.changed_at, "the pruner's verdicts changed"))
+        if not self.compactor.over(wire.tokens):
+            return Step(events=tuple(events))
+        pruned = wire.tokens
+        done = self.compactor.run(wire.materialize())
+        if done is None:
+            return Step(events=tuple(events))
+        first = done.first_kept
+        call_owner = self.env.call_owner
+        self._send(ctx)
+        wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: call_owner.get(cid, -1) >= first)
+        events.append(done.event(pruned, wire.tokens))
+        return Step(events=tuple(events), extra_calls=done.calls)
+
