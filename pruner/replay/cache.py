@@ -181,7 +181,7 @@ class AnthropicCache(CacheModel):
     def quote(self, state: CacheState, view: ContextView, *, time: float | None, cold: bool = False) -> CacheUsage:
         total = self.units(view.tokens)
         if total < self.minimum:
-            return CacheUsage(0, 0, total, "below_minimum")
+            return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
         if cold:
             return CacheUsage(0, total, 0, "recorded")
         if not state.requests:
@@ -193,6 +193,7 @@ class AnthropicCache(CacheModel):
         entries = state.entries
         j = bisect_right(entries, p, key=_position)  # entries[j:] are no longer prefixes of this request
         invalidated = j < len(entries)
+        expired = j > 0 and not _alive(entries[j - 1], time)  # the newest entry still a prefix has lapsed
         while j > 0:
             j -= 1
             e = entries[j]
@@ -266,7 +267,7 @@ class OpenAICache(CacheModel):
             return CacheUsage(0, total, 0, miss) if has_write_fee else CacheUsage(0, 0, total, miss)
 
         if total < self.minimum:
-            return CacheUsage(0, 0, total, "below_minimum")
+            return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
         if cold:
             return uncached("recorded")
         prev = state.entries[-1] if state.entries else None

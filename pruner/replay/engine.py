@@ -65,6 +65,8 @@ class RequestRow:
     aborted: bool  # recorded as aborted (nothing billed, for every strategy)
     changed_at: int  # first message position that differs from the previous request
     events: tuple[Event, ...] = ()
+    model_cached: int = 0  # what the cache model alone reads here (no inherited cold events)
+    model_miss: str = ""  # and why it misses, if it does
     extra_input: int = 0  # provider tokens of extra calls (summarisation)
     extra_output: int = 0
     facts_missing: int | None = None
@@ -253,7 +255,7 @@ class _Runner:
                                              output=model.units(call.output_tokens))
                 seen[key] = (usage, dollars)
                 bills.append((usage, dollars))
-            (usage, dollars), (_, not_inherited), (_, unscaled) = bills
+            (usage, dollars), (model_usage, not_inherited), (_, unscaled) = bills
             output = rec.output if rec is not None else scaled.units(own_output)
             if use_recorded and rec is not None:
                 usage = CacheUsage(rec.cache_read, rec.cache_write, rec.input, "recorded" if rec.cold else "")
@@ -268,7 +270,8 @@ class _Runner:
             run.rows.append(RequestRow(
                 req.index, req.position, req.turn, n_messages, wire.tokens, usage.input, usage.cached,
                 usage.written, usage.fresh, output, dollars, not_inherited, unscaled, usage.miss,
-                usage.input > self.window, False, wire.changed_at, step.events, extra_in, extra_out, facts_missing))
+                usage.input > self.window, False, wire.changed_at, step.events, model_usage.cached, model_usage.miss,
+                extra_in, extra_out, facts_missing))
             strat.billed(req, usage, dollars, cold=inherit and cold)
             wire.mark()
         run.seconds = _time.perf_counter() - started
@@ -339,6 +342,11 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
     else:
         notes.append(f"provider tokens = our tokens x {scale:.4f} (measured at the last request with recorded usage); "
                      "a request the recording shows cold is cold for every strategy (inherited)")
+    if source == "measured" and not 0.5 <= scale <= 2:
+        first = next(r for r in requests if r.recorded is not None and not r.recorded.aborted)
+        notes.append(f"the ratio {scale:.2f} is far from 1: most of what was sent is not in the transcript (the "
+                     f"first request recorded {first.recorded.context:,} tokens against our "
+                     f"{recorded_context_tokens(session, requests, book, first.index):,}: system prompt and tools)")
     if any(r.recorded is not None and r.recorded.aborted for r in requests):
         notes.append("requests recorded as aborted (zero usage) are billed at $0 for every strategy")
     facts = FactBook.of(session)

@@ -29,13 +29,11 @@ from ..engine.prune import message_tokens
 from ..model import Message
 from ..tokens import DEFAULT_ENCODING, get_counter
 
-#: Anthropic counts cache positions in content blocks; a call and its result are one block each.
-#: Results are counted with their call (so a pruned result's placeholder counts the same).
 def blocks(m: Message) -> int:
-    if m.tool_call_id is not None:
-        return 0
+    """Content blocks of a message, the unit of Anthropic's cache lookback: a text block plus
+    one per tool call for an assistant message, one for anything else (a result is its own)."""
     if m.tool_calls:
-        return (1 if m.content else 0) + 2 * len(m.tool_calls)
+        return (1 if m.content else 0) + len(m.tool_calls)
     return 1
 
 
