@@ -36,7 +36,7 @@ from .prices import ModelPrice, PriceTable, default_prices
 from .requests import Request, find_requests, has_recorded_usage
 from .settings import ReplaySettings
 from .strategy import STRATEGIES, Event, ReplayEnv, Strategy, _load_builtin_strategies, strategy_names
-from .wire import TokenBook
+from .wire import TokenBook, materialize
 
 _load_builtin_strategies()
 
@@ -156,17 +156,10 @@ class Replay:
         run = self.runs[strategy]
         if run.snapshots is not None:
             messages, subs = run.snapshots[request]
-            return _materialize(messages, subs)
+            return materialize(messages, subs)
         runner = _Runner(self.session, self.settings, self.price, self.window, self.scale, self.requests,
                          summarizer=self.summarizer)
         return runner.context_at(strategy, request)
-
-
-def _materialize(messages, subs) -> list[Message]:
-    from .wire import Wire
-    w = Wire.__new__(Wire)
-    w.messages, w.substitutes = list(messages), subs
-    return w.materialize()
 
 
 class _Runner:

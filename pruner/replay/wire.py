@@ -239,18 +239,23 @@ class Wire:
         return i
 
     def materialize(self) -> list[Message]:
-        """The messages exactly as sent, substitutes placed right after their call
-        (tool-role messages with ``metadata["kind"] == "placeholder"``)."""
-        if not self.substitutes:
-            return list(self.messages)
-        out: list[Message] = []
-        for m in self.messages:
-            out.append(m)
-            for c in m.tool_calls:
-                text = self.substitutes.get(c.id)
-                if text is not None:
-                    out.append(placeholder_message(c.id, c.name, text))
-        return out
+        """The messages exactly as sent (see ``materialize``)."""
+        return materialize(self.messages, self.substitutes)
+
+
+def materialize(messages: Sequence[Message], substitutes: Mapping[str, str]) -> list[Message]:
+    """The messages exactly as sent, each substitute right after its call, as a tool-role message
+    with ``metadata["kind"] == "placeholder"``."""
+    if not substitutes:
+        return list(messages)
+    out: list[Message] = []
+    for m in messages:
+        out.append(m)
+        for c in m.tool_calls:
+            text = substitutes.get(c.id)
+            if text is not None:
+                out.append(placeholder_message(c.id, c.name, text))
+    return out
 
 
 _PLACEHOLDERS: dict[tuple[str, str], Message] = {}

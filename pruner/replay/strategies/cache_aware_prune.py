@@ -26,7 +26,9 @@ tokens forever. The policy, deciding from the past only:
      strategy has saved against it. So it never spends more than it has saved
      plus half a percent, and costs at most 1 % more than ``full`` whenever
      the session ends, by construction; or
-   * it is forced: the lazy context would exceed the window, or the pruner
+   * it is forced: the lazy context would exceed the window and the pruner's
+     fits it with the reserve to spare (so one forced switch buys room for many
+     requests, instead of one per request near the limit), or the pruner
      restored a message this context does not hold (a later message needs it).
 """
 
@@ -187,7 +189,8 @@ class CacheAwarePrune(Strategy):
         env, model, price = self.env, self.model, self.model.price
         if self.missing:
             return "the pruner restored a message a later one needs"
-        if env.provider(self.wire.tokens) > env.window:
+        if env.provider(self.wire.tokens) > env.window and \
+                env.provider(ctx.tokens) <= env.window - env.settings.reserve_tokens:
             return "the context would exceed the window"
         if removable <= 0:
             return None
