@@ -372,10 +372,14 @@ def test_cache_aware_prune_never_sends_a_duplicate_the_pruner_drops_on_arrival()
 
 def test_cache_aware_prune_is_forced_to_prune_by_the_window():
     s = generate("tool_agent", turns=150, seed=0)
-    r = replay(s, ["full", "cache_aware_prune"], settings=ReplaySettings(context_window=36_000))
+    free = replay(s, ["prune_every_request", "cache_aware_prune"], snapshots=False)
+    pruned, lazy = (free.runs[n].totals["peak_context"] for n in ("prune_every_request", "cache_aware_prune"))
+    assert pruned < lazy
+    window = (pruned + lazy) // 2  # the pruner's context always fits; the lazy one would not
+    r = replay(s, ["full", "cache_aware_prune"], settings=ReplaySettings(context_window=window, reserve_tokens=0))
     reasons = [e.detail for _, e in r.runs["cache_aware_prune"].events]
     assert any("exceed the window" in d for d in reasons)
-    assert r.runs["cache_aware_prune"].totals["rejected"] < r.runs["full"].totals["rejected"]
+    assert r.runs["cache_aware_prune"].totals["rejected"] == 0 < r.runs["full"].totals["rejected"]
 
 
 # ----- the hook: CONTRIBUTING.md's example --------------------------------------------------------

@@ -3,7 +3,7 @@
 >>> from pruner.bench.workloads import generate
 >>> from pruner.replay.engine import replay
 >>> r = replay(generate("plain_chat", turns=10, seed=0), ["full", "truncate"])
->>> summary_rows(r)[0]["strategy"], sorted(to_json(r))[:3]
+>>> summary_rows(r)[0]["strategy"], sorted(to_json(r))
 ('full', ['calibration', 'meta', 'strategies'])
 """
 
