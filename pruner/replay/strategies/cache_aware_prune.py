@@ -10,7 +10,9 @@ tokens forever. The policy, deciding from the past only:
 
 1. **Never send what the pruner already removes.** A new message the pruner
    drops when it arrives (a duplicate, a stale result) was never sent, so
-   leaving it out breaks nothing: it is free.
+   leaving it out breaks nothing: it is free. (Except below the provider's
+   minimum cacheable length: there nothing is pruned, so this context is never
+   left uncached when ``full``'s has grown past the minimum.)
 2. **Defer every other prune** and keep sending the cached prefix unchanged,
    new messages appended. The pruner keeps running on the whole conversation,
    so what a switch would remove (R) and where it would first change the prefix
@@ -20,12 +22,14 @@ tokens forever. The policy, deciding from the past only:
      switch costs nothing extra; or
    * it pays back: the extra cost of this request (quoted by the provider's
      cache model against sending the lazy context) is recovered by R x read
-     price per later request within as many requests again as the session has
-     made so far, **and** the extra cost fits the bank: 0.5 % of what ``full``
-     (no management, tracked alongside) has cost so far plus everything this
-     strategy has saved against it. So it never spends more than it has saved
-     plus half a percent, and costs at most 1 % more than ``full`` whenever
-     the session ends, by construction; or
+     price per later request within half as many requests again as the
+     session has made so far;
+
+   and in both cases the extra cost, plus a reserve for re-writing the whole
+   context once more (should the pruner later restore something removed now),
+   fits the bank: 0.5 % of what ``full`` (no management, tracked alongside)
+   has cost so far plus everything this strategy has saved against it. So it
+   never spends more than it has saved plus half a percent; or
    * it is forced: the lazy context would exceed the window and the pruner's
      fits it with the reserve to spare (so one forced switch buys room for many
      requests, instead of one per request near the limit), or the pruner
@@ -39,12 +43,14 @@ from bisect import bisect_left
 from itertools import compress, count
 from operator import is_not
 
+from ...engine.index import markers
 from ..strategy import Event, Step, Strategy, register_strategy
 from ..wire import Wire, blocks
 from .prune_every_request import PrunerFeed
 
-#: A switch must pay back within this many times the requests made so far (1: "as many again").
-HORIZON = 1.0
+#: A switch must pay back within this share of the requests made so far: a causal guess at how many
+#: are left that does not count on the session lasting as long again.
+HORIZON = 0.5
 
 
 class _SwitchView:
@@ -100,7 +106,12 @@ class CacheAwarePrune(Strategy):
         self.pending: list[int] = []  # heap of session positions we send that the pruner drops
         self.pending_set: set[int] = set()
         self.missing: set[int] = set()  # positions the pruner keeps (restored) that we do not send
+        self.placeholder_changes: dict[str, int] = {}  # call id -> its owner's position: placeholder differs
+        self.placeholders_seen: dict = {}  # the pruner's placeholders at the previous request
         self.ids: set[str] = set()  # ids we send
+        self.defined: dict[str, int] = {}  # key -> how many messages we send define it
+        # Left out on arrival since the last switch: what the pruner kept instead is still sent.
+        self.left_out: set[str] = set()
         self.requests = 0
 
     # -- the pruner's changes ----------------------------------------------------------------
@@ -118,10 +129,7 @@ class CacheAwarePrune(Strategy):
             came = {m.id for m in new[lcp:]}
             for m in old[lcp:]:
                 if m.id not in came and m.id in self.ids:
-                    i = index_of[m.id]
-                    if i not in self.pending_set:
-                        self.pending_set.add(i)
-                        heapq.heappush(self.pending, i)
+                    self._defer(index_of[m.id])
             gone = {m.id for m in old[lcp:]}
             for m in new[lcp:]:
                 i = index_of[m.id]
@@ -129,15 +137,66 @@ class CacheAwarePrune(Strategy):
                     continue
                 if i in self.pending_set:
                     self.pending_set.discard(i)  # kept again: no longer a prune to make
-                elif m.id not in self.ids:
+                elif m.id not in self.ids and m.id not in self.left_out and not self._defined_here(m):
                     self.missing.add(i)  # restored by the pruner: a later message needs it
         self.previous = new
+        self._track_placeholders(ctx.placeholders)
+
+    def _track_placeholders(self, placeholders) -> None:
+        """Calls whose placeholder in the pruner's context differs from the one we send (a changed text,
+        or one we send that the pruner no longer does): a difference a switch would make."""
+        last = self.placeholders_seen
+        if placeholders == last:
+            return
+        changed = last.keys() ^ placeholders.keys()
+        changed.update(c for c in placeholders.keys() & last.keys() if placeholders[c] != last[c])
+        ours, owner, result_of = self.wire.substitutes, self.env.call_owner, self._result_id
+        for cid in changed:
+            if cid not in ours and result_of(cid) in self.ids:
+                continue  # we still send the result itself: already a pending prune
+            if ours.get(cid) != placeholders.get(cid) and cid in owner:
+                self.placeholder_changes[cid] = owner[cid]
+            else:
+                self.placeholder_changes.pop(cid, None)
+        self.placeholders_seen = dict(placeholders)
+
+    def _result_id(self, call_id: str) -> str | None:
+        results = self.__dict__.setdefault("_results", {m.tool_call_id: m.id for m in self.env.session.messages
+                                                          if m.tool_call_id is not None})
+        return results.get(call_id)
+
+    @staticmethod
+    def _keys(m) -> tuple[str, ...]:
+        return tuple(m.defines) + markers(m.content)[0]
+
+    def _count_keys(self, messages, sign: int = 1) -> None:
+        for m in messages:
+            for k in self._keys(m):
+                self.defined[k] = self.defined.get(k, 0) + sign
+
+    def _defined_here(self, m) -> bool:
+        """A restored message whose every key some message we send defines too (the pruner restores the
+        latest definer; an earlier one we still send holds the same): nothing is missing."""
+        keys = self._keys(m)
+        return bool(keys) and all(self.defined.get(k, 0) > 0 for k in keys)
+
+    def _defer(self, i: int) -> None:
+        if i not in self.pending_set:
+            self.pending_set.add(i)
+            heapq.heappush(self.pending, i)
+
+    def _under_minimum(self, tokens: int) -> bool:
+        """``tokens`` is under the provider's minimum cacheable length: pruning there could leave this
+        context uncached at a request where ``full``'s has grown past the minimum and is read cheaply."""
+        return self.env.provider(tokens) < getattr(self.model, "minimum", 0)
 
     def _first_difference(self) -> int | None:
         while self.pending and self.pending[0] not in self.pending_set:
             heapq.heappop(self.pending)
         firsts = [x for x in (self.pending[0] if self.pending else None,
-                              min(self.missing) if self.missing else None) if x is not None]
+                              min(self.missing) if self.missing else None,
+                              min(self.placeholder_changes.values()) + 1 if self.placeholder_changes else None)
+                  if x is not None]
         return min(firsts) if firsts else None
 
     # -- the request ---------------------------------------------------------------------------
@@ -151,15 +210,27 @@ class CacheAwarePrune(Strategy):
         ctx = self.feed.advance(new)
         self._track_pruner(ctx, start)
         index_of = env.index_of
-        # 1. New messages: only what the pruner keeps, with its placeholders for their calls.
+        # 1. New messages: only what the pruner keeps, with its placeholders for their calls, unless that
+        # would leave the context under the provider's minimum cacheable length (it could then still be
+        # uncached, billed at the input price, when `full`'s has passed the minimum and is read cheaply).
         kept_new = ctx.messages[bisect_left(ctx.messages, start, key=lambda m: index_of[m.id]):]
         free = env.book.total(new) - env.book.total(kept_new)
+        if free and self._under_minimum(wire.tokens + env.book.total(kept_new)):
+            kept_ids = {m.id for m in kept_new}
+            kept_new, free = list(new), 0
+            for m in new:
+                if m.id not in kept_ids:  # sent although the pruner drops it: a prune to make later
+                    self._defer(index_of[m.id])
+        if free:
+            kept_ids = {m.id for m in kept_new}
+            self.left_out.update(m.id for m in new if m.id not in kept_ids)
         wire.extend(kept_new)
         self.ids.update(m.id for m in kept_new)
+        self._count_keys(kept_new)
         for m in kept_new:
             for c in m.tool_calls:
                 text = ctx.placeholders.get(c.id)
-                if text is not None:
+                if text is not None and not any(r.tool_call_id == c.id for r in kept_new):
                     wire.set_substitute(c.id, text, len(wire))
         lazy_tokens = wire.tokens
         first = self._first_difference()
@@ -174,9 +245,13 @@ class CacheAwarePrune(Strategy):
         wire.replace(ctx.messages)
         wire.sync_substitutes(ctx.placeholders, position=lambda cid: env.position_after_call(wire.messages, cid))
         self.ids = {m.id for m in ctx.messages}
+        self.defined = {}
+        self._count_keys(ctx.messages)
+        self.left_out.clear()
         self.pending.clear()
         self.pending_set.clear()
         self.missing.clear()
+        self.placeholder_changes.clear()
         return Step(events=(Event("prune", before, wire.tokens, wire.changed_at, reason),))
 
     def _done(self, before: int, after: int, free: int) -> Step:
@@ -188,21 +263,28 @@ class CacheAwarePrune(Strategy):
     def _should_switch(self, request, ctx, position: int, removable: int) -> str | None:
         env, model, price = self.env, self.model, self.model.price
         if self.missing:
-            return "the pruner restored a message a later one needs"
+            return "the pruner restored a message a later one needs, which this context no longer holds"
         if env.provider(self.wire.tokens) > env.window and \
                 env.provider(ctx.tokens) <= env.window - env.settings.reserve_tokens:
             return "the context would exceed the window"
-        if removable <= 0:
+        if removable <= 0 or self._under_minimum(ctx.tokens):
             return None
         lazy = model.quote(self.state, self.wire, time=request.time)
         view = _SwitchView(ctx.messages, ctx.tokens, min(position, self.wire.changed_at), self.wire)
         switch = model.quote(self.state, view, time=request.time)
         extra = _dollars(price, switch) - _dollars(price, lazy)
-        if extra <= 0:
-            return "the cache is cold anyway: the switch costs nothing extra"
-        saving = model.units(removable) * price.cached_input / 1e6  # per later request, if cached
+        # A message removed now may be restored by the pruner later (a later message refers to it), which
+        # re-writes the cache once more: the bank keeps that much in reserve for every switch.
+        reserve = model.units(ctx.tokens) * (price.write_price(env.settings.ttl) - price.cached_input) / 1e6
         bank = (1 + self.budget) * self.full_cost - self.own_cost
-        if extra <= bank and saving * HORIZON * self.requests >= extra:
+        if extra + reserve > bank:
+            return None
+        if extra <= 0:
+            if lazy.cached == 0:
+                return "the cache is cold anyway: the switch costs nothing extra"
+            return "the switch costs no more than sending the deferred messages again"
+        saving = model.units(removable) * price.cached_input / 1e6  # per later request, if cached
+        if saving * HORIZON * self.requests >= extra:
             return (f"pays back: ${extra:.4f} now, ${saving:.4f} saved per later request "
                     f"(repaid in {extra / saving:.0f} requests)")
         return None
