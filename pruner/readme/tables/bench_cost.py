@@ -43,9 +43,9 @@ def render(results: dict[str, Any]) -> str:
     s = results["summary"].get("cost", {})
     dearer = s.get("pruning_dearer_than_full", [])
     every = [d for d in dearer if d["strategy"] == "prune_every_request"]
+    spread = f" (by {min(d['pct'] for d in every):+.0f}% to {max(d['pct'] for d in every):+.0f}%)" if every else ""
     out += ["", f"Pruning before every request costs more than sending everything in {len(every)} of {len(rows)} "
-                "configurations" + (f" (by {min(d['pct'] for d in every):+.0f}% to {max(d['pct'] for d in every):+.0f}%)"
-                                    if every else "") + "."]
+                f"configurations{spread}."]
     aware = s.get("cache_aware_prune", [])
     within = s.get("cache_aware_within_1pct_of_full", {})
     if aware:
