@@ -356,7 +356,8 @@ def test_clear_at_least_skips_an_activation_that_clears_too_little():
 
 def test_cache_aware_prune_never_sends_a_duplicate_the_pruner_drops_on_arrival():
     s = generate("rag_assistant", turns=40, seed=0)
-    r = replay(s, ["prune_every_request", "cache_aware_prune"], snapshots=True)
+    # (Caching from the first token: under the minimum cacheable length nothing is left out.)
+    r = replay(s, ["prune_every_request", "cache_aware_prune"], prices=tiny_prices(), snapshots=True)
     rows = r.runs["cache_aware_prune"].rows
     free = [e for row in rows for e in row.events if "never sent" in e.detail]
     assert free and all(e.tokens_after < e.tokens_before for e in free)
@@ -380,6 +381,14 @@ def test_cache_aware_prune_is_forced_to_prune_by_the_window():
     reasons = [e.detail for _, e in r.runs["cache_aware_prune"].events]
     assert any("exceed the window" in d for d in reasons)
     assert r.runs["cache_aware_prune"].totals["rejected"] == 0 < r.runs["full"].totals["rejected"]
+
+
+def test_cache_aware_prune_leaves_nothing_out_under_the_minimum_cacheable_length():
+    s = generate("rag_assistant", turns=40, seed=0)
+    r = replay(s, ["full", "cache_aware_prune"], snapshots=True)  # Sonnet 4.5: 1,024 tokens
+    for full, aware in zip(r.runs["full"].rows, r.runs["cache_aware_prune"].rows):
+        if full.input < 1_024:
+            assert aware.tokens == full.tokens, full.request
 
 
 # ----- the hook: CONTRIBUTING.md's example --------------------------------------------------------
