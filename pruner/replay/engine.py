@@ -137,6 +137,7 @@ class Replay:
     recorded_usage: bool
     notes: tuple[str, ...] = ()
     summarizer: Any = field(default=None, repr=False)
+    pruner_seconds: float = 0.0  # the incremental pruner shared by the pruning strategies
 
     @property
     def money_label(self) -> str:
@@ -172,6 +173,7 @@ class _Runner:
             self.book.add_all(session.messages)
         self.summarizer = summarizer
         self.model_cls = CACHE_MODELS[settings.provider]
+        self.recorded_cold = any(r.recorded is not None and r.recorded.cold for r in requests)
 
     def cache_model(self, scale: float | None = None) -> CacheModel:
         return self.model_cls(self.price, scale=self.scale if scale is None else scale, ttl=self.settings.ttl)
@@ -198,77 +200,104 @@ class _Runner:
             prev = req.position
         return strat.wire.materialize()
 
-    def run(self, name: str, facts: FactBook | None, snapshots: bool) -> StrategyRun:
-        started = _time.perf_counter()
+    def run_all(self, names: Sequence[str], facts: FactBook | None, snapshots: bool,
+                progress: Callable[[str], None] | None = None) -> tuple[dict[str, StrategyRun], float]:
+        """Every strategy in lock-step, request by request: the strategies that prune share one
+        incremental pruner (its verdicts do not depend on the strategy). Returns the runs and the
+        seconds the shared pruner took (each run's ``seconds`` leaves it out)."""
         env = self.env(track_ids=facts is not None)
-        strat = self.strategy(name, env)
-        run = StrategyRun(name=name, summary=strat.summary, snapshots=[] if snapshots else None)
-        check = FactCheck(facts) if facts is not None else None
-        inherit = self.settings.inherit_cold
-        scaled = self.cache_model()
-        lenses = [(scaled, scaled.new_state(), inherit)]
-        lenses.append((scaled, scaled.new_state(), False) if inherit else lenses[0])
-        if self.scale != 1.0:
-            plain = self.cache_model(1.0)
-            lenses.append((plain, plain.new_state(), inherit))
-        else:
-            lenses.append(lenses[0])
-        use_recorded = name == "as_recorded"
-        price, ttl, book, msgs = self.price, self.settings.ttl, self.book, self.session.messages
+        lanes = [_Lane(self, name, env, facts, snapshots) for name in names]
+        msgs = self.session.messages
         prev = 0
+        clock = _time.perf_counter
+        feed = env.pruner_feed
         for req in self.requests:
             new = msgs[prev:req.position]
             prev = req.position
-            step = strat.step(req, new)
-            wire = strat.wire  # a strategy may swap in another wire
-            rec = req.recorded
-            if snapshots:
-                run.snapshots.append((tuple(wire.messages), dict(wire.substitutes)))
-            if rec is not None and rec.aborted:
-                # Nothing was billed, and the cache saw nothing: later requests compare with the last billed one.
-                run.rows.append(RequestRow(req.index, req.position, req.turn, len(wire), wire.tokens, 0, 0, 0, 0, 0,
-                                           0.0, 0.0, 0.0, "aborted", False, True, wire.changed_at, step.events))
+            for lane in lanes:
+                if progress and req.index == 0:
+                    progress(lane.run.name)
+                shared_before = feed.seconds if feed else 0.0
+                started = clock()
+                lane.request(req, new)
+                feed = env.pruner_feed
+                lane.run.seconds += clock() - started - ((feed.seconds if feed else 0.0) - shared_before)
+        return {lane.run.name: lane.run for lane in lanes}, (feed.seconds if feed else 0.0)
+
+
+class _Lane:
+    """One strategy's run: its state, its bills under each lens, its rows."""
+
+    def __init__(self, runner: _Runner, name: str, env: ReplayEnv, facts: FactBook | None, snapshots: bool):
+        self.runner = runner
+        self.strat = runner.strategy(name, env)
+        self.run = StrategyRun(name=name, summary=self.strat.summary, snapshots=[] if snapshots else None)
+        self.check = FactCheck(facts) if facts is not None else None
+        inherit = runner.settings.inherit_cold
+        self.scaled = scaled = runner.cache_model()
+        lenses = [(scaled, scaled.new_state(), inherit)]
+        # Without inherited cold events (none recorded: the same bill) the second lens is the first.
+        lenses.append((scaled, scaled.new_state(), False) if inherit and runner.recorded_cold else lenses[0])
+        if runner.scale != 1.0:
+            plain = runner.cache_model(1.0)
+            lenses.append((plain, plain.new_state(), inherit))
+        else:
+            lenses.append(lenses[0])
+        self.lenses = lenses
+        self.use_recorded = name == "as_recorded"
+
+    def request(self, req: Request, new: Sequence[Message]) -> None:
+        runner, run, strat = self.runner, self.run, self.strat
+        price, ttl, book, msgs = runner.price, runner.settings.ttl, runner.book, runner.session.messages
+        step = strat.step(req, new)
+        wire = strat.wire  # a strategy may swap in another wire
+        rec = req.recorded
+        if run.snapshots is not None:
+            run.snapshots.append((tuple(wire.messages), dict(wire.substitutes)))
+        if rec is not None and rec.aborted:
+            # Nothing was billed, and the cache saw nothing: later requests compare with the last billed one.
+            run.rows.append(RequestRow(req.index, req.position, req.turn, len(wire), wire.tokens, 0, 0, 0, 0, 0,
+                                       0.0, 0.0, 0.0, "aborted", False, True, wire.changed_at, step.events))
+            return
+        cold = rec is not None and rec.cold
+        bills: list[tuple[CacheUsage, float]] = []
+        seen: dict[int, tuple[CacheUsage, float]] = {}
+        own_output = book.tokens(msgs[req.position])
+        for model, state, inherits in self.lenses:
+            key = id(state)
+            if key in seen:
+                bills.append(seen[key])
                 continue
-            cold = rec is not None and rec.cold
-            bills: list[tuple[CacheUsage, float]] = []
-            seen: dict[int, tuple[CacheUsage, float]] = {}
-            own_output = book.tokens(msgs[req.position])
-            for model, state, inherits in lenses:
-                key = id(state)
-                if key in seen:
-                    bills.append(seen[key])
-                    continue
-                usage = model.quote(state, wire, time=req.time, cold=inherits and cold)
-                model.commit(state, wire, time=req.time, usage=usage)
-                output = rec.output if rec is not None and model.scale == self.scale else model.units(own_output)
-                dollars = price.dollars(input=usage.fresh, cached=usage.cached, written=usage.written, output=output,
-                                        ttl=ttl)
-                for call in step.extra_calls:
-                    dollars += price.dollars(input=model.units(call.input_tokens), cached=0, written=0,
-                                             output=model.units(call.output_tokens))
-                seen[key] = (usage, dollars)
-                bills.append((usage, dollars))
-            (usage, dollars), (model_usage, not_inherited), (_, unscaled) = bills
-            output = rec.output if rec is not None else scaled.units(own_output)
-            if use_recorded and rec is not None:
-                usage = CacheUsage(rec.cache_read, rec.cache_write, rec.input, "recorded" if rec.cold else "")
-                dollars = price.dollars(input=rec.input, cached=rec.cache_read, written=rec.cache_write,
-                                        output=rec.output, ttl=ttl)
-            facts_missing = None
-            if check is not None:
-                facts_missing = check.update(req.position, wire.ids, wire.entered, wire.left)
-            extra_in = sum(scaled.units(c.input_tokens) for c in step.extra_calls)
-            extra_out = sum(scaled.units(c.output_tokens) for c in step.extra_calls)
-            n_messages = len(wire) + len(wire.substitutes)
-            run.rows.append(RequestRow(
-                req.index, req.position, req.turn, n_messages, wire.tokens, usage.input, usage.cached,
-                usage.written, usage.fresh, output, dollars, not_inherited, unscaled, usage.miss,
-                usage.input > self.window, False, wire.changed_at, step.events, model_usage.cached, model_usage.miss,
-                extra_in, extra_out, facts_missing))
-            strat.billed(req, usage, dollars, cold=inherit and cold)
-            wire.mark()
-        run.seconds = _time.perf_counter() - started
-        return run
+            usage = model.quote(state, wire, time=req.time, cold=inherits and cold)
+            model.commit(state, wire, time=req.time, usage=usage)
+            output = rec.output if rec is not None and model.scale == runner.scale else model.units(own_output)
+            dollars = price.dollars(input=usage.fresh, cached=usage.cached, written=usage.written, output=output,
+                                    ttl=ttl)
+            for call in step.extra_calls:
+                dollars += price.dollars(input=model.units(call.input_tokens), cached=0, written=0,
+                                         output=model.units(call.output_tokens))
+            seen[key] = (usage, dollars)
+            bills.append((usage, dollars))
+        (usage, dollars), (model_usage, not_inherited), (_, unscaled) = bills
+        scaled = self.scaled
+        output = rec.output if rec is not None else scaled.units(own_output)
+        if self.use_recorded and rec is not None:
+            usage = CacheUsage(rec.cache_read, rec.cache_write, rec.input, "recorded" if rec.cold else "")
+            dollars = price.dollars(input=rec.input, cached=rec.cache_read, written=rec.cache_write,
+                                    output=rec.output, ttl=ttl)
+        facts_missing = None
+        if self.check is not None:
+            facts_missing = self.check.update(req.position, wire.ids, wire.entered, wire.left)
+        extra_in = sum(scaled.units(c.input_tokens) for c in step.extra_calls)
+        extra_out = sum(scaled.units(c.output_tokens) for c in step.extra_calls)
+        n_messages = len(wire) + len(wire.substitutes)
+        run.rows.append(RequestRow(
+            req.index, req.position, req.turn, n_messages, wire.tokens, usage.input, usage.cached,
+            usage.written, usage.fresh, output, dollars, not_inherited, unscaled, usage.miss,
+            usage.input > runner.window, False, wire.changed_at, step.events, model_usage.cached, model_usage.miss,
+            extra_in, extra_out, facts_missing))
+        strat.billed(req, usage, dollars, cold=runner.settings.inherit_cold and cold)
+        wire.mark()
 
 
 def measure_scale(session: Session, requests: Sequence[Request], book: TokenBook) -> float | None:
@@ -346,12 +375,8 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
     runner = _Runner(session, settings, price, window, scale, requests, summarizer=summarizer, book=book)
     if snapshots is None:
         snapshots = len(requests) * (len(session.messages) + 1) <= SNAPSHOT_LIMIT
-    runs = {}
-    for name in names:
-        if progress:
-            progress(name)
-        runs[name] = runner.run(name, facts, snapshots)
+    runs, pruner_seconds = runner.run_all(names, facts, snapshots, progress)
     return Replay(session=session, settings=settings, price=price, prices_label=prices.label, window=window,
                   scale=scale, scale_source=source, requests=requests, runs=runs,
                   cache_description=runner.cache_model().describe(), recorded_usage=recorded, notes=tuple(notes),
-                  summarizer=summarizer)
+                  summarizer=summarizer, pruner_seconds=pruner_seconds)

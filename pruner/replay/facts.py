@@ -27,10 +27,19 @@ import re
 from bisect import bisect_left
 from typing import Iterable
 
-from ..compaction.cut import is_summary_message
+from ..compaction.cut import SUMMARY_KINDS
 from ..model import Message, Session
 
 _SENTENCE_END = re.compile(r"[.!?]\s|\n")
+
+
+def is_summary(m: Message) -> bool:
+    """A compaction summary (``pruner.compaction.cut.is_summary_message``, without its type checks: this
+    runs on every message that enters or leaves a context)."""
+    if m.role == "summary":
+        return True
+    md = m.metadata
+    return bool(md) and md.get("kind") in SUMMARY_KINDS
 
 
 def _statement(text: str, key: str) -> str | None:
@@ -140,13 +149,13 @@ class FactCheck:
             keys = book.carrier_facts.get(m.id)
             if keys:
                 affected |= keys
-            if is_summary_message(m):
+            if is_summary(m):
                 summaries_changed = True
         if summaries_changed:
             for m in left:
                 self.summaries.pop(m.id, None)
             for m in entered:
-                if is_summary_message(m) and m.id in ids:
+                if is_summary(m) and m.id in ids:
                     self.summaries[m.id] = m.content
             affected |= self.needed
         self.position = position

@@ -75,8 +75,10 @@ class ReplayEnv:
         self.new_cache_model = cache_model
         self.track_ids = False  # set by the replay when it checks facts (generated workloads)
         self.summarizer = None  # for compaction; None: the offline summariser
+        self.pruner_feed = None  # the incremental pruner the pruning strategies share (made on first use)
         self.index_of = {m.id: i for i, m in enumerate(session.messages)}
         self.call_owner = {c.id: i for i, m in enumerate(session.messages) for c in m.tool_calls}
+        self.result_of_call = {m.tool_call_id: m.id for m in session.messages if m.tool_call_id is not None}
 
     def ours(self, provider_tokens: int) -> int:
         """A provider token count in our units."""

@@ -21,6 +21,7 @@ the part it changes, never the whole context: appending is the common case.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from itertools import compress, count
 from operator import is_not
 from typing import Callable, Iterable, Mapping, Sequence
@@ -92,6 +93,7 @@ class Wire:
         self.tokens = 0  # messages plus substitutes
         self.changed_at = 0  # first position changed since mark()
         self._incoming: Mapping[str, str] = {}  # the last substitutes passed to sync_substitutes
+        self._lookback = None  # (list, its length, positions, valid while changed_at >= this, answer)
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -158,6 +160,38 @@ class Wire:
             self._track(old[lcp:], new[lcp:])
         self.messages = new
         self.changed_at = min(self.changed_at, lcp)
+
+    def apply(self, messages: Sequence[Message], tokens: int, change, *, index_of: Mapping[str, int],
+              message_of: Callable[[str], Message], call_owner: Mapping[str, int]) -> None:
+        """Send the incremental pruner's new context, given how it changed (``ContextChange``: ids that
+        entered or left, placeholders set or removed). Costs what changed: each change is placed with
+        a binary search by session position, and the token total is the pruner's own."""
+        old = self.messages
+        new = messages if isinstance(messages, list) else list(messages)
+
+        def key(m: Message) -> int:
+            return index_of.get(m.id, -1)
+
+        first = len(old)
+        for mid in change.left:
+            first = min(first, bisect_left(old, index_of[mid], key=key))
+            break  # ids come in position order: the first is the earliest
+        for mid in change.entered:
+            first = min(first, bisect_left(new, index_of[mid], key=key))
+            break
+        for cid, text in change.placeholders.items():
+            owner = call_owner.get(cid)
+            if owner is not None:
+                first = min(first, bisect_right(new, owner, key=key))
+            if text is None:
+                self.substitutes.pop(cid, None)
+            else:
+                self.substitutes[cid] = text
+        if self.track_ids and (change.entered or change.left):
+            self._track([message_of(mid) for mid in change.left], [message_of(mid) for mid in change.entered])
+        self.messages = new
+        self.tokens = tokens
+        self.changed_at = min(self.changed_at, first)
 
     def sync_substitutes(self, incoming: Mapping[str, str], *, position: Callable[[str], int],
                          relevant: Callable[[str], bool] | None = None) -> None:
@@ -228,6 +262,10 @@ class Wire:
         of the end, counting the last block as the first (so ``messages[q:]`` holds at most
         ``positions - 1`` blocks). Walks back from the end: costs at most that many messages."""
         msgs = self.messages
+        memo = self._lookback
+        if memo is not None and memo[0] is msgs and memo[1] == len(msgs) and memo[2] == positions \
+                and memo[3] <= self.changed_at:
+            return memo[4]  # asked again for the same request (each cache lens asks)
         used = 0
         i = len(msgs)
         while i > 0:
@@ -236,6 +274,7 @@ class Wire:
                 break
             used += b
             i -= 1
+        self._lookback = (msgs, len(msgs), positions, i, i)
         return i
 
     def materialize(self) -> list[Message]:

@@ -40,8 +40,6 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from itertools import compress, count
-from operator import is_not
 
 from ...engine.index import markers
 from ..strategy import Event, Step, Strategy, register_strategy
@@ -94,7 +92,7 @@ class _SwitchView:
 class CacheAwarePrune(Strategy):
     def __init__(self, env):
         super().__init__(env)
-        self.feed = PrunerFeed(env)
+        self.feed = PrunerFeed.of(env)
         self.model = env.new_cache_model()
         self.state = self.model.new_state()
         self.shadow = Wire(env.book)  # what `full` sends, billed alongside to know the budget
@@ -102,12 +100,10 @@ class CacheAwarePrune(Strategy):
         self.full_cost = 0.0
         self.own_cost = 0.0
         self.budget = env.settings.cache_aware_budget
-        self.previous: tuple = ()  # the pruner's previous context
         self.pending: list[int] = []  # heap of session positions we send that the pruner drops
         self.pending_set: set[int] = set()
         self.missing: set[int] = set()  # positions the pruner keeps (restored) that we do not send
         self.placeholder_changes: dict[str, int] = {}  # call id -> its owner's position: placeholder differs
-        self.placeholders_seen: dict = {}  # the pruner's placeholders at the previous request
         self.ids: set[str] = set()  # ids we send
         self.defined: dict[str, int] = {}  # key -> how many messages we send define it
         # Left out on arrival since the last switch: what the pruner kept instead is still sent.
@@ -116,41 +112,28 @@ class CacheAwarePrune(Strategy):
 
     # -- the pruner's changes ----------------------------------------------------------------
 
-    def _track_pruner(self, ctx, start: int) -> None:
-        """Update pending / missing from what the pruner's context changed since last time."""
-        old, new = self.previous, ctx.messages
-        k = len(old)
-        if len(new) >= k and new[:k] == old:
-            lcp = k
-        else:
-            lcp = next(compress(count(), map(is_not, old, new)), min(k, len(new)))
+    def _track_pruner(self, ctx, change, start: int) -> None:
+        """Update pending / missing from how the pruner's context changed (its ``ContextChange``)."""
         index_of = self.env.index_of
-        if lcp < k:
-            came = {m.id for m in new[lcp:]}
-            for m in old[lcp:]:
-                if m.id not in came and m.id in self.ids:
-                    self._defer(index_of[m.id])
-            gone = {m.id for m in old[lcp:]}
-            for m in new[lcp:]:
-                i = index_of[m.id]
-                if i >= start or m.id in gone:
-                    continue
-                if i in self.pending_set:
-                    self.pending_set.discard(i)  # kept again: no longer a prune to make
-                elif m.id not in self.ids and m.id not in self.left_out and not self._defined_here(m):
-                    self.missing.add(i)  # restored by the pruner: a later message needs it
-        self.previous = new
-        self._track_placeholders(ctx.placeholders)
+        for mid in change.left:
+            if mid in self.ids:
+                self._defer(index_of[mid])  # we send it; the pruner now drops it
+        for mid in change.entered:
+            i = index_of[mid]
+            if i >= start:
+                continue  # a new message: handled by the lazy append
+            if i in self.pending_set:
+                self.pending_set.discard(i)  # kept again: no longer a prune to make
+            elif mid not in self.ids and mid not in self.left_out and not self._defined_here(
+                    self.env.session.messages[i]):
+                self.missing.add(i)  # restored by the pruner: a later message needs it
+        if change.placeholders:
+            self._track_placeholders(ctx.placeholders, change.placeholders)
 
-    def _track_placeholders(self, placeholders) -> None:
+    def _track_placeholders(self, placeholders, changed) -> None:
         """Calls whose placeholder in the pruner's context differs from the one we send (a changed text,
         or one we send that the pruner no longer does): a difference a switch would make."""
-        last = self.placeholders_seen
-        if placeholders == last:
-            return
-        changed = last.keys() ^ placeholders.keys()
-        changed.update(c for c in placeholders.keys() & last.keys() if placeholders[c] != last[c])
-        ours, owner, result_of = self.wire.substitutes, self.env.call_owner, self._result_id
+        ours, owner, result_of = self.wire.substitutes, self.env.call_owner, self.env.result_of_call.get
         for cid in changed:
             if cid not in ours and result_of(cid) in self.ids:
                 continue  # we still send the result itself: already a pending prune
@@ -158,12 +141,6 @@ class CacheAwarePrune(Strategy):
                 self.placeholder_changes[cid] = owner[cid]
             else:
                 self.placeholder_changes.pop(cid, None)
-        self.placeholders_seen = dict(placeholders)
-
-    def _result_id(self, call_id: str) -> str | None:
-        results = self.__dict__.setdefault("_results", {m.tool_call_id: m.id for m in self.env.session.messages
-                                                          if m.tool_call_id is not None})
-        return results.get(call_id)
 
     @staticmethod
     def _keys(m) -> tuple[str, ...]:
@@ -207,8 +184,8 @@ class CacheAwarePrune(Strategy):
         start = request.position - len(new)
         self.shadow.extend(new)
         before = wire.tokens + env.book.total(new)
-        ctx = self.feed.advance(new)
-        self._track_pruner(ctx, start)
+        ctx, change = self.feed.advance(request, new)
+        self._track_pruner(ctx, change, start)
         index_of = env.index_of
         # 1. New messages: only what the pruner keeps, with its placeholders for their calls, unless that
         # would leave the context under the provider's minimum cacheable length (it could then still be
@@ -243,7 +220,8 @@ class CacheAwarePrune(Strategy):
             return self._done(before, lazy_tokens, free)
         # 2. Switch: send the pruner's context from here on (one prefix change for all deferred prunes).
         wire.replace(ctx.messages)
-        wire.sync_substitutes(ctx.placeholders, position=lambda cid: env.position_after_call(wire.messages, cid))
+        wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: True)
+        wire.changed_at = min(wire.changed_at, position)
         self.ids = {m.id for m in ctx.messages}
         self.defined = {}
         self._count_keys(ctx.messages)

@@ -21,15 +21,14 @@ from .prune_every_request import PrunerFeed
 class PruneThenCompact(Strategy):
     def __init__(self, env):
         super().__init__(env)
-        self.feed = PrunerFeed(env)
+        self.feed = PrunerFeed.of(env)
         self.compactor = Compactor(env)
 
-    def _send(self, ctx):
+    def _send(self, ctx, change=None):
         wire, env = self.wire, self.env
         done = self.compactor.current
         if done is None:
-            wire.replace(ctx.messages)
-            wire.sync_substitutes(ctx.placeholders, position=lambda cid: env.position_after_call(wire.messages, cid))
+            self.feed.send(wire, ctx, change)
             return
         index_of = env.index_of
         tail = ctx.messages[bisect_left(ctx.messages, done.first_kept, key=lambda m: index_of[m.id]):]
@@ -44,8 +43,8 @@ class PruneThenCompact(Strategy):
         wire = self.wire
         sent_before = len(wire)
         before = wire.tokens + self.env.book.total(new)
-        ctx = self.feed.advance(new)
-        self._send(ctx)
+        ctx, change = self.feed.advance(request, new)
+        self._send(ctx, change)
         events = []
         if wire.changed_at < sent_before or wire.tokens < before:
             events.append(Event("prune", before, wire.tokens, wire.changed_at, "the pruner's verdicts changed"))
