@@ -11,7 +11,13 @@ import pytest
 
 from pruner import load_session
 from pruner.replay import replay
-from tests.e2e.test_browser import SAMPLES, app_url, browser, chromium_path, page, save_screenshot  # noqa: F401
+from tests.e2e import test_browser as shared
+from tests.e2e.test_browser import SAMPLES, save_screenshot
+
+# The browser, the running app and a fresh tab: the fixtures of test_browser.py, whatever they need.
+for _name, _value in vars(shared).items():
+    if hasattr(_value, "_fixture_function_marker"):
+        globals()[_name] = _value
 
 pytestmark = pytest.mark.e2e
 
@@ -28,8 +34,7 @@ def heading(tab, k: int, n: int, turn: int, strategy: str):
     return tab.get_by_role("heading", name=HEADING.format(k=k, n=n, turn=turn, strategy=strategy))
 
 
-# The fixtures come from test_browser.py (imported above), hence the noqa.
-def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and_events(page, app_url):  # noqa: F811
+def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and_events(page, app_url):
     sample = "pi_session.jsonl"
     session = load_session(SAMPLES / sample)
     expected = replay(session)
