@@ -92,3 +92,23 @@ def test_the_command_prints_the_calibration(real_data_module):
     assert "recorded cold events (no cache read): 38; the cache model explains 5 (1 first, 4 ttl)" in p.stdout
     assert "full (our counts x ratio, cold events inherited): $31.06 (+2.4 % against the bill)" in p.stdout
     assert "full without the inherited cold events: $17.50" in p.stdout
+
+
+def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_module):
+    """The README's calibration block cannot run in its example test (the data is outside the
+    repository); here its command runs and every line it shows must be what it prints."""
+    import re
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```text\n\$ pruner replay (\.\./shared/data/real/pi/large-session\.jsonl) "
+                      r"--strategies as_recorded,full \| grep -A5 '\^calibration'\n(.*?)```", text, re.S)
+    assert match, "the README's calibration block is missing"
+    shown = match.group(2).rstrip("\n").splitlines()
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(ROOT / match.group(1)), "--strategies",
+                        "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)
+    lines = p.stdout.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("calibration"))
+    assert shown == lines[start:start + 6]

@@ -75,6 +75,9 @@ def compaction_step(demo) -> None:
     c2.metric("Messages summarised", f"{len(result.to_summarize) + len(result.turn_prefix):,}")
     c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens")
     ui.inert(result.cut_reason)
+    st.page_link("app_pages/replay.py", label="What every request of this demo sends, and costs, under each "
+                 "strategy: open the Replay page",
+                 query_params={"sample": DEMO, "strategy": "prune_every_request"})
     st.markdown("**The summary that replaces them, section by section**")
     for name, body in result.sections.items():
         with st.expander(ui.escape_markdown(name)):

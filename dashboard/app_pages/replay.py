@@ -35,10 +35,11 @@ if (!doc.__prunerReplayKeys) {
 
 def apply_link() -> None:
     """``?sample=NAME`` or ``?workload=W&turns=N&seed=S``, and ``&strategy=S&request=K`` (the Guide links here)."""
-    if ss.get("replay_link_applied"):
-        return
-    ss["replay_link_applied"] = True
     params = st.query_params
+    link = tuple(sorted(params.to_dict().items()))
+    if not link or ss.get("replay_link_applied") == link:
+        return  # each link is applied once, so the stepper is free to move afterwards
+    ss["replay_link_applied"] = link
     try:
         if "sample" in params:
             session_state.set_current(loading.load_sample(params["sample"]))

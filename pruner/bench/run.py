@@ -257,6 +257,7 @@ def summarise(rows: list[dict]) -> dict[str, Any]:
                        "tagged_facts_missing": sum(r["truncation_tagged_facts_missing"] for r in rows)},
         "failures": fails,
         "passed": not fails and n > 0,
+        **({"cost": cost_columns.summarise(rows)} if any(r.get("cost") for r in rows) else {}),
     }
 
 
@@ -307,11 +308,9 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
             "config": _config_dict(config), "workloads": {w: WORKLOADS[w].as_dict() for w in workloads},
             "sizes": list(sizes), "seeds": seed_values, "timing_runs": timing_runs,
             "environment": environment.finish(env)}
-    summary = summarise(rows)
     if cost:
         meta["cost"] = cost_columns.meta()
-        summary["cost"] = cost_columns.summarise(rows)
-    return BenchmarkResults(rows=rows, summary=summary, baselines=baselines, meta=meta)
+    return BenchmarkResults(rows=rows, summary=summarise(rows), baselines=baselines, meta=meta)
 
 
 # ----- files ------------------------------------------------------------------------------
