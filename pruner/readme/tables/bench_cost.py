@@ -57,4 +57,15 @@ def render(results: dict[str, Any]) -> str:
                     f"{beats['prune_every_request']} and than clear_tool_uses in {beats['clear_tool_uses']} of "
                     f"{len(aware)} (best {min(v['vs_full_pct'] for v in aware):+.1f}% against full); at worst "
                     f"{lost} fact{'s' if lost != 1 else ''} a later message needs missing from a context."]
+    worst = {n: max(r["cost"][n]["facts_missing_max"] for r in rows) for n in names}
+    out += ["", "Facts a later message needs that were missing from a context, at worst: "
+                + ", ".join(f"{SHORT.get(n, n)} {worst[n]}" for n in names) + "."]
+    timed = [r for r in rows if r.get("replay_s") is not None]
+    if timed:
+        big = max(timed, key=lambda r: (r["workload"] == "tool_agent", r["turns"]))
+        requests = big["cost"]["full"]["requests"]
+        out += ["", f"Replaying {big['workload']} at {big['turns']:,} turns ({big['messages_before']:,} messages, "
+                    f"{requests:,} requests) under all {len(names)} strategies took {big['replay_s']:.1f} s, as long as "
+                    f"{1000 * big['replay_s'] / big['prune_ms']:.0f} prunes of the whole session "
+                    f"({big['prune_ms']:.0f} ms each in the same run)."]
     return "\n".join(out)
