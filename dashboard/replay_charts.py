@@ -100,3 +100,38 @@ def cached_share_figure(frame: pd.DataFrame, *, selected: int | None = None) -> 
     fig = go.Figure(_lines(data, "cached_pct", "%{y:.1f} % of the input read from the cache"))
     fig.update_yaxes(range=[0, 100])
     return _layout(fig, "Cached share of each request", "% of input read from the cache", selected=selected)
+
+
+def bench_cost_frame(rows: list[dict]) -> pd.DataFrame:
+    """One row per benchmark configuration and priced strategy: workload, turns, strategy, dollars,
+    cached share, requests over the window, facts missing at worst."""
+    out = []
+    for r in rows:
+        for name, c in (r.get("cost") or {}).items():
+            out.append({"workload": r["workload"], "turns": r["turns"], "seed": r["seed"], "strategy": name,
+                        "dollars": c["dollars"], "cached_share": c["cached_share"], "rejected": c["rejected"],
+                        "facts_missing_max": c["facts_missing_max"]})
+    return pd.DataFrame(out, columns=["workload", "turns", "seed", "strategy", "dollars", "cached_share", "rejected",
+                                      "facts_missing_max"])
+
+
+def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = "") -> go.Figure:
+    """Dollars per strategy against the session's size, for one workload (log scales; mean over seeds)."""
+    part = frame[frame["workload"] == workload].groupby(["strategy", "turns"], sort=False, as_index=False).agg(
+        dollars=("dollars", "mean"), rejected=("rejected", "max"), facts=("facts_missing_max", "max"))
+    fig = go.Figure()
+    for k, (name, p) in enumerate(part.groupby("strategy", sort=False)):
+        p = p.sort_values("turns")
+        fig.add_trace(go.Scatter(
+            x=p["turns"].tolist(), y=p["dollars"].tolist(), mode="lines+markers", name=name,
+            line={"color": colour(name, k), "width": 2},
+            customdata=list(zip(p["rejected"].tolist(), p["facts"].tolist())),
+            hovertemplate=f"<b>{html.escape(name)}</b> · %{{x:,}} turns<br>$%{{y:,.2f}}<br>requests over the window: "
+                          "%{customdata[0]:,}<br>facts missing at worst: %{customdata[1]}<extra></extra>"))
+    fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)",
+                      yaxis_title="USD (log)" + (f", {money_label}" if money_label else ""), height=400,
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25,
+                                                                          "yanchor": "top"})
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig

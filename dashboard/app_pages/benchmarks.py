@@ -6,7 +6,9 @@ import streamlit as st
 
 from pruner.bench import run as bench, workloads
 
-from dashboard import charts, tables, ui
+from pruner.bench.cost import summary_lines as cost_summary_lines
+
+from dashboard import charts, replay_charts, tables, ui
 from dashboard.logic import benchmarks as logic
 from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
 
@@ -84,6 +86,26 @@ def charts_section(results) -> None:
                "the oracle keeps exactly the messages the generator's world model needs.")
 
 
+def cost_section(results) -> None:
+    """Dollars per strategy across workloads and sizes: the replay of the same sessions (pruner.bench.cost)."""
+    frame = replay_charts.bench_cost_frame(results.rows)
+    if frame.empty:
+        st.info("These results have no cost columns; run the benchmark again to price every strategy.")
+        return
+    meta = (results.meta or {}).get("cost", {})
+    st.subheader("Cost per strategy (the replay of the same sessions)")
+    st.caption(ui.escape_markdown(f"{meta.get('model', '?')} list prices, {meta.get('prices', '?')}; "
+                                  f"{meta.get('provider', '?')} prompt cache. {meta.get('note', '')}"))
+    names = list(dict.fromkeys(frame["workload"]))
+    for col, workload in zip(st.columns(len(names)), names):
+        col.plotly_chart(replay_charts.bench_cost_figure(frame, workload, money_label=meta.get("model", "")),
+                         key=f"bench_cost_{workload}", config={"displaylogo": False})
+    summary = results.summary.get("cost") or {}
+    lines = cost_summary_lines(summary)
+    if lines:
+        st.code("\n".join(lines), language=None, wrap_lines=True)
+
+
 def render() -> None:
     st.title("Benchmarks")
     run_form()
@@ -102,6 +124,7 @@ def render() -> None:
                f"sizes {meta.get('sizes', '?')} · seeds {meta.get('seeds', '?')}")
     headline(results)
     charts_section(results)
+    cost_section(results)
     st.subheader("Summary (computed from the rows)")
     st.dataframe(tables.bench_summary_frame(results.summary), hide_index=True, width="stretch", key="bench_summary")
     st.subheader("Every configuration")

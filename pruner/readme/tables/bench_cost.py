@@ -64,8 +64,9 @@ def render(results: dict[str, Any]) -> str:
     if timed:
         big = max(timed, key=lambda r: (r["workload"] == "tool_agent", r["turns"]))
         requests = big["cost"]["full"]["requests"]
+        prunes = 1000 * big["replay_s"] / big["prune_ms"]
         out += ["", f"Replaying {big['workload']} at {big['turns']:,} turns ({big['messages_before']:,} messages, "
-                    f"{requests:,} requests) under all {len(names)} strategies took {big['replay_s']:.1f} s, as long as "
-                    f"{1000 * big['replay_s'] / big['prune_ms']:.0f} prunes of the whole session "
-                    f"({big['prune_ms']:.0f} ms each in the same run)."]
+                    f"{requests:,} requests) under all {len(names)} strategies took {big['replay_s']:.1f} s, "
+                    f"as long as {prunes:.0f} prunes of the whole session ({big['prune_ms']:.0f} ms each in the "
+                    "same run)."]
     return "\n".join(out)
