@@ -78,4 +78,19 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     assert page.locator("[data-testid=stException]").count() == 0
     assert "Traceback" not in page.content()
     page.wait_for_timeout(1500)
-    save_screenshot(page, "replay", height=2400)
+    save_screenshot(page, "replay-pi-sample", height=2400)
+
+
+def test_replay_page_on_a_generated_workload_draws_every_strategy(page, app_url):
+    """The README's screenshot: a 200-turn tool_agent session, stepped to a request where
+    cache_aware_prune has left new duplicates out."""
+    names = ["full", "truncate", "prune_every_request", "cache_aware_prune", "compact", "prune_then_compact",
+             "clear_tool_uses", "as_recorded"]
+    page.goto(f"{app_url}/replay?workload=tool_agent&turns=200&seed=0&strategy=cache_aware_prune&request=300")
+    page.wait_for_function(CHARTS_DRAWN, arg=names)
+    page.get_by_role("heading", name="Request 300 of 406").first.wait_for()
+    page.keyboard.press("ArrowRight")
+    page.get_by_role("heading", name="Request 301 of 406").first.wait_for()
+    assert page.locator("[data-testid=stException]").count() == 0
+    page.wait_for_timeout(1500)
+    save_screenshot(page, "replay", height=2000)
