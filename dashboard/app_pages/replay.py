@@ -14,23 +14,6 @@ ss = st.session_state
 PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
 SHOW_LAST = 30  # newest messages shown in full at a request (the table lists them all)
 
-# ← / → step through the requests from anywhere on the page (not while typing in a field, and not
-# on the slider, which handles its own arrow keys): they press the Previous / Next buttons.
-KEYS_SCRIPT = """<script>
-const doc = window.parent.document;
-if (!doc.__prunerReplayKeys) {
-  doc.__prunerReplayKeys = true;
-  doc.addEventListener('keydown', (e) => {
-    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
-    const t = e.target;
-    if (t && (['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) || t.isContentEditable ||
-              t.getAttribute('role') === 'slider')) return;
-    const label = e.key === 'ArrowLeft' ? 'Previous request' : 'Next request';
-    const button = [...doc.querySelectorAll('button')].find(b => b.innerText.includes(label));
-    if (button && !button.disabled) { e.preventDefault(); button.click(); }
-  });
-}
-</script>"""
 
 
 def apply_link() -> None:
@@ -140,13 +123,13 @@ def stepper(r, frame) -> tuple[str, int]:
     strategy = c1.selectbox("Strategy", names, key="replay_strategy")
     if n > 1:
         c2.slider("Request (model call)", 0, n - 1, key="replay_request",
-                  help="Drag, or press ← / → (anywhere on the page, or on the slider).")
+                  help="Drag, or press ← / → anywhere on the page.")
     c1, c2, c3 = st.columns([1, 4, 1])
-    c1.button(PREVIOUS, on_click=step, args=(-1,), key="replay_prev", width="stretch",
-              disabled=ss["replay_request"] == 0)
-    c3.button(NEXT, on_click=step, args=(1,), key="replay_next", width="stretch",
-              disabled=ss["replay_request"] >= n - 1)
-    st.iframe(KEYS_SCRIPT, height=1)  # our own script, never transcript text
+    # ← / → anywhere on the page press these (Streamlit's keyboard shortcuts, as on the Guide).
+    c1.button(PREVIOUS, on_click=step, args=(-1,), key="replay_prev", width="stretch", shortcut="Left",
+              disabled=ss["replay_request"] == 0, help="Previous request (← key)")
+    c3.button(NEXT, on_click=step, args=(1,), key="replay_next", width="stretch", shortcut="Right",
+              disabled=ss["replay_request"] >= n - 1, help="Next request (→ key)")
     return strategy, int(ss["replay_request"])
 
 
