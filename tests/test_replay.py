@@ -407,6 +407,22 @@ def test_contributing_example_strategy_registers_and_runs():
         STRATEGIES.pop("keep_last", None)
 
 
+@pytest.mark.parametrize("name, provider, model", [
+    ("pi_session.jsonl", "anthropic", "claude-sonnet-4-5-20250929"),  # recorded per message
+    ("openai_chat.json", "openai", "gpt-4o"),  # 'gpt-4o-2024-08-06': the longest row it starts with
+    ("codex_rollout.jsonl", "openai", "gpt-5.1"),  # no model recorded: the format's provider
+    ("claude_code.jsonl", "anthropic", "claude-sonnet-4-5-20250929"),
+])
+def test_the_provider_and_model_come_from_the_session(name, provider, model):
+    from pruner.replay.detect import detect
+
+    assert detect(load_session(SAMPLES / name), default_prices())[:2] == (provider, model)
+    p = run_cli(f"sample_sessions/{name}", "--strategies", "full")
+    assert f"prices: {model} ({provider}) list prices" in p.stdout
+    p = run_cli(f"sample_sessions/{name}", "--strategies", "full", "--provider", "openai", "--model", "o4-mini")
+    assert "prices: o4-mini (openai) list prices" in p.stdout and "records model" not in p.stdout
+
+
 # ----- CLI ------------------------------------------------------------------------------------------
 
 def run_cli(*args, cwd=ROOT):
@@ -469,7 +485,7 @@ def test_show_prints_placeholders_and_escapes_control_characters(tmp_path):
     (["--strategies", "full,nope"], "unknown strategy 'nope'; choose from"),
     (["--show", "99"], "--show 99: this session has 7 requests (0 to 6)"),
     (["--provider", "acme"], "invalid choice: 'acme'"),
-    (["--model", "gpt-9"], "no prices for model 'gpt-9' for provider anthropic"),
+    (["--model", "gpt-9"], "no prices for model 'gpt-9' in pruner prices, retrieved 2026-11-30; known:"),
     (["--prices", "missing.json"], "missing.json: cannot read"),
     (["--context-window", "0"], "'0' is not a positive whole number"),
 ])

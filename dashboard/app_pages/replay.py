@@ -37,8 +37,12 @@ def apply_link() -> None:
         ss["replay_request"] = int(params["request"])
 
 
-def settings_form() -> logic.ReplayChoice:
-    """Provider, model, prices and strategy knobs, applied on submit (the replay reruns then)."""
+def settings_form(loaded) -> logic.ReplayChoice:
+    """Provider, model, prices and strategy knobs, applied on submit (the replay reruns then). A newly
+    loaded session starts from the provider and model it records."""
+    if ss.get("replay_choice_for") != loaded.key:
+        ss["replay_choice_for"] = loaded.key
+        ss["replay_choice"] = logic.choice_for(loaded.session, ss.get("replay_choice"))
     applied: logic.ReplayChoice = ss.get("replay_choice") or logic.ReplayChoice()
     with st.expander("Replay settings and prices", expanded=False):
         provider = st.radio("Provider (prompt cache and prices)", sorted(DEFAULT_MODELS), horizontal=True,
@@ -202,7 +206,7 @@ def render() -> None:
         return
     st.caption(f"Session: {ui.escape_markdown(loaded.label)} ({len(loaded.session.messages):,} messages). "
                "Load another on the Session explorer page; this page replays whatever is loaded.")
-    choice = settings_form()
+    choice = settings_form(loaded)
     with st.spinner("Replaying every strategy request by request…"):
         try:
             r = cache.shared("replay", (loaded.key, choice), lambda: logic.run(loaded.session, choice))

@@ -24,6 +24,7 @@ import pandas as pd
 from pruner import Session
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
 from pruner.replay.calibration import from_replay
+from pruner.replay.detect import detect
 from pruner.replay.engine import Replay
 from pruner.replay.prices import PriceTable
 from pruner.replay.wire import TokenBook
@@ -75,6 +76,15 @@ class ReplayChoice:
         if self.write_price is not None and row.cache_write_1h is not None:
             edits["cache_write_1h"] = row.cache_write_1h * (self.write_price / (row.cache_write_5m or row.input))
         return table.with_model(replace(row, **edits))
+
+
+def choice_for(session: Session, previous: ReplayChoice | None) -> ReplayChoice:
+    """The settings for a newly loaded session: the provider and model it records (prices as in the
+    table), the previous choice's strategies and knobs."""
+    provider, model, _ = detect(session, default_prices())
+    base = previous or ReplayChoice()
+    return replace(base, provider=provider, model=model, input_price=None, cached_price=None, write_price=None,
+                   output_price=None)
 
 
 def models(provider: str) -> list[str]:

@@ -10,6 +10,7 @@ import tempfile
 from ..errors import ConfigurationError, PrunerError
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
+from ..replay.detect import detect
 from ..replay.report import events_text, show_context, table, to_csv, to_json
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args
@@ -23,11 +24,11 @@ def add_arguments(p) -> None:
     add_input_arguments(p)
     p.add_argument("--strategies", type=strategy_list, default=None, metavar="A,B",
                    help="strategies to replay (default: all)")
-    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default="anthropic",
-                   help="whose prompt cache and prices (default anthropic)")
+    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=None,
+                   help="whose prompt cache and prices (default: the session's, else anthropic)")
     p.add_argument("--model", metavar="NAME", default=None,
-                   help="model whose prices apply (default: " + ", ".join(f"{k} {v}" for k, v in
-                                                                         sorted(DEFAULT_MODELS.items())) + ")")
+                   help="model whose prices apply (default: the session's, else " + ", ".join(
+                       f"{k} {v}" for k, v in sorted(DEFAULT_MODELS.items())) + ")")
     p.add_argument("--prices", metavar="FILE", default=None,
                    help="a prices JSON file in the shape of pruner/replay/prices.json (default: the shipped one)")
     p.add_argument("--context-window", type=positive_int, default=None, metavar="N",
@@ -56,8 +57,13 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     session = load_from_args(args)
     prices = load_prices(args.prices) if args.prices else default_prices()
+    provider, model, how = args.provider, args.model, None
+    if provider is None and model is None:
+        provider, model, how = detect(session, prices)
+    elif provider is None:
+        provider = prices.get(model).provider
     settings = ReplaySettings(
-        provider=args.provider, model=args.model, context_window=args.context_window, ttl=args.ttl,
+        provider=provider, model=model, context_window=args.context_window, ttl=args.ttl,
         reserve_tokens=args.reserve_tokens, keep_recent_tokens=args.keep_recent_tokens,
         clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
         clear_exclude_tools=tuple(args.clear_exclude_tool), inherit_cold=not args.no_inherit_cold)
@@ -69,7 +75,7 @@ def run(args) -> int:
     n = len(result.requests)
     print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls) in "
           f"{session.last_turn:,} turns; format {session.source_format}", file=out)
-    print(f"prices: {result.money_label}", file=out)
+    print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
     print(f"cache: {result.cache_description}; window {result.window:,} tokens", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)
