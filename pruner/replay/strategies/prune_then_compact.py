@@ -25,19 +25,31 @@ class PruneThenCompact(Strategy):
         self.compactor = Compactor(env)
 
     def _send(self, ctx, change=None):
+        """Send the pruner's context (after a compaction: the part from the first kept message on,
+        behind the system messages and the summary); ``change`` is how it changed (None: resync)."""
         wire, env = self.wire, self.env
         done = self.compactor.current
         if done is None:
             self.feed.send(wire, ctx, change)
             return
         index_of = env.index_of
-        tail = ctx.messages[bisect_left(ctx.messages, done.first_kept, key=lambda m: index_of[m.id]):]
+        first = done.first_kept
+        tail = ctx.messages[bisect_left(ctx.messages, first, key=lambda m: index_of[m.id]):]
         head = [*done.head, done.summary]
         wire.replace(head + list(tail))
-        first = done.first_kept
         call_owner = env.call_owner
-        wire.sync_substitutes(ctx.placeholders, relevant=lambda cid: call_owner.get(cid, -1) >= first,
-                              position=lambda cid: len(head) + env.position_after_call(tail, cid))
+        if change is None:
+            wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: call_owner.get(cid, -1) >= first)
+            return
+        for cid, text in change.placeholders.items():  # only what the pruner changed
+            if call_owner.get(cid, -1) < first:
+                continue
+            position = len(head) + env.position_after_call(tail, cid)
+            if text is not None:
+                wire.set_substitute(cid, text, position)
+            elif cid in wire.substitutes:
+                wire.drop_substitute(cid)
+                wire.changed_at = min(wire.changed_at, position)
 
     def step(self, request, new):
         wire = self.wire
@@ -54,10 +66,7 @@ class PruneThenCompact(Strategy):
         done = self.compactor.run(wire.materialize())
         if done is None:
             return Step(events=tuple(events))
-        first = done.first_kept
-        call_owner = self.env.call_owner
-        self._send(ctx)
-        wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: call_owner.get(cid, -1) >= first)
+        self._send(ctx)  # the kept part, behind the new summary
         events.append(done.event(pruned, wire.tokens))
         return Step(events=tuple(events), extra_calls=done.calls)
 
