@@ -137,7 +137,14 @@ def placeholder_text(rule_name: str, related: Message | None, message: Message) 
     if callable(p):
         return p(related, message)
     where = f" at turn {related.turn} (id {related.id})" if related is not None else ""
-    return p.format(where=where, message=message)
+    parts = _TEMPLATES.get(p)
+    if parts is None:  # a template that only says where: two literal halves, no format() per result
+        parts = _TEMPLATES[p] = tuple(p.split("{where}", 1)) if (
+            p.count("{") == 1 and "{where}" in p and "}" not in p.replace("{where}", "")) else ()
+    return parts[0] + where + parts[1] if parts else p.format(where=where, message=message)
+
+
+_TEMPLATES: dict[str, tuple[str, ...]] = {}
 
 
 EXPLANATIONS: dict[str, Callable[[Removal, Sequence[Message]], str]] = {}

@@ -10,6 +10,7 @@ tracker only ever adds to what it removed.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 
 from ..engine.fileops import READ
 from ..engine.index import SessionIndex
@@ -97,9 +98,10 @@ def _later_change_kept(index: SessionIndex, r: int, kept) -> int | None:
     """A kept message after ``r`` that writes, edits or fully re-reads a file ``r`` read."""
     for a in index.file_access[r]:
         if a.op == READ:
-            for v in index.changes.get(a.path, ()):
-                if v > r and kept(v):
-                    return v
+            changes = index.changes.get(a.path, ())
+            for k in range(bisect_right(changes, r), len(changes)):
+                if kept(changes[k]):
+                    return changes[k]
     return None
 
 
