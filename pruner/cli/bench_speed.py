@@ -67,11 +67,14 @@ def report_lines(rep: dict) -> list[str]:
                f"{base['passes_ms']:.1f} ms ({_met(base['passes_ms'], TARGETS['passes_ms'])}); near-duplicate "
                f"search is {100 * (1 - base['exact_only_ms'] / base['passes_ms']):.0f}% of the passes"
                if base["passes_ms"] else "")
+    base_cpu = base["prune"]["cpu_ms"] / base["messages"]
     for r in rows[1:]:
         ratio = r["us_per_message"] / base["us_per_message"] if base["us_per_message"] else float("inf")
+        cpu_ratio = r["prune"]["cpu_ms"] / r["messages"] / base_cpu if base_cpu else float("inf")
         factor = r["messages"] // base["messages"]
         out.append(f"{factor}x the messages: {ratio:.2f}x the passes' time per message"
-                   + (f" ({_met(ratio, TARGETS['flatness'])})" if factor == 50 else ""))
+                   + (f" ({_met(ratio, TARGETS['flatness'])})" if factor == 50 else "")
+                   + f"; CPU time of the prune() call per message: {cpu_ratio:.2f}x")
     cold = rep.get("cold")
     if cold:
         out += ["", f"COLD PRUNE ({cold['turns']:,}-turn tool_agent, {cold['messages']:,} messages; a fresh process "
