@@ -77,3 +77,12 @@ def positive_seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
+
+
+def dask_address(text: str) -> str:
+    """A Dask scheduler address: ``tcp://HOST:PORT`` (or another protocol), or ``HOST:PORT``."""
+    rest = text.split("://", 1)[1] if "://" in text else text
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a scheduler address like tcp://HOST:PORT")
+    return text
