@@ -58,7 +58,8 @@ class BatchSummary:
     workers: int
     cluster: str  # "LocalCluster" or the scheduler's address
     dashboard: str | None
-    elapsed_s: float
+    elapsed_s: float  # everything: listing inputs, starting the cluster, the tasks, the manifest
+    compute_s: float  # from submitting the tasks until the last one finished
     prune_ms: float  # sum over sessions of prune() time
 
     @property
@@ -122,10 +123,13 @@ def _worker_version() -> str:
 
 
 @contextmanager
-def dask_client(*, workers: int | None, scheduler: str | None) -> Iterator[tuple[object, str]]:
-    """A ``distributed.Client``: to ``scheduler``, or to a new LocalCluster of ``workers`` processes."""
+def dask_client(*, workers: int | None, scheduler: str | None, client=None) -> Iterator[tuple[object, str]]:
+    """A ``distributed.Client``: ``client`` itself, one to ``scheduler``, or one to a new LocalCluster."""
     from distributed import Client, LocalCluster
 
+    if client is not None:
+        yield client, str(client.scheduler.address)
+        return
     if scheduler:
         try:
             client = Client(scheduler, timeout="20s")
@@ -173,9 +177,12 @@ def _dashboard_link(client) -> str | None:
 def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSettings | None = None, *,
               workers: int | None = None, scheduler: str | None = None, limit: int | None = None,
               progress: Progress | None = None, on_cluster: Callable[[str, str | None, int], None] | None = None,
-              ) -> BatchSummary:
+              client=None) -> BatchSummary:
     """Prune every session of ``inputs`` on Dask and write the Parquet tables into ``out``.
 
+    The cluster: ``client`` (a ``distributed.Client`` you already have, left open),
+    else the scheduler at ``scheduler``, else a LocalCluster of ``workers``
+    processes (default: one per core) started and stopped here.
     ``on_cluster(cluster, dashboard_link, workers)`` is called once the cluster is up.
     Raises ``ConfigurationError`` for bad inputs, folder or cluster; a file that
     cannot be read or pruned is never an exception but an error row.
@@ -207,18 +214,20 @@ def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSett
     folder.drop_sources(changed)
 
     totals = _Totals()
-    cluster_name, link, n_workers, n_partitions = "", None, 0, 0
+    cluster_name, link, n_workers, n_partitions, compute_s = "", None, 0, 0, 0.0
     if todo:
-        with dask_client(workers=workers, scheduler=scheduler) as (client, cluster_name):
-            n_workers = _check_workers(client, cluster_name)
-            link = _dashboard_link(client)
+        with dask_client(workers=workers, scheduler=scheduler, client=client) as (dask, cluster_name):
+            n_workers = _check_workers(dask, cluster_name)
+            link = _dashboard_link(dask)
             if on_cluster:
                 on_cluster(cluster_name, link, n_workers)
             partitions = plan_partitions(todo, out=out, settings=settings, workers=n_workers)
             n_partitions = len(partitions)
-            _run(client, partitions, totals, progress)
+            submitted = time.perf_counter()
+            _run(dask, partitions, totals, progress)
+            compute_s = time.perf_counter() - submitted
     summary = _summarise(out, found.passed_over, len(files), not_taken, skipped, len(changed), totals,
-                         n_partitions, n_workers, cluster_name, link, time.perf_counter() - start)
+                         n_partitions, n_workers, cluster_name, link, time.perf_counter() - start, compute_s)
     folder.write_manifest(settings, summary.as_dict())
     return summary
 
@@ -249,7 +258,7 @@ def _run(client, partitions: list[Partition], totals: _Totals, progress: Progres
 
 
 def _summarise(out, passed_over, inputs, not_taken, skipped, replaced, totals: _Totals, partitions, workers,
-               cluster, link, elapsed) -> BatchSummary:
+               cluster, link, elapsed, compute_s) -> BatchSummary:
     results = sorted(totals.results, key=lambda r: r.key)
     by_rule: dict[str, int] = {}
     for r in results:
@@ -263,4 +272,4 @@ def _summarise(out, passed_over, inputs, not_taken, skipped, replaced, totals: _
         tokens_after=sum(r.tokens_after for r in results), by_rule=dict(sorted(by_rule.items())),
         counters=tuple(sorted({c for r in results for c in r.counters})), errors=errors, partitions=partitions,
         partition_failures=tuple(sorted(totals.failures)), workers=workers, cluster=cluster, dashboard=link,
-        elapsed_s=elapsed, prune_ms=sum(r.prune_ms for r in results))
+        elapsed_s=elapsed, compute_s=compute_s, prune_ms=sum(r.prune_ms for r in results))
