@@ -25,6 +25,7 @@ navigation = st.navigation([
     st.Page(PAGES_DIR / "explorer.py", title="Session explorer", icon=":material/timeline:", default=True),
     st.Page(PAGES_DIR / "benchmarks.py", title="Benchmarks", icon=":material/bar_chart:"),
     st.Page(PAGES_DIR / "compaction.py", title="Compaction preview", icon=":material/compress:"),
+    st.Page(PAGES_DIR / "corpus.py", title="Corpus", icon=":material/dataset:"),
     st.Page(PAGES_DIR / "guide.py", title="Guide", icon=":material/school:"),
 ])
 navigation.run()

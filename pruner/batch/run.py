@@ -140,7 +140,8 @@ def dask_client(*, workers: int | None, scheduler: str | None, client=None) -> I
         finally:
             client.close()
         return
-    dashboard = ":0" if importlib.util.find_spec("bokeh") else None  # Dask's dashboard needs bokeh
+    # Dask's dashboard needs bokeh; a free port on loopback, as other clusters may run on this machine
+    dashboard = "127.0.0.1:0" if importlib.util.find_spec("bokeh") else None
     cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                            dashboard_address=dashboard, silence_logs=logging.ERROR)
     try:
