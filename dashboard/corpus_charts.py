@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -32,19 +33,35 @@ def format_colours(formats) -> dict[str, str]:
     return {name: FORMAT_PALETTE[i % len(FORMAT_PALETTE)] for i, name in enumerate(sorted(formats))}
 
 
+def reduction_bins(frame: pd.DataFrame, *, bin_pct: float = 5.0) -> pd.DataFrame:
+    """Sessions per reduction bin and format, counted here so a million sessions send a few hundred numbers."""
+    ok = frame[frame["error"].isna()]
+    if ok.empty:
+        return pd.DataFrame(columns=["format", "low", "sessions"])
+    values = ok["reduction_pct"].astype(float)
+    low = bin_pct * np.floor(min(0.0, values.min()) / bin_pct)
+    high = bin_pct * (np.floor(values.max() / bin_pct) + 1)
+    edges = np.arange(low, high + bin_pct / 2, bin_pct)
+    rows = []
+    for name in sorted(ok["format"].unique()):
+        counts, _ = np.histogram(values[ok["format"] == name], bins=edges)
+        rows += [{"format": name, "low": float(e), "sessions": int(c)} for e, c in zip(edges[:-1], counts)]
+    return pd.DataFrame(rows)
+
+
 def reduction_histogram(frame: pd.DataFrame, *, bin_pct: float = 5.0) -> go.Figure:
     """How many sessions reach each token reduction, stacked by format."""
-    ok = frame[frame["error"].isna()]
+    bins = reduction_bins(frame, bin_pct=bin_pct)
     fig = go.Figure()
-    colours = format_colours(ok["format"].unique())
-    low = min(0.0, float(ok["reduction_pct"].min())) if len(ok) else 0.0
+    colours = format_colours(bins["format"].unique())
     for name in sorted(colours):
-        values = ok.loc[ok["format"] == name, "reduction_pct"].astype(float).tolist()
-        fig.add_trace(go.Histogram(x=values, name=_esc(name), marker={"color": colours[name]},
-                                   xbins={"start": low - low % bin_pct if low < 0 else 0.0, "size": bin_pct},
-                                   hovertemplate="%{x}%: %{y:,} sessions<extra>" + _esc(name) + "</extra>"))
-    fig.update_layout(title={"text": "Token reduction across sessions"}, barmode="stack", height=360,
-                      xaxis={"title": {"text": "reduction % (tokens removed)"}},
+        rows = bins[bins["format"] == name]
+        fig.add_trace(go.Bar(x=(rows["low"] + bin_pct / 2).tolist(), y=rows["sessions"].tolist(), width=bin_pct,
+                             name=_esc(name), marker={"color": colours[name]},
+                             hovertemplate=f"%{{x}}% ± {bin_pct / 2:g}: %{{y:,}} sessions<extra>" + _esc(name)
+                             + "</extra>"))
+    fig.update_layout(title={"text": "Token reduction across sessions"}, barmode="stack", bargap=0, height=360,
+                      xaxis={"title": {"text": f"reduction % (tokens removed), in {bin_pct:g}-point bins"}},
                       yaxis={"title": {"text": "sessions"}},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"}, margin=_MARGIN)
     return fig

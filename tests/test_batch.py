@@ -69,14 +69,15 @@ def test_every_input_appears_once_with_one_decision_per_message(corpus_run):
     assert summary.inputs == len(files) and summary.files == len(files) and summary.skipped == 0
 
 
-def test_the_bench_results_file_is_one_error_row(corpus_run):
+def test_each_benchmark_results_file_is_one_error_row(corpus_run):
     _, out, summary = corpus_run
     sessions, _ = read_tables(out)
     failed = sessions[sessions["error"].notna()]
-    assert list(failed["source"]) == [str(SAMPLES / "bench" / "results.json")]
-    assert "unknown format" in failed["error"].iloc[0]
+    results_files = sorted(str(p) for p in (SAMPLES / "bench").glob("*.json"))  # JSON, but not transcripts
+    assert sorted(failed["source"]) == results_files and results_files
+    assert failed["error"].str.contains("unknown format").all()
     assert failed["dialogue"].isna().all() and failed["tokens_before"].isna().all()
-    assert summary.errors[0][0] == str(SAMPLES / "bench" / "results.json")
+    assert sorted(source for source, _ in summary.errors) == results_files
 
 
 def test_tables_read_back_with_pyarrow_as_one_dataset(corpus_run):
@@ -212,6 +213,8 @@ def test_partitions_cover_every_file_once_with_stable_keys(tmp_path):
     other = plan_partitions(files, out=str(tmp_path), settings=BatchSettings(config=PruneConfig(expire=False)),
                             workers=2)
     assert {p.key for p in one}.isdisjoint(p.key for p in other)
+    elsewhere = plan_partitions(files, out=str(tmp_path / "b"), settings=settings, workers=2)
+    assert {p.key for p in one}.isdisjoint(p.key for p in elsewhere)  # two runs on one cluster never share a task
 
 
 def test_cli_prints_the_summary_and_json(tmp_path, capsys):

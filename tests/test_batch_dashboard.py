@@ -9,7 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import corpus, corpus_charts, state, ui
+from dashboard import corpus_charts, session_state, ui
+from dashboard.logic import corpus
 from pruner.batch import run_batch
 from pruner.errors import ConfigurationError, FormatError
 from tests.conftest import ROOT, SAMPLES
@@ -86,7 +87,12 @@ def test_chart_builders_count_every_session_and_escape_names(batch_folder):
     shown = corpus.read_corpus(out)
     frame = shown.sessions
     hist = corpus_charts.reduction_histogram(frame)
-    assert sum(len(t.x) for t in hist.data) == int(frame["error"].isna().sum())
+    assert sum(sum(t.y) for t in hist.data) == int(frame["error"].isna().sum())
+    bins = corpus_charts.reduction_bins(frame)
+    ok = frame[frame["error"].isna()]
+    for row in bins[bins["sessions"] > 0].itertuples():  # every session falls in its own bin
+        pct = ok.loc[ok["format"] == row.format, "reduction_pct"]
+        assert row.sessions == int(((pct >= row.low) & (pct < row.low + 5)).sum())
     most, _ = corpus.extremes(frame, n=20)
     fig = corpus_charts.extremes_figure(most, title="most")
     assert [c[0] for c in fig.data[0].customdata] == most["session_id"].tolist()
@@ -172,7 +178,16 @@ def test_clicking_a_session_opens_it_in_the_explorer_with_the_batch_settings(bat
     at.run()
     assert not at.exception
     assert at.title[0].value == "Session explorer"
-    assert at.session_state[state._CURRENT].origin == "corpus"
+    assert at.session_state[session_state.LOADED].origin == "corpus"
     assert any("pi_session.jsonl · corpus" in t.value for t in at.text)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Tokens before → after"] == f"{int(row['tokens_before']):,} → {int(row['tokens_after']):,}"
+
+
+def test_the_explorer_gets_the_settings_the_batch_ran_with(tmp_path):
+    from pruner import PruneConfig
+    from pruner.batch import BatchSettings
+    config = PruneConfig(deduplicate=False, near_duplicate_threshold=0.9, orphan_policy="drop_pair")
+    run_batch([str(SAMPLES / "native_demo.jsonl")], tmp_path / "out", BatchSettings(config=config), workers=1)
+    shown = corpus.read_corpus(tmp_path / "out")
+    assert corpus.batch_config(shown) == config

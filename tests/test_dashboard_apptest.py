@@ -1,7 +1,7 @@
 """Every dashboard page through Streamlit's AppTest: default views, uploads, settings, errors.
 
-The app runs in-process, so ``dashboard.state`` here is the module the pages
-use; expected numbers are computed by calling the library directly.
+The app runs in-process, so ``dashboard.loading``, ``analysis`` and
+``session_state`` here are the modules the pages use; expected numbers are computed by calling the library directly.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from dashboard import state, ui  # noqa: E402
+from dashboard import analysis, loading, session_state, ui  # noqa: E402
+from dashboard.logic import benchmarks as bench_logic  # noqa: E402
 from pruner import PruneConfig, STATUSES, load_session, prune  # noqa: E402
 from pruner.formats import detect_format  # noqa: E402
 
@@ -34,7 +35,7 @@ def fresh_caches(monkeypatch):
     """Each test starts with empty Streamlit caches and the default upload limit."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    monkeypatch.delenv(state.MAX_UPLOAD_ENV, raising=False)
+    monkeypatch.delenv(loading.MAX_UPLOAD_ENV, raising=False)
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -126,7 +127,7 @@ def test_upload_one_sample_of_each_format(app):
         upload(app, name, path.read_bytes())
         assert_clean(app)
         assert not app.session_state["load_error"], name
-        loaded = app.session_state[state._CURRENT]
+        loaded = app.session_state[session_state.LOADED]
         assert (loaded.label, loaded.origin) == (name, "upload")
         assert loaded.format == detect_format(path.read_text(encoding="utf-8")) and loaded.detected
         assert_headline(app, prune(load_session(path)))
@@ -135,10 +136,10 @@ def test_upload_one_sample_of_each_format(app):
 
 def test_format_can_be_overridden(app):
     upload(app, "demo.txt", DEMO.read_bytes())
-    assert app.session_state[state._CURRENT].detected
+    assert app.session_state[session_state.LOADED].detected
     app.selectbox(key="upload_format").set_value("native").run()
     assert_clean(app)
-    loaded = app.session_state[state._CURRENT]
+    loaded = app.session_state[session_state.LOADED]
     assert loaded.format == "native" and not loaded.detected
     assert any("(chosen)" in t.value for t in app.text)
 
@@ -156,7 +157,7 @@ def test_bad_upload_keeps_the_previous_session_and_says_what_to_do(app, name, da
     errors = [e.value for e in app.error]
     assert len(errors) == 1 and expected in errors[0].replace("\\", "")
     assert "previous session is still loaded" in errors[0]
-    assert app.session_state[state._CURRENT].label == DEMO.name
+    assert app.session_state[session_state.LOADED].label == DEMO.name
     assert metrics(app) == before
 
 
@@ -178,12 +179,12 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
 
 
 def test_file_over_the_limit_is_refused(app, monkeypatch):
-    monkeypatch.setenv(state.MAX_UPLOAD_ENV, "100")
+    monkeypatch.setenv(loading.MAX_UPLOAD_ENV, "100")
     upload(app, "big.jsonl", DEMO.read_bytes())
     assert_clean(app)
     error = app.error[0].value.replace("\\", "")
     assert "over the 100-byte limit" in error and "PRUNER_DASHBOARD_MAX_BYTES" in error
-    assert app.session_state[state._CURRENT].label == DEMO.name
+    assert app.session_state[session_state.LOADED].label == DEMO.name
 
 
 def test_wrong_format_override_is_an_error_not_a_crash(app):
@@ -191,11 +192,11 @@ def test_wrong_format_override_is_an_error_not_a_crash(app):
     app.selectbox(key="upload_format").set_value("openai_chat").run()
     assert_clean(app)
     assert len(app.error) == 1
-    assert app.session_state[state._CURRENT].format == "native"  # the good upload is still loaded
+    assert app.session_state[session_state.LOADED].format == "native"  # the good upload is still loaded
 
 
 def test_switching_the_source_to_a_generated_workload(app):
-    workloads = pytest.importorskip("pruner.bench.workloads")
+    from pruner.bench import workloads
     app.radio(key="source_kind").set_value("Generated workload").run()
     app.selectbox(key="workload_name").set_value("tool_agent")
     app.number_input(key="workload_turns").set_value(20)
@@ -203,7 +204,7 @@ def test_switching_the_source_to_a_generated_workload(app):
     next(b for b in app.button if b.label == "Generate").click().run()
     assert_clean(app)
     assert_headline(app, prune(workloads.generate("tool_agent", turns=20, seed=3)))
-    assert app.session_state[state._CURRENT].origin == "workload"
+    assert app.session_state[session_state.LOADED].origin == "workload"
 
 
 def link_visit(**params) -> AppTest:
@@ -214,21 +215,21 @@ def link_visit(**params) -> AppTest:
 
 
 def test_a_link_opens_a_workload_and_a_second_visit_reuses_the_pruning(monkeypatch):
-    workloads = pytest.importorskip("pruner.bench.workloads")
+    from pruner.bench import workloads
     params = {"workload": "tool_agent", "turns": 12, "seed": 4}
-    key = state.workload_key("tool_agent", turns=12, seed=4)
-    assert not state.is_analysed(key, state.PruneSettings())
+    key = loading.workload_key("tool_agent", turns=12, seed=4)
+    assert not analysis.is_analysed(key, PruneConfig())
     first = link_visit(**params)
     assert_clean(first)
     assert_headline(first, prune(workloads.generate("tool_agent", turns=12, seed=4)))
     # the placeholder chart sent while pruning is gone: the timeline is the first chart
     assert "Loading and pruning" not in all_text(first)
     assert chart_specs(first)[0] == timeline_spec(first)
-    assert state.is_analysed(key, state.PruneSettings())
+    assert analysis.is_analysed(key, PruneConfig())
 
     calls = []
-    real = state.prune
-    monkeypatch.setattr(state, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = analysis.prune
+    monkeypatch.setattr(analysis, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
     second = link_visit(**params)  # a reload: a new browser session, same process
     assert_clean(second)
     assert calls == []
@@ -236,7 +237,7 @@ def test_a_link_opens_a_workload_and_a_second_visit_reuses_the_pruning(monkeypat
 
 
 def test_switching_the_sample(app):
-    other = next((n for n in state.list_samples() if n != DEMO.name), None)
+    other = next((n for n in loading.list_samples() if n != DEMO.name), None)
     if other is None:
         pytest.skip("only one sample")
     app.selectbox(key="sample_choice").set_value(other).run()
@@ -259,8 +260,8 @@ def test_settings_form_applies_only_on_submit(app):
 
 def test_filters_reuse_the_cached_pruning_result(app, monkeypatch):
     calls = []
-    real = state.prune
-    monkeypatch.setattr(state, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = analysis.prune
+    monkeypatch.setattr(analysis, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
     app.toggle(key="filter_changed").set_value(True).run()
     app.multiselect(key="filter_role").set_value(["tool"]).run()
     app.text_input(key="filter_text").set_value("order").run()
@@ -293,7 +294,7 @@ def test_inspector_shows_inert_content_and_follows_related_links(app):
 def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("internal detail that must not reach the user")
-    monkeypatch.setattr(state, "prune", boom)
+    monkeypatch.setattr(analysis, "prune", boom)
     st.cache_data.clear()
     st.cache_resource.clear()  # pruning results are cached as resources (no pickling per hit)
     at = AppTest.from_file(str(APP), default_timeout=180).run()
@@ -305,14 +306,13 @@ def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeyp
 # ------------------------------------------------------------------ compaction
 
 def compaction_page(at: AppTest) -> AppTest:
-    pytest.importorskip("pruner.compaction")
     at.switch_page("app_pages/compaction.py").run()
     assert_clean(at)
     return at
 
 
 def test_compaction_page_draws_the_cut_and_compacts_offline(app):
-    from dashboard.compaction_view import default_settings
+    from dashboard.logic.compaction import default_settings
     from pruner.compaction import OfflineSummarizer, compact
 
     at = compaction_page(app)
@@ -377,11 +377,10 @@ def test_recorded_compactions_are_shown_beside_the_computed_cut(app):
 def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchmark(app):
     at = app.switch_page("app_pages/benchmarks.py").run()
     assert_clean(at)
-    bench = state.bench_module()
-    if bench is None or not state.BENCH_RESULTS.exists():
+    if not bench_logic.BENCH_RESULTS.exists():
         assert at.info, "says why there is nothing to show"
         return
-    committed = bench.load_results(state.BENCH_RESULTS)
+    committed = bench_logic.committed_results()
     shown = metrics(at)
     summary = committed.summary
     assert shown["tagged facts preserved"] == \
@@ -392,7 +391,7 @@ def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchma
     assert len(at.dataframe[1].value) == len(committed.rows)
     assert [b.label for b in at.get("download_button")] == ["Results (CSV)", "Results (JSON)"]
     # a small run replaces the view, with a progress bar, and the committed file is untouched
-    before = state.BENCH_RESULTS.read_bytes()
+    before = bench_logic.BENCH_RESULTS.read_bytes()
     at.multiselect(key="bench_workloads").set_value(["plain_chat"])
     at.multiselect(key="bench_sizes").set_value([50])
     at.number_input(key="bench_timing_runs").set_value(1)
@@ -400,7 +399,7 @@ def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchma
     assert_clean(at)
     assert metrics(at)["configurations"] == "1"
     assert list(at.dataframe[1].value["turns"]) == [50]
-    assert state.BENCH_RESULTS.read_bytes() == before
+    assert bench_logic.BENCH_RESULTS.read_bytes() == before
 
 
 def test_guide_steps_through_every_pass_and_compaction(app):
@@ -420,27 +419,26 @@ def test_guide_steps_through_every_pass_and_compaction(app):
         previous = result
         at.button(key="guide_next").click().run()
         assert_clean(at)
-    if state.compaction_module() is not None:
-        assert any(e.label for e in at.expander)  # the summary sections
-        assert "Prompt-cache cost" in metrics(at)
+    assert any(e.label for e in at.expander)  # the summary sections
+    assert "Prompt-cache cost" in metrics(at)
 
 
-@pytest.mark.parametrize("settings", [state.PruneSettings(), state.PruneSettings(restore=False)])
+@pytest.mark.parametrize("settings", [PruneConfig(), PruneConfig(restore=False)])
 def test_context_per_turn_is_the_library_result_for_each_prefix(settings):
     """Each sampled turn's pruned context equals prune() of the conversation up to that turn."""
     if not DEMO.exists():
         pytest.skip("sample_sessions/native_demo.jsonl is missing")
-    loaded = state.load_sample(DEMO.name)
+    loaded = loading.load_sample(DEMO.name)
     session = loaded.session
     from pruner import get_counter, message_tokens
     counter = get_counter(settings.encoding)
     tokens = tuple(message_tokens(m, counter) for m in session.messages)
     turns = tuple(range(session.last_turn))
-    samples = state._context_series(loaded.key, settings, turns, session, tokens)
+    samples = analysis._context_series(loaded.key, settings, turns, session, tokens)
     assert [s["turn"] for s in samples] == list(turns)
     for sample in samples:
         prefix = session.with_messages([m for m in session.messages if m.turn <= sample["turn"]])
-        result = prune(prefix, settings.config())
+        result = prune(prefix, settings)
         assert sum(sample["after"].values()) == result.stats.tokens_after
         kept_roles = {m.role for m in result.kept.messages}
         assert {r for r, n in sample["after"].items() if n} <= kept_roles | {"tool"}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state, tables, ui
+from pruner.bench import run as bench, workloads
+
+from dashboard import charts, tables, ui
+from dashboard.logic import benchmarks as logic
 from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
 
 ss = st.session_state
@@ -12,19 +15,13 @@ METHOD_COLOURS = {"pruner": STATUS_COLOURS["kept"], "oracle": STATUS_COLOURS["re
                   "truncation": STATUS_COLOURS["expired"]}
 
 
-@st.cache_data(show_spinner=False)
-def committed_results(path: str, modified: float):
-    """The committed results file (re-read when it changes)."""
-    return state.bench_module().load_results(path)
-
-
-def run_form(bench) -> None:
+def run_form() -> None:
     """Choose workloads, sizes and seeds, then run with a progress bar; the new results replace the view."""
-    workloads = list(state.workloads_module().WORKLOADS)
-    sizes = list(state.workloads_module().SIZES)
+    names = list(workloads.WORKLOADS)
+    sizes = list(workloads.SIZES)
     with st.expander("Run the benchmark", expanded=False):
         with st.form("bench_form"):
-            chosen = st.multiselect("Workloads", workloads, default=workloads, key="bench_workloads")
+            chosen = st.multiselect("Workloads", names, default=names, key="bench_workloads")
             chosen_sizes = st.multiselect("Sizes (turns)", sizes, default=sizes[:3], key="bench_sizes",
                                           help="The large sizes take a while: each is generated and pruned "
                                                "several times for the timings.")
@@ -89,18 +86,13 @@ def charts_section(results) -> None:
 
 def render() -> None:
     st.title("Benchmarks")
-    bench = state.bench_module()
-    if bench is None or state.workloads_module() is None:
-        st.info("Benchmarks need the `pruner.bench.run` and `pruner.bench.workloads` modules, "
-                "which are not installed yet.")
-        return
-    run_form(bench)
+    run_form()
     results, source = ss.get("bench_run"), "the run you just made"
     if results is None:
-        if not state.BENCH_RESULTS.exists():
+        results = logic.committed_results()
+        if results is None:
             st.info("No committed results (sample_sessions/bench/results.json): run the benchmark above.")
             return
-        results = committed_results(str(state.BENCH_RESULTS), state.BENCH_RESULTS.stat().st_mtime)
         source = "the committed results in sample_sessions/bench/results.json"
     elif st.button("Show the committed results again", key="bench_back"):
         del ss["bench_run"]

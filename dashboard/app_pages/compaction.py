@@ -9,16 +9,17 @@ import streamlit as st
 from pruner.formats.export.openai import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 
-from dashboard import charts, compaction_view as view, state, tables, ui
+from dashboard import charts, session_state, tables, ui
+from dashboard.logic import compaction as logic
 
 OFFLINE = "Offline (deterministic, no network)"
 ENDPOINT = "OpenAI-compatible endpoint"
 ss = st.session_state
 
 
-def settings_form(loaded, compact_input) -> view.PreviewSettings:
+def settings_form(loaded, compact_input) -> logic.PreviewSettings:
     """Window, reserve and keep-recent tokens, applied on submit (the cut is redrawn then)."""
-    applied = view.applied_settings(loaded, compact_input)
+    applied = logic.applied_settings(loaded, compact_input)
     with st.form(f"compaction_settings_{loaded.key}"):
         st.subheader("Compaction settings")
         c1, c2, c3 = st.columns(3)
@@ -36,27 +37,27 @@ def settings_form(loaded, compact_input) -> view.PreviewSettings:
         force = c2.toggle("Compact even when under the threshold", value=applied.force, key="cmp_force",
                           help="Small sessions never reach the trigger; this previews the cut anyway.")
         if st.form_submit_button("Apply settings"):
-            view.apply_settings(loaded, view.PreviewSettings(
+            logic.apply_settings(loaded, logic.PreviewSettings(
                 context_window=int(window), reserve_tokens=int(reserve), keep_recent_tokens=int(keep),
                 pruned_first=bool(pruned_first), force=bool(force)))
-    return view.applied_settings(loaded, compact_input)
+    return logic.applied_settings(loaded, compact_input)
 
 
-def summarizer_choice() -> view.SummarizerChoice:
+def summarizer_choice() -> logic.SummarizerChoice:
     """Offline by default; an endpoint needs base URL, model and a key kept only in this browser session."""
     kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summarizer", horizontal=True)
     if kind == OFFLINE:
-        return view.SummarizerChoice(kind="offline")
+        return logic.SummarizerChoice(kind="offline")
     c1, c2, c3 = st.columns(3)
     base_url = c1.text_input("Base URL", value="https://api.openai.com/v1", key="cmp_base_url")
     model = c2.text_input("Model", value="gpt-4o-mini", key="cmp_model")
     # The key lives only in this user's session state: never shown, logged, cached or written.
     c3.text_input("API key", type="password", key="cmp_api_key",
                   help="Kept only in this browser session's state; never shown, logged or saved.")
-    return view.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
+    return logic.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
 
 
-def cut_preview(plan_view: view.PlanView, loaded, preview) -> None:
+def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
     st.subheader("Where the cut falls")
     ui.inert(plan_view.trigger_reason)
     if plan_view.cut_reason:
@@ -75,7 +76,7 @@ def cut_preview(plan_view: view.PlanView, loaded, preview) -> None:
 
 
 def recorded_compactions(loaded, preview) -> None:
-    rows = view.recorded_rows(loaded.session, preview)
+    rows = logic.recorded_rows(loaded.session, preview)
     if not rows:
         return
     st.subheader("Recorded compactions")
@@ -86,12 +87,12 @@ def recorded_compactions(loaded, preview) -> None:
                  key="recorded_table")
 
 
-def show_result(outcome: view.Outcome) -> None:
+def show_result(outcome: logic.Outcome) -> None:
     result = outcome.result
     if outcome.error:
         left, right = st.columns(2)
         left.error("The summariser endpoint failed: " + ui.escape_markdown(outcome.error) + "\n\n"
-                   + view.endpoint_hint(outcome.error), icon=":material/error:")
+                   + logic.endpoint_hint(outcome.error), icon=":material/error:")
         right.info("The offline summary below is still available: it needs no network and was made "
                    "from the same cut.", icon=":material/info:")
     if not result.compacted_any:
@@ -135,7 +136,7 @@ def show_result(outcome: view.Outcome) -> None:
             st.code(request.user_message, language=None, wrap_lines=True, height=400)
 
     st.subheader("Compacted conversation")
-    st.dataframe(view.compacted_frame(result), hide_index=True, width="stretch", key="compacted_table",
+    st.dataframe(logic.compacted_frame(result), hide_index=True, width="stretch", key="compacted_table",
                  column_config={"preview": st.column_config.TextColumn("preview", width="large")})
     c1, c2 = st.columns(2)
     c1.download_button("Compacted session (native JSONL)", data=lambda: native_dumps(result.compacted),
@@ -150,11 +151,7 @@ def show_result(outcome: view.Outcome) -> None:
 
 def render() -> None:
     st.title("Compaction preview")
-    module = state.compaction_module()
-    if module is None:
-        st.info("Compaction needs the `pruner.compaction` module, which is not installed yet.")
-        return
-    loaded = state.ensure_session()
+    loaded = session_state.ensure_session()
     if loaded is None:
         st.info("No session loaded: pick or upload one on the Session explorer page.")
         return
@@ -165,11 +162,11 @@ def render() -> None:
     if not loaded.session.messages:
         st.info("This session has no messages: there is nothing to compact.")
         return
-    preview = view.applied_settings(loaded, None)
-    compact_input = view.compaction_input(loaded, preview)
+    preview = logic.applied_settings(loaded, None)
+    compact_input = logic.compaction_input(loaded, preview)
     preview = settings_form(loaded, compact_input)
-    compact_input = view.compaction_input(loaded, preview)
-    plan_view = view.plan(loaded, compact_input, preview)
+    compact_input = logic.compaction_input(loaded, preview)
+    plan_view = logic.plan(loaded, compact_input, preview)
     cut_preview(plan_view, loaded, preview)
     recorded_compactions(loaded, preview)
 
@@ -177,8 +174,8 @@ def render() -> None:
     choice = summarizer_choice()
     if st.button("Compact", type="primary", key="compact_button"):
         with st.spinner("Summarising…"):
-            view.run_compaction(loaded, compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
-    outcome = view.outcome_for(loaded, preview, choice)
+            logic.run_compaction(loaded, compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
+    outcome = logic.outcome_for(loaded, preview, choice)
     if outcome is not None:
         show_result(outcome)
     elif ss.get("cmp_outcome") is not None:

@@ -6,12 +6,12 @@ import os
 
 import streamlit as st
 
-from dashboard import corpus, corpus_charts, state, ui
+from dashboard import cache, corpus_charts, ui
+from dashboard.logic import corpus
 
 ss = st.session_state
 FOLDER_ENV = "PRUNER_CORPUS_DIR"
 EXPLORER_PAGE = "app_pages/explorer.py"
-_EXPLORER_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
 
 
 def open_folder(folder: str) -> None:
@@ -60,15 +60,11 @@ def open_requested(shown) -> None:
     if not session_id:
         return
     try:
-        loaded = corpus.open_session(shown, session_id)
+        corpus.open_in_explorer(shown, session_id, ss)
     except Exception as exc:
         ss["corpus_open_error"] = ui.error_text(exc)
         return
     ss["corpus_open_error"] = None
-    state.set_settings(corpus.explorer_settings(shown))
-    for key in _EXPLORER_WIDGETS:  # let the explorer's settings form show the batch's settings
-        ss.pop(key, None)
-    state.set_current(loaded)
     st.switch_page(EXPLORER_PAGE)
 
 
@@ -92,9 +88,9 @@ def charts(shown) -> None:
     frame = shown.sessions
     key = (shown.folder, len(frame), shown.manifest.get("last_run", {}).get("elapsed_s"))
     left, right = st.columns(2)
-    left.plotly_chart(state.shared("corpus_hist", key, lambda: corpus_charts.reduction_histogram(frame)),
+    left.plotly_chart(cache.shared("corpus_hist", key, lambda: corpus_charts.reduction_histogram(frame)),
                       key="corpus_hist")
-    right.plotly_chart(state.shared("corpus_tokens", key, lambda: corpus_charts.tokens_figure(corpus.totals(frame))),
+    right.plotly_chart(cache.shared("corpus_tokens", key, lambda: corpus_charts.tokens_figure(corpus.totals(frame))),
                        key="corpus_tokens")
     left, right = st.columns(2)
     left.plotly_chart(corpus_charts.format_figure(corpus.by_format(frame)), key="corpus_formats")

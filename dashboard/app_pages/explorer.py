@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
+
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from pruner import ENCODINGS, ROLES, STATUSES
+from pruner.bench import workloads
 from pruner.formats.export.openai import to_openai_messages
 from pruner.formats import FORMATS
 from pruner.formats.native import dumps as native_dumps
 
-from dashboard import charts, state, tables, ui
+from dashboard import analysis, cache, charts, loading, session_state, tables, ui
+from dashboard.logic import explorer as logic
 from dashboard.theme import STATUS_MEANINGS, status_cell_style
 
 AUTO_FORMAT = "detect automatically"
@@ -24,24 +27,12 @@ ss = st.session_state
 
 # ------------------------------------------------------------------ choosing the session
 
-def try_load(load) -> None:
-    """Load a session; on a bad file keep the previous one and remember the error to show."""
-    try:
-        loaded = load()
-        state.analyse(loaded, state.settings())  # a session the pruner rejects must not replace the current one
-    except Exception as exc:
-        ss["load_error"] = ui.error_text(exc)
-        return
-    state.set_current(loaded)
-    ss["load_error"] = None
-
-
 def on_sample_chosen() -> None:
-    try_load(lambda: state.load_sample(ss["sample_choice"]))
+    logic.try_load(lambda: loading.load_sample(ss["sample_choice"]))
 
 
 def sample_picker(current) -> None:
-    names = state.list_samples()
+    names = loading.list_samples()
     if not names:
         st.info("No sample sessions found in sample_sessions/.")
         return
@@ -58,7 +49,7 @@ def sample_picker(current) -> None:
 def upload_picker() -> None:
     uploaded = st.file_uploader("Transcript file", key="upload_file",
                                 help="Any supported format; it is read in memory and never stored. "
-                                     f"Limit: {state.max_upload_bytes():,} bytes.")
+                                     f"Limit: {loading.max_upload_bytes():,} bytes.")
     choice = st.selectbox("Format", [AUTO_FORMAT, *FORMATS], key="upload_format",
                           help="Detected from the content; choose one if detection fails or guesses wrong.")
     if uploaded is None:
@@ -67,59 +58,22 @@ def upload_picker() -> None:
     if ss.get("upload_token") != token:  # load once per file and format, not on every rerun
         ss["upload_token"] = token
         fmt = None if choice == AUTO_FORMAT else choice
-        try_load(lambda: state.load_file_bytes(uploaded.getvalue(), file=uploaded.name, origin="upload",
+        logic.try_load(lambda: loading.load_file_bytes(uploaded.getvalue(), file=uploaded.name, origin="upload",
                                                format=fmt))
 
 
 def workload_picker() -> None:
-    module = state.workloads_module()
-    if module is None:
-        st.info("Generated workloads need the `pruner.bench.workloads` module, which is not installed yet. "
-                "Pick a sample or upload a file instead.")
-        return
     with st.form("workload_form"):
-        name = st.selectbox("Workload", list(module.WORKLOADS), key="workload_name")
+        name = st.selectbox("Workload", list(workloads.WORKLOADS), key="workload_name")
         turns = st.number_input("Turns", min_value=1, max_value=5000, value=200, step=50, key="workload_turns")
         seed = st.number_input("Seed", min_value=0, max_value=1_000_000, value=0, key="workload_seed")
         if st.form_submit_button("Generate", type="primary"):
-            try_load(lambda: state.load_workload(name, turns=int(turns), seed=int(seed)))
-
-
-def load_from_link() -> None:
-    """Open the session a link names, once per visit: ``?sample=NAME`` or ``?workload=NAME&turns=N&seed=S``."""
-    if ss.get("link_applied"):
-        return
-    ss["link_applied"] = True
-    params = st.query_params
-    if "sample" in params:
-        try_load(lambda: state.load_sample(params["sample"]))
-        if ss.get("load_error") is None:
-            ss["sample_choice"] = params["sample"]
-    elif "workload" in params:
-        try:
-            turns, seed = int(params.get("turns", 200)), int(params.get("seed", 0))
-        except ValueError:
-            ss["load_error"] = "the link's turns and seed must be whole numbers"
-            return
-        try_load(lambda: state.load_workload(params["workload"], turns=turns, seed=seed))
-
-
-def link_needs_pruning() -> bool:
-    """Whether this first run of a visit opens a linked workload that is not pruned yet."""
-    params = st.query_params
-    if ss.get("link_applied") or "workload" not in params:
-        return False
-    try:
-        key = state.workload_key(params["workload"], turns=int(params.get("turns", 200)),
-                                 seed=int(params.get("seed", 0)))
-    except ValueError:
-        return False
-    return not state.is_analysed(key, state.settings())
+            logic.try_load(lambda: loading.load_workload(name, turns=int(turns), seed=int(seed)))
 
 
 def settings_form() -> None:
     """The pruning settings, applied only when the form is submitted."""
-    current = state.settings()
+    current = session_state.settings()
     with st.form("prune_settings"):
         st.subheader("Pruning settings")
         expire = st.checkbox("Pass 1: expire superseded, stale and timed-out messages",
@@ -134,15 +88,15 @@ def settings_form() -> None:
         encoding = st.selectbox("Token counter encoding", ENCODINGS, index=ENCODINGS.index(current.encoding),
                                 key="set_encoding")
         if st.form_submit_button("Apply settings", type="primary"):
-            state.set_settings(state.PruneSettings(expire=expire, deduplicate=dedupe, restore=restore,
+            session_state.set_settings(replace(current, expire=expire, deduplicate=dedupe, restore=restore,
                                                    near_duplicate_threshold=float(threshold),
                                                    encoding=encoding))
 
 
 # ------------------------------------------------------------------ what pruning did
 
-def headline(loaded, analysis) -> None:
-    s = analysis.result.stats
+def headline(loaded, analysed) -> None:
+    s = analysed.result.stats
     ui.inert(f"{loaded.label} · {loaded.origin} · format {loaded.format} "
              f"({'detected' if loaded.detected else 'chosen'}) · {s.messages_before:,} messages · "
              f"{loaded.session.last_turn:,} turns")
@@ -164,28 +118,28 @@ def on_timeline_select() -> None:
         ss["inspect_pos"] = position
 
 
-def timeline(loaded, analysis) -> None:
+def timeline(loaded, analysed) -> None:
     st.subheader("Timeline")
     st.caption("Every message at its turn, in its role's lane, coloured by status. Click a mark to inspect "
                "it: arrows go from a removed message to the one that replaced it, and from a restored "
                "message to the one that needed it.")
     selected = ss.get("inspect_pos")
-    fig = state.shared("timeline", (loaded.key, state.settings(), selected),
-                       lambda: charts.timeline_figure(analysis.frame, selected=selected, revision=loaded.key))
+    fig = cache.shared("timeline", (loaded.key, session_state.settings(), selected),
+                       lambda: charts.timeline_figure(analysed.frame, selected=selected, revision=loaded.key))
     st.plotly_chart(fig, key="timeline_chart", on_select=on_timeline_select, selection_mode="points",
                     config={"displaylogo": False})
 
 
-def context_charts(loaded, settings, analysis) -> None:
+def context_charts(loaded, settings, analysed) -> None:
     st.subheader("Context per turn")
     # the unpruned context depends on the token counts only: the session and the encoding
-    before = state.shared("context_before", (loaded.key, settings.encoding),
-                          lambda: tables.context_before_frame(analysis.frame))
+    before = cache.shared("context_before", (loaded.key, settings.encoding),
+                          lambda: tables.context_before_frame(analysed.frame))
     request = (loaded.key, settings)
-    if state.context_is_cheap(loaded) or ss.get("context_requested") == request:
-        limit = state.MAX_CONTEXT_SAMPLES if state.context_is_cheap(loaded) else state.LARGE_CONTEXT_SAMPLES
+    if analysis.context_is_cheap(loaded) or ss.get("context_requested") == request:
+        limit = analysis.MAX_CONTEXT_SAMPLES if analysis.context_is_cheap(loaded) else analysis.LARGE_CONTEXT_SAMPLES
         with st.spinner("Pruning the conversation as it stood at each turn…"):
-            samples = state.context_samples(loaded, settings, analysis, limit=limit)
+            samples = analysis.context_samples(loaded, settings, analysed, limit=limit)
     else:
         samples = []
     sampled = 0 < len(samples) < loaded.session.last_turn + 1
@@ -194,7 +148,7 @@ def context_charts(loaded, settings, analysis) -> None:
         context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
         return (charts.context_figure(tables.context_totals(context), sampled=sampled),
                 charts.composition_figure(context, stage="after" if samples else "before"))
-    sizes, composition = state.shared("context_figures", (loaded.key, settings, len(samples)), figures)
+    sizes, composition = cache.shared("context_figures", (loaded.key, settings, len(samples)), figures)
     left, right = st.columns(2)
     left.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
     right.plotly_chart(composition, key="composition_chart", config={"displaylogo": False})
@@ -202,7 +156,7 @@ def context_charts(loaded, settings, analysis) -> None:
                "pruned as it stood then (not a running total over turns)."
                + (f" The pruned context is shown at {len(samples)} evenly spaced turns." if sampled else ""))
     if not samples:
-        st.button(f"Compute the pruned context at {state.LARGE_CONTEXT_SAMPLES} turns",
+        st.button(f"Compute the pruned context at {analysis.LARGE_CONTEXT_SAMPLES} turns",
                   on_click=lambda: ss.update(context_requested=request), key="context_go",
                   help="Long session: this prunes the conversation as it stood at each sampled turn, "
                        "which takes a while, so it runs only when asked (and is cached).")
@@ -215,9 +169,9 @@ def on_table_select() -> None:
         ss["inspect_pos"] = int(positions[rows[0]])
 
 
-def message_table(analysis) -> None:
+def message_table(analysed) -> None:
     st.subheader("Messages")
-    frame = analysis.frame
+    frame = analysed.frame
     last_turn = int(frame["turn"].max()) if len(frame) else 0
     c1, c2, c3 = st.columns(3)
     statuses = c1.multiselect("Status", STATUSES, key="filter_status")
@@ -247,25 +201,22 @@ def go_to(position: int) -> None:
 
 
 def on_find_id() -> None:
-    wanted = ss.get("find_id", "").strip()
     frame = ss.get("inspect_frame")
-    if wanted and frame is not None:
-        hits = frame.index[frame["id"] == wanted].tolist()
-        if hits:
-            ss["inspect_pos"] = int(frame.loc[hits[0], "position"])
+    position = logic.position_of_id(frame, ss.get("find_id", "")) if frame is not None else None
+    if position is not None:
+        ss["inspect_pos"] = position
 
 
-def inspector(loaded, analysis) -> None:
+def inspector(loaded, analysed) -> None:
     st.subheader("Message inspector")
-    frame = analysis.frame
-    session = loaded.session
+    frame = analysed.frame
     ss["inspect_frame"] = frame[["position", "id"]]
     c1, c2 = st.columns(2)
     position = c1.number_input("Message # (position in the session)", min_value=0,
                                max_value=max(len(frame) - 1, 0), key="inspect_pos")
     c2.text_input("…or jump to a message id", key="find_id", on_change=on_find_id)
     row = frame.iloc[int(position)]
-    message = session.messages[int(position)]
+    message = loaded.session.messages[int(position)]
     left, right = st.columns([1, 2])
     with left:
         st.markdown(f"**Status:** {row['status']} · **rule:** {row['rule'] or 'none'}")
@@ -282,7 +233,7 @@ def inspector(loaded, analysis) -> None:
             st.caption(f"{len(pointing):,} message(s) point at this one")
             for p in pointing["position"].head(8):
                 st.button(f"Go to #{int(p)}", on_click=go_to, args=(int(p),), key=f"go_from_{int(p)}")
-        placeholder = analysis.result.placeholders.get(message.tool_call_id or "")
+        placeholder = analysed.result.placeholders.get(message.tool_call_id or "")
         if placeholder:
             st.caption("the model receives instead")
             st.code(placeholder, language=None)
@@ -301,14 +252,9 @@ def inspector(loaded, analysis) -> None:
                         language="json", wrap_lines=True)
 
 
-def file_stem(label: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", label.rsplit("/", 1)[-1]).strip("._") or "session"
-    return stem.rsplit(".", 1)[0] if "." in stem else stem
-
-
-def downloads(loaded, analysis) -> None:
+def downloads(loaded, analysed) -> None:
     st.subheader("Downloads")
-    result, stem = analysis.result, file_stem(loaded.label)
+    result, stem = analysed.result, logic.file_stem(loaded.label)
     c1, c2, c3 = st.columns(3)
     c1.download_button("Pruned session (native JSONL)", data=lambda: native_dumps(result.kept),
                        file_name=f"{stem}.pruned.jsonl", mime="application/jsonl", on_click="ignore",
@@ -317,7 +263,7 @@ def downloads(loaded, analysis) -> None:
                        data=lambda: json.dumps(to_openai_messages(result), indent=2, ensure_ascii=False),
                        file_name=f"{stem}.openai.json", mime="application/json", on_click="ignore",
                        key="dl_openai")
-    c3.download_button("Decisions (CSV)", data=lambda: tables.decisions_frame(analysis.frame).to_csv(index=False),
+    c3.download_button("Decisions (CSV)", data=lambda: tables.decisions_frame(analysed.frame).to_csv(index=False),
                        file_name=f"{stem}.decisions.csv", mime="text/csv", on_click="ignore", key="dl_csv")
 
 
@@ -326,16 +272,16 @@ def downloads(loaded, analysis) -> None:
 def render() -> None:
     st.title("Session explorer")
     loading = st.empty()
-    if link_needs_pruning():
+    if logic.link_needs_pruning():
         # The browser fetches and compiles plotly.js (several MB) only when a first chart
         # arrives; sending a tiny one now lets it do that while the session is generated and
         # pruned (seconds for a long one), instead of after. It is removed before anything
         # else is drawn. (Not when the result is cached: then it only delays the timeline.)
         loading.plotly_chart(charts.loading_figure("Loading and pruning the session…"),
                              key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
-    load_from_link()
+    logic.load_from_link()
     loading.empty()
-    current = state.ensure_session()
+    current = session_state.ensure_session()
     with st.sidebar:
         st.header("Session")
         source = st.radio("Source", SOURCES, key="source_kind", horizontal=False)
@@ -348,31 +294,27 @@ def render() -> None:
         settings_form()
     if ss.get("load_error"):
         st.error(ui.escape_markdown(ss["load_error"]) + "\n\n" + ui.format_hint(ss["load_error"])
-                 + ("\n\nThe previous session is still loaded." if state.current() else ""),
+                 + ("\n\nThe previous session is still loaded." if session_state.current() else ""),
                  icon=":material/error:")
-    loaded = state.current()
+    loaded = session_state.current()
     if loaded is None:
         st.info("No session loaded: upload a transcript or pick a sample in the sidebar.")
         return
     if ss.get("inspect_for") != loaded.key:  # a new session: inspect its first pruned message with a link
-        frame = state.analyse(loaded, state.settings()).frame
-        changed = frame[frame["status"] != "kept"]
-        linked = changed[changed["related_position"] >= 0]
-        first = linked if len(linked) else changed
-        ss["inspect_pos"] = int(first["position"].iloc[0]) if len(first) else 0
+        ss["inspect_pos"] = logic.first_to_inspect(analysis.analyse(loaded, session_state.settings()).frame)
         ss["inspect_for"] = loaded.key
-    settings = state.settings()
+    settings = session_state.settings()
     with st.spinner("Pruning…"):
-        analysis = state.analyse(loaded, settings)
-    headline(loaded, analysis)
+        analysed = analysis.analyse(loaded, settings)
+    headline(loaded, analysed)
     if not loaded.session.messages:
         st.info("This session has no messages: there is nothing to prune. Pick or upload another one.")
         return
-    timeline(loaded, analysis)
-    context_charts(loaded, settings, analysis)
-    message_table(analysis)
-    inspector(loaded, analysis)
-    downloads(loaded, analysis)
+    timeline(loaded, analysed)
+    context_charts(loaded, settings, analysed)
+    message_table(analysed)
+    inspector(loaded, analysed)
+    downloads(loaded, analysed)
 
 
 ui.guarded(render)

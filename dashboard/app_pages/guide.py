@@ -4,56 +4,36 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state, tables, ui
-from dashboard.state import PruneSettings
+from pruner.compaction import compact
+
+from dashboard import analysis, cache, charts, loading, tables, ui
+from dashboard.logic import compaction as compaction_logic
+from dashboard.logic import guide as logic
 from dashboard.theme import STATUS_MEANINGS
 
-DEMO = state.DEFAULT_SAMPLE
+DEMO = loading.DEFAULT_SAMPLE
 ss = st.session_state
 
-#: (title, settings for that step or None for compaction, what the step does and why)
-STEPS = (
-    ("1. As it arrives", PruneSettings(expire=False, deduplicate=False, restore=False),
-     "The conversation as the agent recorded it: every message is sent to the model at every turn. "
-     "The marks show each message at its turn, in its role's lane. Nothing is removed yet."),
-    ("2. Pass 1: expire", PruneSettings(expire=True, deduplicate=False, restore=False),
-     "Pass 1 removes what newer messages have made stale: a tool result superseded by a newer call with "
-     "the same arguments, a file read made stale by a later write to that file, and a message whose "
-     "time-to-live (expires_after_turn) has run out. Each removal points at what replaced it."),
-    ("3. Pass 2: deduplicate", PruneSettings(expire=True, deduplicate=True, restore=False),
-     "Pass 2 removes text the model has already seen: exact repeats, and near-duplicates whose word "
-     "3-grams mostly appear in one kept message. Each removal points at the kept original."),
-    ("4. Pass 3: restore", PruneSettings(expire=True, deduplicate=True, restore=True),
-     "Pass 3 checks that nothing kept now refers to something removed. A kept message that refers to a "
-     "key (REF:key) needs the message that defines it (DEFINE:key); a kept tool result needs the call "
-     "that asked for it. Such messages are brought back, marked restored, pointing at who needed them."),
-    ("5. Compaction", None,
-     "When the pruned conversation still outgrows the context window, compaction replaces the oldest "
-     "turns with a structured summary and keeps the newest ones verbatim. Here it is forced on the "
-     "pruned demo, keeping about its newest third."),
-)
-TITLES = [s[0] for s in STEPS]
 
 
 def step_by(delta: int) -> None:
-    index = TITLES.index(ss.get("guide_step", TITLES[0]))
-    ss["guide_step"] = TITLES[min(max(index + delta, 0), len(TITLES) - 1)]
+    ss["guide_step"] = logic.moved(ss.get("guide_step"), delta)
 
 
 def navigation() -> int:
     c1, c2, c3 = st.columns([1, 6, 1])
     c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch")
     c3.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch")
-    ss.setdefault("guide_step", TITLES[0])
+    ss.setdefault("guide_step", logic.TITLES[0])
     with c2:
-        title = st.segmented_control("Step", TITLES, key="guide_step", label_visibility="collapsed")
-    return TITLES.index(title or TITLES[0])
+        title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
+    return logic.TITLES.index(title or logic.TITLES[0])
 
 
 def pruning_step(demo, index: int) -> None:
-    title, settings, text = STEPS[index]
-    now = state.analyse(demo, settings)
-    before = state.analyse(demo, STEPS[index - 1][1]) if index > 0 else None
+    title, settings, text = logic.STEPS[index]
+    now = analysis.analyse(demo, settings)
+    before = analysis.analyse(demo, logic.STEPS[index - 1][1]) if index > 0 else None
     s = now.result.stats
     c1, c2, c3 = st.columns(3)
     c1.metric("Messages sent", f"{s.messages_after:,} of {s.messages_before:,}")
@@ -76,21 +56,15 @@ def pruning_step(demo, index: int) -> None:
 
 
 def compaction_step(demo) -> None:
-    module = state.compaction_module()
-    if module is None:
-        st.info("Compaction needs the `pruner.compaction` module, which is not installed yet.")
-        return
-    from dashboard import compaction_view as view
-
-    pruned = state.analyse(demo, STEPS[3][1]).result
+    pruned = analysis.analyse(demo, logic.STEPS[3][1]).result
     counter_tokens = pruned.stats.tokens_after
-    preview = view.default_settings(counter_tokens)
+    preview = compaction_logic.default_settings(counter_tokens)
 
     def build():
-        return module.compact(pruned.kept, preview.library(state.settings().encoding), force=True,
+        return compact(pruned.kept, preview.library(logic.STEPS[3][1].encoding), force=True,
                               use_usage=False)
-    result = state.memoised("guide_compaction", (demo.key, preview), build)
-    kept_frame = state.analyse(demo, STEPS[3][1]).frame
+    result = cache.memoised("guide_compaction", (demo.key, preview), build)
+    kept_frame = analysis.analyse(demo, logic.STEPS[3][1]).frame
     kept_frame = kept_frame[kept_frame["status"].isin(["kept", "restored"])]
     frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_frame["tokens"].tolist())
     st.subheader("5. Compaction (of the pruned demo)")
@@ -110,15 +84,15 @@ def compaction_step(demo) -> None:
 def render() -> None:
     st.title("Guide: how pruning works, step by step")
     try:
-        demo = state.load_sample(DEMO)
+        demo = loading.load_sample(DEMO)
     except Exception as exc:
         st.error(f"The guide's demo session {DEMO} could not be loaded: {ui.escape_markdown(ui.error_text(exc))}")
         return
     st.caption(f"The demo: {DEMO}, a short support-agent conversation written to trigger every rule. "
                "Use Next to step through the passes; ringed marks are the messages that changed in the step.")
     index = navigation()
-    st.markdown(STEPS[index][2])
-    if STEPS[index][1] is not None:
+    st.markdown(logic.STEPS[index][2])
+    if logic.STEPS[index][1] is not None:
         pruning_step(demo, index)
     else:
         compaction_step(demo)

@@ -1,6 +1,6 @@
 """Throughput of ``pruner batch``: sessions per second with 1 and 2 local workers, and the engine's overhead.
 
-Run: ``python -m pruner.batch.bench`` (``--help`` for options). It builds a
+Run: ``pruner bench-batch`` (``--help`` for options). It builds a
 corpus of at least 10,000 sessions: the 200 tau-bench dialogues of
 ``../shared/data/real`` repeated (when that folder is there) plus generated
 workload sessions (``pruner.bench.workloads``: plain_chat, rag_assistant and
@@ -19,9 +19,7 @@ writing Parquet.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import logging
 import os
 import resource
@@ -30,7 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..engine.prune import prune
+from ..bench import environment
+from ..engine.prune import collector_paused, prune
 from ..formats import decode_bytes, loads_all, save_session
 from ..tokens import get_counter
 from .inputs import expand_inputs
@@ -62,13 +61,14 @@ def serial_loop(files: list[str]) -> dict:
     get_counter("o200k_base")
     wall, cpu = time.perf_counter(), time.process_time()
     n = 0
-    for path in files:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        hashlib.sha256(data).hexdigest()
-        for session in loads_all(decode_bytes(data, file=path), file=path):
-            prune(session)
-            n += 1
+    with collector_paused():  # as the workers run a partition
+        for path in files:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            hashlib.sha256(data).hexdigest()
+            for session in loads_all(decode_bytes(data, file=path), file=path):
+                prune(session)
+                n += 1
     return {"sessions": n, "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
 
 
@@ -106,63 +106,72 @@ def timed_batch(corpus: Path, out: Path, workers: int) -> dict:
             "client_cpu_s": client_cpu, "load_before": load_before[0], "load_after": os.getloadavg()[0]}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pruner.batch.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--sessions", type=int, default=10_000, help="corpus size in sessions (default 10000)")
-    p.add_argument("--tau-copies", type=int, default=40, help="copies of the 200 tau-bench dialogues (default 40)")
-    p.add_argument("--workers", default="1,2", help="worker counts to time (default 1,2)")
-    p.add_argument("--runs", type=int, default=1, help="runs per worker count; the fastest is reported")
-    p.add_argument("--corpus", type=Path, default=None, help="build (or reuse) the corpus in this folder")
-    p.add_argument("--json", type=Path, default=None, help="write the figures as JSON")
-    args = p.parse_args(argv)
-    counts = [int(w) for w in args.workers.split(",")]
+def run_bench(*, sessions: int = 10_000, tau_copies: int = 40, workers: tuple[int, ...] = (1, 2), runs: int = 1,
+              corpus: Path | None = None, command: str = "pruner bench-batch", say=print) -> dict:
+    """Build (or reuse) the corpus, time the serial loop and each worker count; the figures as a dict."""
+    env = environment.start(command)
     with tempfile.TemporaryDirectory(prefix="pruner-batch-bench-") as tmp:
-        corpus = args.corpus or Path(tmp) / "corpus"
-        if corpus.is_dir() and any(corpus.iterdir()):
-            made = {"reused": str(corpus)}
+        folder = corpus or Path(tmp) / "corpus"
+        if folder.is_dir() and any(folder.iterdir()):
+            made = {"reused": True}
         else:
-            made = build_corpus(corpus, sessions=args.sessions, tau_copies=args.tau_copies)
-        files = [f.path for f in expand_inputs([str(corpus)]).files]
+            made = build_corpus(folder, sessions=sessions, tau_copies=tau_copies)
+        files = [f.path for f in expand_inputs([str(folder)]).files]
         serial = serial_loop(files)
-        print(f"corpus: {serial['sessions']:,} sessions in {len(files):,} files {made}")
-        print(f"serial loop in one process (no Dask, no Parquet): {serial['wall_s']:.1f} s, "
-              f"{serial['sessions'] / serial['wall_s']:,.0f} sessions/s, CPU {serial['cpu_s']:.1f} s")
-        runs = []
-        for workers in counts:
-            best = None
-            for attempt in range(args.runs):
-                r = timed_batch(corpus, Path(tmp) / f"out-{workers}-{attempt}", workers)
-                print(f"{workers} worker(s): {r['wall_s']:.1f} s, {r['sessions_per_s']:,.0f} sessions/s "
-                      f"({r['partitions']} partitions; start-up {r['startup_s']:.1f} s; worker CPU "
-                      f"{r['worker_cpu_s']:.1f} s, client+scheduler CPU {r['client_cpu_s']:.1f} s; "
-                      f"load {r['load_before']:.2f} -> {r['load_after']:.2f})")
-                if best is None or r["wall_s"] < best["wall_s"]:
-                    best = r
-            runs.append(best)
-    by_workers = {r["workers"]: r for r in runs}
-    figures = {"corpus_sessions": serial["sessions"], "files": len(files), "serial": serial, "runs": runs,
-               "cores": os.cpu_count()}
-    if 1 in by_workers:
-        one = by_workers[1]
-        figures["overhead_ms_per_session"] = 1000 * (one["wall_s"] - serial["wall_s"]) / serial["sessions"]
-        figures["overhead_cpu_ms_per_session"] = 1000 * (one["worker_cpu_s"] - serial["cpu_s"]) / serial["sessions"]
-        print(f"engine overhead per session (1 worker minus the serial loop): "
-              f"{figures['overhead_ms_per_session']:.2f} ms wall, {figures['overhead_cpu_ms_per_session']:.2f} ms "
-              f"CPU of {1000 * serial['cpu_s'] / serial['sessions']:.2f} ms")
-        for w, r in sorted(by_workers.items()):
-            if w > 1:
-                figures[f"speedup_{w}"] = one["wall_s"] / r["wall_s"]
-                print(f"{w} workers vs 1: {figures[f'speedup_{w}']:.2f}x")
-        fastest = max(runs, key=lambda r: r["sessions_per_s"])
-        per_core = fastest["sessions_per_s"] / fastest["workers"]
-        figures["sessions_per_s_per_core"] = per_core
-        print(f"throughput per core: {per_core:,.0f} sessions/s; a million sessions: "
-              f"{1e6 / per_core / 3600:.1f} core-hours ({1e6 / fastest['sessions_per_s'] / 60:.0f} min on "
-              f"{fastest['workers']} cores like these)")
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    return 0
+        say(f"corpus: {serial['sessions']:,} sessions in {len(files):,} files ({made})")
+        say(f"serial loop in one process (no Dask, no Parquet): {serial['wall_s']:.1f} s, "
+            f"{serial['sessions'] / serial['wall_s']:,.0f} sessions/s, CPU {serial['cpu_s']:.1f} s")
+        best: dict[int, dict] = {}
+        for attempt in range(runs):
+            for n in workers:  # alternate, so a change in the machine's load hits every count alike
+                r = timed_batch(folder, Path(tmp) / f"out-{n}-{attempt}", n)
+                say(f"{n} worker(s): {r['wall_s']:.1f} s, {r['sessions_per_s']:,.0f} sessions/s "
+                    f"({r['partitions']} partitions; start-up {r['startup_s']:.1f} s; worker CPU "
+                    f"{r['worker_cpu_s']:.1f} s, client+scheduler CPU {r['client_cpu_s']:.1f} s; "
+                    f"load {r['load_before']:.2f} -> {r['load_after']:.2f})")
+                if n not in best or r["wall_s"] < best[n]["wall_s"]:
+                    best[n] = r
+    results = {"meta": {"environment": environment.finish(env), "corpus": made, "files": len(files),
+                        "runs_per_count": runs},
+               "corpus_sessions": serial["sessions"], "serial": serial, "runs": [best[n] for n in sorted(best)]}
+    results.update(derived(results))
+    for line in conclusions(results):
+        say(line)
+    return results
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+def derived(results: dict) -> dict:
+    """Overhead per session, speed-up over one worker, throughput per core, a million sessions."""
+    serial, runs = results["serial"], {r["workers"]: r for r in results["runs"]}
+    out: dict = {}
+    n = serial["sessions"]
+    if 1 in runs:
+        one = runs[1]
+        out["overhead_ms_per_session"] = 1000 * (one["wall_s"] - serial["wall_s"]) / n
+        out["overhead_cpu_ms_per_session"] = 1000 * (one["worker_cpu_s"] - serial["cpu_s"]) / n
+        out["speedup"] = {str(w): one["wall_s"] / r["wall_s"] for w, r in runs.items()}
+    fastest = max(runs.values(), key=lambda r: r["sessions_per_s"])
+    # Wall-clock rate per worker: what this machine gave, load included.
+    out["sessions_per_s_per_core"] = fastest["sessions_per_s"] / fastest["workers"]
+    # CPU time (workers, client and scheduler) per session: what a core that is not shared gives,
+    # and the basis of the estimate for a million sessions.
+    out["sessions_per_cpu_s"] = fastest["sessions"] / (fastest["worker_cpu_s"] + fastest["client_cpu_s"])
+    out["million_core_hours"] = 1e6 / out["sessions_per_cpu_s"] / 3600
+    return out
+
+
+def conclusions(results: dict) -> list[str]:
+    serial = results["serial"]
+    lines = []
+    if "overhead_ms_per_session" in results:
+        lines.append(f"engine overhead per session (1 worker minus the serial loop): "
+                     f"{results['overhead_ms_per_session']:.2f} ms wall, {results['overhead_cpu_ms_per_session']:.2f} "
+                     f"ms CPU (the serial loop takes {1000 * serial['cpu_s'] / serial['sessions']:.2f} ms CPU)")
+        for w, ratio in sorted(results["speedup"].items()):
+            if w != "1":
+                lines.append(f"{w} workers vs 1: {ratio:.2f}x")
+    lines.append(f"throughput per core: {results['sessions_per_cpu_s']:,.0f} sessions per CPU-second (workers, "
+                 f"client and scheduler); {results['sessions_per_s_per_core']:,.0f} sessions/s per worker in wall "
+                 f"time on this machine at its load; a million sessions: {results['million_core_hours']:.1f} "
+                 "core-hours of CPU")
+    return lines

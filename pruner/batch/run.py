@@ -100,7 +100,8 @@ def plan_partitions(files: Iterable[InputFile], *, out: str, settings: BatchSett
     settings_json = json.dumps(settings.fingerprint(), sort_keys=True)
     partitions = []
     for group in groups:
-        ident = json.dumps([settings_json, [(f.path, f.size, f.mtime_ns) for f in group]])
+        # The key names the task on a cluster that other runs may share, so it names the folder too.
+        ident = json.dumps([out, settings_json, [(f.path, f.size, f.mtime_ns) for f in group]])
         key = hashlib.sha256(ident.encode()).hexdigest()[:24]
         partitions.append(Partition(key=key, out=out, files=tuple(f.path for f in group), settings=settings))
     return partitions
@@ -140,8 +141,9 @@ def dask_client(*, workers: int | None, scheduler: str | None, client=None) -> I
         finally:
             client.close()
         return
-    # Dask's dashboard needs bokeh; a free port on loopback, as other clusters may run on this machine
-    dashboard = "127.0.0.1:0" if importlib.util.find_spec("bokeh") else None
+    # The scheduler's web server (and the dashboard, when bokeh is installed) on a free loopback
+    # port: the default, 8787, may belong to another cluster on this machine.
+    dashboard = "127.0.0.1:0"
     cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                            dashboard_address=dashboard, silence_logs=logging.ERROR)
     try:
@@ -171,8 +173,13 @@ def _check_workers(client, address: str) -> int:
 
 
 def _dashboard_link(client) -> str | None:
+    """The Dask dashboard's address, when the scheduler serves one (it needs bokeh there)."""
     services = client.scheduler_info().get("services", {})
-    return client.dashboard_link if "dashboard" in services else None
+    if "dashboard" not in services:
+        return None
+    if client.scheduler.address.startswith(("inproc://", "tcp://127.0.0.1")) and not importlib.util.find_spec("bokeh"):
+        return None  # a local scheduler without bokeh serves only its health and metrics pages
+    return client.dashboard_link
 
 
 def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSettings | None = None, *,

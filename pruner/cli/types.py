@@ -86,3 +86,11 @@ def dask_address(text: str) -> str:
     if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c.isspace() for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a scheduler address like tcp://HOST:PORT")
     return text
+
+
+def positive_int_list(text: str) -> tuple[int, ...]:
+    """Comma-separated positive whole numbers, e.g. ``1,2``."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"{text!r} holds no number; expected e.g. 1,2")
+    return tuple(positive_int(x) for x in items)

@@ -36,7 +36,7 @@ def batch_folder(tmp_path_factory):
 
 
 def test_corpus_page_charts_a_batch_and_opens_a_session_in_the_explorer(page, app_url, batch_folder):  # noqa: F811
-    from dashboard import corpus
+    from dashboard.logic import corpus
 
     shown = corpus.read_corpus(batch_folder)
     most, _ = corpus.extremes(shown.sessions)

@@ -17,24 +17,28 @@ import streamlit as st
 
 from pruner import Session, message_tokens
 
-from . import state, tables
+from pruner.compaction import (CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact, compare_recorded,
+                               plan_compaction)
 
-DEFAULT_KEEP_RECENT = 20_000
+from .. import analysis, cache, session_state, tables
+
+_LIBRARY_DEFAULTS = CompactionSettings()
+DEFAULT_KEEP_RECENT = _LIBRARY_DEFAULTS.keep_recent_tokens
 _SETTINGS = "cmp_settings"
 _OUTCOME = "cmp_outcome"
 
 
 @dataclass(frozen=True)
 class PreviewSettings:
-    context_window: int = 200_000
-    reserve_tokens: int = 16_384
-    keep_recent_tokens: int = DEFAULT_KEEP_RECENT
+    """The compaction form: the library's settings (its defaults) plus how the preview runs."""
+
+    context_window: int = _LIBRARY_DEFAULTS.context_window
+    reserve_tokens: int = _LIBRARY_DEFAULTS.reserve_tokens
+    keep_recent_tokens: int = _LIBRARY_DEFAULTS.keep_recent_tokens
     pruned_first: bool = False
     force: bool = True  # a preview: show the cut even below the trigger threshold
 
     def library(self, encoding: str):
-        from pruner.compaction import CompactionSettings
-
         return CompactionSettings(context_window=self.context_window, reserve_tokens=self.reserve_tokens,
                                   keep_recent_tokens=self.keep_recent_tokens, encoding=encoding)
 
@@ -48,7 +52,7 @@ class SummarizerChoice:
 
 @dataclass(frozen=True)
 class CompactInput:
-    key: str
+    key: tuple  # what was compacted: ("raw", session key) or ("pruned", session key, PruneConfig)
     session: Session
     frame: pd.DataFrame  # timeline frame; positions index ``session.messages``
     use_usage: bool  # provider usage describes the unpruned prompt only
@@ -89,8 +93,8 @@ def applied_settings(loaded, compact_input: CompactInput | None) -> PreviewSetti
     saved = st.session_state.get(_SETTINGS, {}).get(loaded.key)
     if saved is not None:
         return saved
-    analysis = state.analyse(loaded, state.settings())
-    return default_settings(int(analysis.result.stats.tokens_before))
+    analysed = analysis.analyse(loaded, session_state.settings())
+    return default_settings(int(analysed.result.stats.tokens_before))
 
 
 def apply_settings(loaded, settings: PreviewSettings) -> None:
@@ -99,19 +103,19 @@ def apply_settings(loaded, settings: PreviewSettings) -> None:
 
 def compaction_input(loaded, preview: PreviewSettings) -> CompactInput:
     """The session to compact: as loaded, or pruned with the explorer's current settings."""
-    prune_settings = state.settings()
-    analysis = state.analyse(loaded, prune_settings)
+    prune_settings = session_state.settings()
+    analysed = analysis.analyse(loaded, prune_settings)
     if not preview.pruned_first:
-        frame = tables.messages_frame(loaded.session, None, analysis.frame["tokens"].tolist())
-        return CompactInput(key=f"raw:{loaded.key}", session=loaded.session, frame=frame, use_usage=True)
+        frame = tables.messages_frame(loaded.session, None, analysed.frame["tokens"].tolist())
+        return CompactInput(key=("raw", loaded.key), session=loaded.session, frame=frame, use_usage=True)
 
     def build() -> CompactInput:
-        kept = analysis.result.kept
-        kept_rows = analysis.frame[analysis.frame["status"].isin(["kept", "restored"])]
-        frame = tables.messages_frame(kept, analysis.result.decisions, kept_rows["tokens"].tolist())
-        return CompactInput(key=f"pruned:{loaded.key}:{prune_settings.key()}", session=kept, frame=frame,
+        kept = analysed.result.kept
+        kept_rows = analysed.frame[analysed.frame["status"].isin(["kept", "restored"])]
+        frame = tables.messages_frame(kept, analysed.result.decisions, kept_rows["tokens"].tolist())
+        return CompactInput(key=("pruned", loaded.key, prune_settings), session=kept, frame=frame,
                             use_usage=False)
-    return state.memoised("compaction_input", (loaded.key, prune_settings), build)
+    return cache.memoised("compaction_input", (loaded.key, prune_settings), build)
 
 
 def _latest_recorded_cut(session: Session) -> int | None:
@@ -127,9 +131,7 @@ def _latest_recorded_cut(session: Session) -> int | None:
 
 def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanView:
     """The cut for these settings (cheap: nothing is summarised)."""
-    from pruner.compaction import plan_compaction
-
-    encoding = state.settings().encoding
+    encoding = session_state.settings().encoding
 
     def build() -> PlanView:
         p = plan_compaction(compact_input.session, preview.library(encoding), force=preview.force,
@@ -141,16 +143,14 @@ def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanV
                         threshold=p.trigger.threshold, context_source=p.trigger.source,
                         summarised=len(p.to_summarize), prefix=len(p.turn_prefix), kept=len(p.kept),
                         recorded_cut=_latest_recorded_cut(compact_input.session))
-    return state.memoised("compaction_plan", (compact_input.key, preview, encoding), build)
+    return cache.memoised("compaction_plan", (compact_input.key, preview, encoding), build)
 
 
 def recorded_rows(session: Session, preview: PreviewSettings) -> list[dict]:
-    from pruner.compaction import compare_recorded
-
     if not session.metadata.get("recorded_compactions"):
         return []
-    encoding = state.settings().encoding
-    return state.memoised("recorded", (id(session), preview, encoding),
+    encoding = session_state.settings().encoding
+    return cache.memoised("recorded", (id(session), preview, encoding),
                           lambda: compare_recorded(session, preview.library(encoding)))
 
 
@@ -162,9 +162,7 @@ def redact(text: str, secret: str) -> str:
 def run_compaction(loaded, compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice,
                    *, api_key: str) -> Outcome:
     """Compact with the chosen summariser; an endpoint failure falls back to the offline summary."""
-    from pruner.compaction import OfflineSummarizer, OpenAISummarizer, compact
-
-    encoding = state.settings().encoding
+    encoding = session_state.settings().encoding
     if choice.kind == "endpoint":
         summarizer = OpenAISummarizer(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini",
                                       api_key=api_key, timeout=60.0, max_retries=1)
@@ -183,7 +181,7 @@ def outcome_for(loaded, preview: PreviewSettings, choice: SummarizerChoice) -> O
     outcome = st.session_state.get(_OUTCOME)
     if outcome is None:
         return None
-    encoding = state.settings().encoding
+    encoding = session_state.settings().encoding
     input_key = compaction_input(loaded, preview).key
     return outcome if outcome.key == (input_key, preview, choice, encoding) else None
 
@@ -198,7 +196,7 @@ def endpoint_hint(error: str) -> str:
 
 def compacted_frame(result) -> pd.DataFrame:
     """The compacted conversation as a table (plain text previews)."""
-    counter = state.token_counter(state.settings().encoding)
-    session = result.compacted
-    frame = tables.messages_frame(session, None, [message_tokens(m, counter) for m in session.messages])
+    counter = analysis.token_counter(session_state.settings().encoding)
+    compacted = result.compacted
+    frame = tables.messages_frame(compacted, None, [message_tokens(m, counter) for m in compacted.messages])
     return frame[["position", "turn", "role", "tokens", "id", "preview"]]

@@ -19,12 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from pruner import PruneConfig
 from pruner.batch import MANIFEST, SESSIONS
 from pruner.batch.schema import OTHER_RULE_COLUMN, RULE_COLUMNS
 from pruner.errors import ConfigurationError, FormatError
 from pruner.formats import load_bytes
 
-from . import state
+from .. import session_state
+from ..loading import LoadedSession, digest
 
 #: Rows the table shows at most (it is filtered first; the downloads hold every row).
 TABLE_ROWS = 2_000
@@ -157,7 +159,7 @@ def table_frame(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[TABLE_COLUMNS].head(TABLE_ROWS)
 
 
-def open_session(corpus: Corpus, session_id: str) -> state.LoadedSession:
+def open_session(corpus: Corpus, session_id: str) -> LoadedSession:
     """Load one session of the corpus again from its file, as the batch read it."""
     rows = corpus.sessions[corpus.sessions["session_id"] == session_id]
     if rows.empty:
@@ -172,7 +174,7 @@ def open_session(corpus: Corpus, session_id: str) -> state.LoadedSession:
     except OSError as exc:
         raise FormatError(f"cannot read the file any more ({exc.strerror}); it may have moved since the batch ran",
                           file=source) from None
-    if state.digest(data) != row["digest"]:
+    if digest(data) != row["digest"]:
         raise FormatError("the file has changed since the batch ran; run pruner batch again into this folder, "
                           "then reopen it here", file=source)
     settings = corpus.settings
@@ -181,18 +183,35 @@ def open_session(corpus: Corpus, session_id: str) -> state.LoadedSession:
                          skip_bad_lines=bool(settings.get("skip_bad_lines")),
                          retrieval_tools=settings.get("retrieval_tools") or None, dialogue=dialogue)
     label = f"{Path(source).name}, dialogue {dialogue}" if int(row["dialogues"]) > 1 else Path(source).name
-    return state.LoadedSession(key=f"{row['digest']}:{row['format']}:{dialogue}:{settings.get('retrieval_tools')}",
+    return LoadedSession(key=f"{row['digest']}:{row['format']}:{dialogue}:{settings.get('retrieval_tools')}",
                                label=label, origin="corpus", format=row["format"], detected=not settings.get("format"),
                                session=session)
 
 
-def explorer_settings(corpus: Corpus) -> state.PruneSettings:
-    """The explorer's settings that match the batch's, so it shows the same decisions."""
+def batch_config(corpus: Corpus) -> PruneConfig:
+    """The pruning settings the batch ran with (the command line sets no custom file tools)."""
     config = corpus.settings.get("config", {})
-    defaults = state.PruneSettings()
-    return state.PruneSettings(expire=config.get("expire", defaults.expire),
-                               deduplicate=config.get("deduplicate", defaults.deduplicate),
-                               restore=config.get("restore", defaults.restore),
-                               near_duplicate_threshold=config.get("near_duplicate_threshold",
-                                                                   defaults.near_duplicate_threshold),
-                               encoding=config.get("encoding", defaults.encoding))
+    defaults = PruneConfig()
+    return PruneConfig(expire=config.get("expire", defaults.expire),
+                       deduplicate=config.get("deduplicate", defaults.deduplicate),
+                       restore=config.get("restore", defaults.restore),
+                       disabled_rules=frozenset(config.get("disabled_rules", ())),
+                       near_duplicate_threshold=config.get("near_duplicate_threshold",
+                                                           defaults.near_duplicate_threshold),
+                       orphan_policy=config.get("orphan_policy", defaults.orphan_policy),
+                       encoding=config.get("encoding", defaults.encoding))
+
+
+#: The explorer's settings widgets: dropped when a session is opened from here, so its form
+#: shows the batch's settings instead of the ones typed before.
+EXPLORER_SETTING_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
+
+
+def open_in_explorer(corpus: Corpus, session_id: str, state: dict) -> LoadedSession:
+    """Make ``session_id`` the explorer's session, pruned with the batch's settings (``state``: session state)."""
+    loaded = open_session(corpus, session_id)
+    session_state.set_settings(batch_config(corpus))
+    for key in EXPLORER_SETTING_WIDGETS:
+        state.pop(key, None)
+    session_state.set_current(loaded)
+    return loaded
