@@ -244,14 +244,14 @@ def test_cli_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys, argv, messa
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, capsys):
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again at once: nothing listens there
-    assert main(["batch", str(SAMPLES / "native_demo.jsonl"), "--out", str(tmp_path / "out"),
-                 "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
-    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in capsys.readouterr().err
+    with pytest.raises(ConfigurationError, match=f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}"):
+        run_batch([str(SAMPLES / "native_demo.jsonl")], tmp_path / "out", scheduler=f"tcp://127.0.0.1:{port}",
+                  connect_timeout_s=2)
 
 
 def test_terminal_escapes_control_characters_in_paths_and_errors():

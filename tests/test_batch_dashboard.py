@@ -29,7 +29,7 @@ def batch_folder(tmp_path_factory):
         shutil.copy(SAMPLES / name, src / name)
     shutil.copy(SAMPLES / "native_demo.jsonl", src / EVIL_NAME)
     (src / "broken.json").write_text("[1, 2", encoding="utf-8")
-    out = src.parent / "corpus-out"
+    out = tmp_path_factory.mktemp("corpus-out") / "out"
     run_batch([str(src)], out, workers=1)
     return src, out
 

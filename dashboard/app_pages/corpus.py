@@ -7,7 +7,7 @@ import os
 import streamlit as st
 
 from dashboard import cache, corpus_charts, ui
-from dashboard.logic import corpus
+from dashboard.logic import corpus as logic
 
 ss = st.session_state
 FOLDER_ENV = "PRUNER_CORPUS_DIR"
@@ -17,7 +17,7 @@ EXPLORER_PAGE = "app_pages/explorer.py"
 def open_folder(folder: str) -> None:
     """Read the folder; on failure keep the corpus already shown and remember the error."""
     try:
-        ss["corpus"] = corpus.read_corpus(folder)
+        ss["corpus"] = logic.read_corpus(folder)
         ss["corpus_error"] = None
     except Exception as exc:
         ss["corpus_error"] = ui.error_text(exc)
@@ -60,7 +60,7 @@ def open_requested(shown) -> None:
     if not session_id:
         return
     try:
-        corpus.open_in_explorer(shown, session_id, ss)
+        logic.open_in_explorer(shown, session_id, ss)
     except Exception as exc:
         ss["corpus_open_error"] = ui.error_text(exc)
         return
@@ -69,7 +69,7 @@ def open_requested(shown) -> None:
 
 
 def headline(shown) -> None:
-    t = corpus.totals(shown.sessions)
+    t = logic.totals(shown.sessions)
     cols = st.columns(5)
     cols[0].metric("Sessions", f"{t['sessions']:,}", help=f"from {t['files']:,} files")
     cols[1].metric("Failed", f"{t['failed']:,}", help="Files or dialogues that could not be read or pruned; "
@@ -90,12 +90,12 @@ def charts(shown) -> None:
     left, right = st.columns(2)
     left.plotly_chart(cache.shared("corpus_hist", key, lambda: corpus_charts.reduction_histogram(frame)),
                       key="corpus_hist")
-    right.plotly_chart(cache.shared("corpus_tokens", key, lambda: corpus_charts.tokens_figure(corpus.totals(frame))),
+    right.plotly_chart(cache.shared("corpus_tokens", key, lambda: corpus_charts.tokens_figure(logic.totals(frame))),
                        key="corpus_tokens")
     left, right = st.columns(2)
-    left.plotly_chart(corpus_charts.format_figure(corpus.by_format(frame)), key="corpus_formats")
-    right.plotly_chart(corpus_charts.rule_figure(corpus.by_rule(frame, shown.rule_statuses)), key="corpus_rules")
-    most, least = corpus.extremes(frame)
+    left.plotly_chart(corpus_charts.format_figure(logic.by_format(frame)), key="corpus_formats")
+    right.plotly_chart(corpus_charts.rule_figure(logic.by_rule(frame, shown.rule_statuses)), key="corpus_rules")
+    most, least = logic.extremes(frame)
     st.caption("Click a bar to open that session in the Session explorer.")
     left, right = st.columns(2)
     left.plotly_chart(corpus_charts.extremes_figure(most, title="Sessions that gain most"), key="corpus_most",
@@ -114,10 +114,10 @@ def table(shown) -> None:
     low = float(min(0.0, frame["reduction_pct"].min())) if frame["reduction_pct"].notna().any() else 0.0
     reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, value=(low, 100.0), step=0.5,
                           key="corpus_filter_reduction")
-    errors = c3.selectbox("Show", corpus.ERROR_CHOICES, key="corpus_filter_errors")
+    errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors")
     text = c4.text_input("Search path or name", key="corpus_filter_text")
-    shown_rows = corpus.filter_sessions(frame, formats=formats, reduction=reduction, errors=errors, text=text)
-    rows = corpus.table_frame(shown_rows)
+    shown_rows = logic.filter_sessions(frame, formats=formats, reduction=reduction, errors=errors, text=text)
+    rows = logic.table_frame(shown_rows)
     ss["corpus_table_ids"] = shown_rows["session_id"].head(len(rows)).tolist()
     st.caption(f"{len(shown_rows):,} of {len(frame):,} rows match"
                + (f"; the first {len(rows):,} are shown" if len(rows) < len(shown_rows) else "")

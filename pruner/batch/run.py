@@ -124,7 +124,8 @@ def _worker_version() -> str:
 
 
 @contextmanager
-def dask_client(*, workers: int | None, scheduler: str | None, client=None) -> Iterator[tuple[object, str]]:
+def dask_client(*, workers: int | None, scheduler: str | None, client=None,
+                connect_timeout_s: float = 20) -> Iterator[tuple[object, str]]:
     """A ``distributed.Client``: ``client`` itself, one to ``scheduler``, or one to a new LocalCluster."""
     from distributed import Client, LocalCluster
 
@@ -133,7 +134,7 @@ def dask_client(*, workers: int | None, scheduler: str | None, client=None) -> I
         return
     if scheduler:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout=f"{connect_timeout_s}s")
         except (OSError, TimeoutError) as exc:
             raise ConfigurationError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
         try:
@@ -185,7 +186,7 @@ def _dashboard_link(client) -> str | None:
 def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSettings | None = None, *,
               workers: int | None = None, scheduler: str | None = None, limit: int | None = None,
               progress: Progress | None = None, on_cluster: Callable[[str, str | None, int], None] | None = None,
-              client=None) -> BatchSummary:
+              client=None, connect_timeout_s: float = 20) -> BatchSummary:
     """Prune every session of ``inputs`` on Dask and write the Parquet tables into ``out``.
 
     The cluster: ``client`` (a ``distributed.Client`` you already have, left open),
@@ -224,7 +225,8 @@ def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSett
     totals = _Totals()
     cluster_name, link, n_workers, n_partitions, compute_s = "", None, 0, 0, 0.0
     if todo:
-        with dask_client(workers=workers, scheduler=scheduler, client=client) as (dask, cluster_name):
+        with dask_client(workers=workers, scheduler=scheduler, client=client,
+                         connect_timeout_s=connect_timeout_s) as (dask, cluster_name):
             n_workers = _check_workers(dask, cluster_name)
             link = _dashboard_link(dask)
             if on_cluster:

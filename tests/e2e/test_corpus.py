@@ -29,7 +29,7 @@ def batch_folder(tmp_path_factory):
                  "workload-tool_agent-50.jsonl", "workload-rag_assistant-50.jsonl", "workload-plain_chat-50.jsonl"):
         shutil.copy(SAMPLES / name, src / name)
     (src / "broken.json").write_text("[1, 2", encoding="utf-8")
-    out = src.parent / "corpus-out"
+    out = tmp_path_factory.mktemp("corpus-out") / "out"
     summary = run_batch([str(src)], out, workers=1)
     assert summary.processed == 7 and summary.failed == 1
     return out
