@@ -1,9 +1,10 @@
 """Many transcripts at once: prune a corpus on Dask and write Parquet tables.
 
->>> from pruner.batch import BatchSettings, run_batch   # doctest: +SKIP
->>> summary = run_batch(["logs/"], "out/", BatchSettings(), workers=2)   # doctest: +SKIP
->>> import pandas as pd                                                  # doctest: +SKIP
->>> pd.read_parquet("out/sessions")                                      # doctest: +SKIP
+Example (not a doctest: it starts a cluster)::
+
+    from pruner.batch import BatchSettings, run_batch
+    summary = run_batch(["logs/"], "out/", BatchSettings(), workers=2)
+    pandas.read_parquet("out/sessions")   # one row per session
 
 ``run_batch`` lists the input files (files, folders, globs), skips those the
 output folder already holds with the same content, and prunes the rest with
