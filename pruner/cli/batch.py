@@ -55,7 +55,7 @@ def printable(text: str) -> str:
 
 
 def summary_lines(s) -> list[str]:
-    rate = s.sessions / s.elapsed_s if s.elapsed_s else 0.0
+    rate = s.sessions / s.compute_s if s.compute_s else 0.0
     lines = [
         f"inputs:   {s.inputs:,} files: {s.files:,} processed now, {s.skipped:,} skipped (already in the folder "
         "with the same content)" + (f", {s.replaced:,} changed since (old rows replaced)" if s.replaced else ""),
@@ -70,7 +70,7 @@ def summary_lines(s) -> list[str]:
         lines.append("rules:    " + (", ".join(f"{k} {v:,}" for k, v in s.by_rule.items()) or "none"))
     if s.partitions:
         lines.append(f"cluster:  {printable(s.cluster)}, {s.workers} worker(s), {s.partitions} partitions; "
-                     f"{s.elapsed_s:.1f} s, {rate:,.1f} sessions/s")
+                     f"{s.elapsed_s:.1f} s in all, {s.compute_s:.1f} s of tasks ({rate:,.1f} sessions/s)")
     else:
         lines.append(f"time:     {s.elapsed_s:.1f} s (nothing to process, no cluster started)")
     lines.append(f"output:   {printable(s.out)}/sessions and /decisions (Parquet; e.g. "
