@@ -28,9 +28,10 @@ log = logging.getLogger("pruner.dashboard")
 
 #: The context chart prunes the session up to each of at most this many turns.
 MAX_CONTEXT_SAMPLES = 60
-#: Sessions up to this many messages get the pruned context per turn on page load;
-#: longer ones compute it on request, with fewer sampled turns.
-AUTO_CONTEXT_MESSAGES = 2_500
+#: Sessions up to this many messages get the pruned context per turn on page load; up to the
+#: second figure when the incremental pruner carries the settings (then every turn costs what
+#: changed); longer ones compute it on request, with fewer sampled turns.
+AUTO_CONTEXT_MESSAGES, AUTO_CONTEXT_MESSAGES_CARRIED = 2_500, 60_000
 LARGE_CONTEXT_SAMPLES = 24
 
 
@@ -82,42 +83,60 @@ def sample_turns(last_turn: int, limit: int = MAX_CONTEXT_SAMPLES) -> list[int]:
     return sorted({round(i * last_turn / (limit - 1)) for i in range(limit)})
 
 
-def _after_by_role(result: PruneResult, positions: dict[str, int], tokens: tuple[int, ...]) -> dict[str, int]:
-    kept = result.kept.messages
+@dataclass(frozen=True)
+class ContextSeries:
+    """What the model receives at each turn, after pruning, as the library computes it.
+
+    ``totals`` holds ``(turn, tokens)`` for every turn when the incremental pruner
+    can carry the settings (it gives the context in time proportional to what
+    changed), else for the sampled turns only; ``by_role`` holds the make-up by
+    role at the sampled turns (``{"turn": t, "after": {role: tokens}}``).
+    """
+
+    totals: tuple[tuple[int, int], ...]
+    by_role: tuple[dict, ...]
+    every_turn: bool
+
+
+def _by_role(kept, tokens_sent: int, positions: dict[str, int], tokens: tuple[int, ...]) -> dict[str, int]:
+    """Tokens per role of the kept messages; what the placeholders add (``tokens_sent`` minus the kept
+    messages' own tokens) counts as tool results, which they stand in for."""
     after = tables.role_tokens([m.role for m in kept], [tokens[positions[m.id]] for m in kept])
-    after["tool"] += result.stats.placeholder_tokens
+    after["tool"] += tokens_sent - sum(after.values())
     return after
+
+
+def carries(config: PruneConfig) -> bool:
+    """Whether ``IncrementalPruner`` carries its state with ``config`` (it does with every pass on and no
+    rule switched off; otherwise each append prunes everything again, which a long session cannot afford)."""
+    return config.expire and config.deduplicate and config.restore and not config.disabled_rules
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _context_series(session_key: str, config: PruneConfig, turns: tuple[int, ...], _session: Session,
-                    _tokens: tuple[int, ...]) -> list[dict]:
-    """The pruned context, by role, when the conversation stood at each of ``turns``.
+                    _tokens: tuple[int, ...]) -> ContextSeries:
+    """The pruned context at every turn (or each of ``turns``), and its make-up by role at ``turns``.
 
-    Each value is the library's own result for the conversation up to that turn:
-    ``IncrementalPruner`` (equal to ``prune`` after every append) when the
-    messages are in turn order, else ``prune`` of each prefix.
+    Each value is the library's own: ``IncrementalPruner.context()`` after each
+    turn's messages are appended (equal to ``prune`` of the conversation so far)
+    when the messages are in turn order and the settings can be carried, else
+    ``prune`` of each sampled prefix.
     """
     messages = _session.messages
     positions = {m.id: i for i, m in enumerate(messages)}
     wanted = set(turns)
-    samples: list[dict] = []
-    remaining = list(turns)
-    if all(a.turn <= b.turn for a, b in zip(messages, messages[1:])):
-        incremental, full_in_a_row = IncrementalPruner(config), 0
+    if carries(config) and all(a.turn <= b.turn for a, b in zip(messages, messages[1:])):
+        incremental, totals, by_role = IncrementalPruner(config), [], []
         for turn, group in itertools.groupby(messages, key=lambda m: m.turn):
-            update = incremental.append(list(group))
+            incremental.append(list(group))
+            context = incremental.context()
+            totals.append((turn, context.tokens))
             if turn in wanted:
-                samples.append({"turn": turn, "after": _after_by_role(incremental.result(), positions, _tokens)})
-                remaining.remove(turn)
-            # A configuration it cannot carry (a pass switched off) re-prunes everything on
-            # every append; pruning only the sampled prefixes is then far cheaper.
-            full_in_a_row = full_in_a_row + 1 if update.recomputed else 0
-            if full_in_a_row >= 3:
-                break
-        else:
-            return samples
-    for turn in remaining:
+                by_role.append({"turn": turn, "after": _by_role(context.messages, context.tokens, positions,
+                                                                _tokens)})
+        return ContextSeries(totals=tuple(totals), by_role=tuple(by_role), every_turn=True)
+    totals, by_role = [], []
+    for turn in turns:
         prefix = [m for m in messages if m.turn <= turn]
         if not prefix:
             continue
@@ -125,30 +144,24 @@ def _context_series(session_key: str, config: PruneConfig, turns: tuple[int, ...
             result = prune(_session.with_messages(prefix), config)
         except InvalidSessionError:
             continue  # a prefix cut inside a call/result pair of a badly ordered import
-        samples.append({"turn": turn, "after": _after_by_role(result, positions, _tokens)})
-    return samples
+        totals.append((turn, result.stats.tokens_after))
+        by_role.append({"turn": turn, "after": _by_role(result.kept.messages, result.stats.tokens_after, positions,
+                                                        _tokens)})
+    return ContextSeries(totals=tuple(totals), by_role=tuple(by_role), every_turn=False)
 
 
-def context_is_cheap(loaded: LoadedSession) -> bool:
-    """Whether the pruned context per turn can be computed on page load without a noticeable wait."""
-    return len(loaded.session.messages) <= AUTO_CONTEXT_MESSAGES
+def context_is_cheap(loaded: LoadedSession, config: PruneConfig) -> bool:
+    """Whether the pruned context per turn is computed on page load (else on request)."""
+    n = len(loaded.session.messages)
+    return n <= AUTO_CONTEXT_MESSAGES or (n <= AUTO_CONTEXT_MESSAGES_CARRIED and carries(config))
 
 
-def context_samples(loaded: LoadedSession, config: PruneConfig, analysis: Analysis, *,
-                    limit: int = MAX_CONTEXT_SAMPLES) -> list[dict]:
-    """The pruned context at each (sampled) turn: what the library keeps of the conversation as it stood then.
-
-    The last turn is the whole session, whose result is already known, so it is
-    taken from ``analysis`` instead of being pruned again.
-    """
+def context_series(loaded: LoadedSession, config: PruneConfig, analysis: Analysis, *,
+                   limit: int = MAX_CONTEXT_SAMPLES) -> ContextSeries:
+    """What the model receives at each turn after pruning: the conversation as it stood then, pruned."""
     turns = sample_turns(loaded.session.last_turn, limit)
 
-    def build() -> list[dict]:
+    def build() -> ContextSeries:
         tokens = tuple(int(t) for t in analysis.frame["tokens"])
-        samples = _context_series(loaded.key, config, tuple(turns[:-1]), loaded.session, tokens)
-        frame = analysis.frame
-        kept = frame[frame["status"].isin(["kept", "restored"])]
-        last = tables.role_tokens(kept["role"].tolist(), kept["tokens"].tolist())
-        last["tool"] += analysis.result.stats.placeholder_tokens
-        return [*samples, {"turn": turns[-1], "after": last}]
+        return _context_series(loaded.key, config, tuple(turns), loaded.session, tokens)
     return cache.memoised("context", (loaded.key, config, limit), build)

@@ -35,6 +35,9 @@ st.set_option("client.showErrorDetails", "none")
 # fonts.gstatic.com, and nothing may leave the machine.
 st.set_page_config(page_title="pruner", page_icon="✂️", layout="wide")
 
+# Less empty space above each page's title, so the first chart fits on a 768-pixel-high screen.
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
+
 navigation = st.navigation([
     st.Page(PAGES_DIR / f"{name}.py", title=title, icon=f":material/{icon}:", url_path=name, default=i == 0)
     for i, (name, title, icon) in enumerate(PAGES)

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from pruner import prune
+from pruner.bench.baselines import oracle
 from pruner.bench.run import TIMING_RUNS, _config_dict, run_benchmark
-from pruner.bench.workloads import SIZES, WORKLOADS
-from pruner.engine.prune import PruneConfig
+from pruner.bench.workloads import SIZES, WORKLOADS, generate
+from pruner.engine.prune import PruneConfig, message_tokens
+from pruner.tokens import get_counter
 
 RESULTS = Path(__file__).resolve().parents[1] / "sample_sessions" / "bench" / "results.json"
 TIMING_KEYS = {"prune_ms", "prune_ms_min", "prune_ms_max", "ms_per_1000_messages", "timing_runs"}
@@ -68,3 +71,23 @@ def test_the_committed_timings_are_measured_not_typed(committed_and_fresh):
     for r in committed["rows"]:
         assert r["prune_ms_min"] <= r["prune_ms"] <= r["prune_ms_max"]
         assert r["ms_per_1000_messages"] == pytest.approx(1000 * r["prune_ms"] / r["messages_before"], abs=0.01)
+
+
+@pytest.mark.parametrize("turns", [200, 500, 2000])
+def test_plain_chat_gap_to_the_oracle_is_placeholders_and_restored_superseded_results(turns):
+    """The README explains plain_chat's share of the oracle by exactly two causes; nothing else."""
+    session = generate("plain_chat", turns=turns, seed=0)
+    counter = get_counter("o200k_base")
+    result = prune(session)
+    orc = oracle(session, counter)
+    kept, oracle_kept = {m.id for m in result.kept.messages}, set(orc.kept_ids)
+    assert oracle_kept <= kept
+    extra = [m for m in session.messages if m.id in kept - oracle_kept]
+    for m in extra:
+        d = result.decision(m.id)
+        assert (m.tool_name, d.status, d.rule) == ("faq_lookup", "restored", "dependency")
+        assert "removed by superseded_call" in d.reason
+    placeholders = result.stats.tokens_after - sum(message_tokens(m, counter) for m in result.kept.messages)
+    assert placeholders == result.stats.placeholder_tokens > 0
+    assert result.stats.tokens_after - orc.tokens_after == placeholders + sum(message_tokens(m, counter)
+                                                                              for m in extra)

@@ -32,10 +32,9 @@ SECRET = "sk-test-0123456789-do-not-echo"
 
 @pytest.fixture(autouse=True)
 def fresh_caches(monkeypatch):
-    """Each test starts with empty Streamlit caches and the default upload limit."""
+    """Each test starts with empty Streamlit caches."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    monkeypatch.delenv(loading.MAX_UPLOAD_ENV, raising=False)
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -61,16 +60,24 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def headline_of(result) -> dict[str, str]:
-    s = result.stats
-    return {"Messages before → after": f"{s.messages_before:,} → {s.messages_after:,}",
-            "Tokens before → after": f"{s.tokens_before:,} → {s.tokens_after:,}",
-            **{status: f"{s.by_status[status]:,}" for status in STATUSES}}
+    """The headline metrics for ``result``: compact values (the exact figures are in their tooltips)."""
+    s, n = result.stats, ui.compact_number
+    return {"Messages before → after": f"{n(s.messages_before)} → {n(s.messages_after)}",
+            "Tokens before → after": f"{n(s.tokens_before)} → {n(s.tokens_after)}"}
 
 
 def assert_headline(at: AppTest, result) -> None:
     shown = metrics(at)
     for label, value in headline_of(result).items():
         assert shown[label] == value, label
+    s = result.stats
+    counts = " · ".join(f"{status} {s.by_status[status]:,}" for status in STATUSES)
+    assert any(f"Messages per status: {counts}" in c.value for c in at.caption)
+
+
+def frame_with(at: AppTest, column: str):
+    """The first table on the page that has ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def chart_specs(at: AppTest) -> list[dict]:
@@ -179,11 +186,12 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
 
 
 def test_file_over_the_limit_is_refused(app, monkeypatch):
-    monkeypatch.setenv(loading.MAX_UPLOAD_ENV, "100")
+    monkeypatch.setattr(loading, "max_upload_bytes", lambda: 100)
     upload(app, "big.jsonl", DEMO.read_bytes())
     assert_clean(app)
     error = app.error[0].value.replace("\\", "")
-    assert "over the 100-byte limit" in error and "PRUNER_DASHBOARD_MAX_BYTES" in error
+    assert "over the dashboard's 100-byte limit" in error and "files up to 100 bytes" in error
+    assert "--" not in error  # no command-line flag for a dashboard user (issue 12, defect 14)
     assert app.session_state[session_state.LOADED].label == DEMO.name
 
 
@@ -386,19 +394,27 @@ def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchma
     assert shown["tagged facts preserved"] == \
         f"{summary['tagged_facts_preserved']['count']}/{summary['tagged_facts_preserved']['of']}"
     assert shown["idempotent"] == f"{summary['idempotent']['count']}/{summary['idempotent']['of']}"
-    assert len(at.get("plotly_chart")) == 5
-    assert list(at.dataframe[0].value["workload"]) == list(summary["per_workload"])
-    assert len(at.dataframe[1].value) == len(committed.rows)
+    assert len(at.get("plotly_chart")) == 5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0)
+    reference = frame_with(at, "reference (published)")
+    assert "33.1–33.7 %" in set(reference["reference (published)"])  # the published tool-agent range
+    assert list(frame_with(at, "token reduction %")["workload"]) == list(summary["per_workload"])
+    assert len(frame_with(at, "prune_ms")) == len(committed.rows)
     assert [b.label for b in at.get("download_button")] == ["Results (CSV)", "Results (JSON)"]
-    # a small run replaces the view, with a progress bar, and the committed file is untouched
+    # a small run with other settings is drawn over the committed results; the committed file is untouched
     before = bench_logic.BENCH_RESULTS.read_bytes()
     at.multiselect(key="bench_workloads").set_value(["plain_chat"])
     at.multiselect(key="bench_sizes").set_value([50])
     at.number_input(key="bench_timing_runs").set_value(1)
+    at.checkbox(key="bench_restore").uncheck()
     at.button(key="FormSubmitter:bench_form-Run benchmark").click().run()
     assert_clean(at)
-    assert metrics(at)["configurations"] == "1"
-    assert list(at.dataframe[1].value["turns"]) == [50]
+    assert metrics(at)["configurations"] == str(summary["configurations"])  # the committed run stays
+    assert list(frame_with(at, "prune_ms")["turns"]) == [50]  # your run's table comes first
+    reduction = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                     if "Token reduction" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    names = [t["name"] for t in reduction["data"]]
+    assert "plain_chat (your run)" in names and "plain_chat (committed)" in names
+    assert at.session_state["bench_run"].meta["config"]["restore"] is False
     assert bench_logic.BENCH_RESULTS.read_bytes() == before
 
 
@@ -423,22 +439,31 @@ def test_guide_steps_through_every_pass_and_compaction(app):
     assert "Prompt-cache cost" in metrics(at)
 
 
-@pytest.mark.parametrize("settings", [PruneConfig(), PruneConfig(restore=False)])
-def test_context_per_turn_is_the_library_result_for_each_prefix(settings):
-    """Each sampled turn's pruned context equals prune() of the conversation up to that turn."""
-    if not DEMO.exists():
-        pytest.skip("sample_sessions/native_demo.jsonl is missing")
-    loaded = loading.load_sample(DEMO.name)
+@pytest.mark.parametrize("name, settings", [(DEMO.name, PruneConfig()), (DEMO.name, PruneConfig(restore=False)),
+                                            ("workload-tool_agent-50.jsonl", PruneConfig())])
+def test_context_per_turn_is_the_library_result_for_each_prefix(name, settings):
+    """Each turn's pruned context equals prune() of the conversation up to that turn: at every turn when
+    the incremental pruner carries the settings, at the sampled ones otherwise."""
+    if not (SAMPLES / name).exists():
+        pytest.skip(f"sample_sessions/{name} is missing")
+    loaded = loading.load_sample(name)
     session = loaded.session
     from pruner import get_counter, message_tokens
     counter = get_counter(settings.encoding)
     tokens = tuple(message_tokens(m, counter) for m in session.messages)
-    turns = tuple(range(session.last_turn))
-    samples = analysis._context_series(loaded.key, settings, turns, session, tokens)
-    assert [s["turn"] for s in samples] == list(turns)
-    for sample in samples:
-        prefix = session.with_messages([m for m in session.messages if m.turn <= sample["turn"]])
+    turns = tuple(range(0, session.last_turn + 1, 2))
+    series = analysis._context_series(loaded.key, settings, turns, session, tokens)
+    every = analysis.carries(settings)
+    assert series.every_turn == every
+    present = sorted({m.turn for m in session.messages})
+    assert [t for t, _ in series.totals] == (present if every else [t for t in turns if t >= present[0]])
+    assert [s["turn"] for s in series.by_role] == [t for t in turns if t >= present[0]]
+    by_role = {s["turn"]: s["after"] for s in series.by_role}
+    for turn, total in series.totals:
+        prefix = session.with_messages([m for m in session.messages if m.turn <= turn])
         result = prune(prefix, settings)
-        assert sum(sample["after"].values()) == result.stats.tokens_after
-        kept_roles = {m.role for m in result.kept.messages}
-        assert {r for r, n in sample["after"].items() if n} <= kept_roles | {"tool"}
+        assert total == result.stats.tokens_after
+        if turn in by_role:
+            assert sum(by_role[turn].values()) == result.stats.tokens_after
+            kept_roles = {m.role for m in result.kept.messages}
+            assert {r for r, n in by_role[turn].items() if n} <= kept_roles | {"tool"}

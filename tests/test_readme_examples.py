@@ -167,8 +167,8 @@ def test_every_block_is_run_or_marked_as_not_executed():
     found, problems = examples(_readme_lines())
     assert not problems, "\n".join(problems)
     kinds = [ex.kind for ex in found]
-    # The README's library example and the `pruner compact` example at least.
-    assert kinds.count("python") >= 1 and kinds.count("console") >= 1, kinds
+    # The README's library and compaction examples and the `pruner compact` example at least.
+    assert kinds.count("python") >= 2 and kinds.count("console") >= 1, kinds
 
 
 def test_readme_examples_print_what_the_readme_shows(example_env):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 
 import streamlit as st
 
 from pruner.formats.export.openai import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 
-from dashboard import charts, session_state, tables, ui
+from dashboard import charts, components, session_state, tables, ui
 from dashboard.logic import compaction as logic
 
 OFFLINE = "Offline (deterministic, no network)"
@@ -54,7 +55,16 @@ def summarizer_choice() -> logic.SummarizerChoice:
     # The key lives only in this user's session state: never shown, logged, cached or written.
     c3.text_input("API key", type="password", key="cmp_api_key",
                   help="Kept only in this browser session's state; never shown, logged or saved.")
-    return logic.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
+    c1, c2, c3 = st.columns(3)
+    timeout = c1.number_input("Timeout per attempt (seconds)", min_value=1.0, max_value=600.0,
+                              value=logic.DEFAULT_TIMEOUT_S, step=5.0, key="cmp_timeout")
+    retries = c2.number_input("Retries after a failed attempt", min_value=0, max_value=5,
+                              value=logic.DEFAULT_RETRIES, key="cmp_retries")
+    choice = logic.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip(),
+                                    timeout_s=float(timeout), retries=int(retries))
+    c3.caption(f"A silent endpoint holds this page for at most about {choice.longest_wait_s():,.0f} s; "
+               "you can cancel while it waits, and the offline summary is shown instead.")
+    return choice
 
 
 def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
@@ -63,16 +73,17 @@ def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
     if plan_view.cut_reason:
         ui.inert(plan_view.cut_reason)
     recorded = plan_view.recorded_cut if not preview.pruned_first else None
-    fig = charts.timeline_figure(plan_view.frame, cut=plan_view.cut_index, recorded_cut=recorded,
-                                 split_turn=plan_view.split_turn, revision=f"cmp-{loaded.key}")
-    st.plotly_chart(fig, key="compaction_timeline", config={"displaylogo": False})
+    components.timeline(plan_view.frame, key="compaction_timeline", cache_key=plan_view.key,
+                        cut=plan_view.cut_index, recorded_cut=recorded, split_turn=plan_view.split_turn)
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Context now", f"{plan_view.context_tokens:,} tokens",
-              help=f"Threshold {plan_view.threshold:,} = window − reserve ({plan_view.context_source})")
+    c1.metric("Context now", f"{ui.compact_number(plan_view.context_tokens)} tokens",
+              help=f"{plan_view.context_tokens:,} tokens ({plan_view.context_source}); compaction triggers above "
+                   f"{plan_view.threshold:,} = window − reserve.")
     c2.metric("Summarised", f"{plan_view.summarised:,} messages")
     c3.metric("Split-turn prefix", f"{plan_view.prefix:,} messages",
               help="When the cut falls inside a turn, the turn's start is summarised separately.")
     c4.metric("Kept verbatim", f"{plan_view.kept:,} messages")
+    st.caption(logic.token_basis(plan_view))
 
 
 def recorded_compactions(loaded, preview) -> None:
@@ -102,7 +113,10 @@ def show_result(outcome: logic.Outcome) -> None:
     st.subheader("Result")
     ui.inert(f"summariser: {result.summarizer_name} · counter: {result.counter}")
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
+    c1.metric("Tokens before → after", f"{ui.compact_number(result.tokens_before)} → "
+              f"{ui.compact_number(result.tokens_after)}",
+              help=f"{result.tokens_before:,} → {result.tokens_after:,} tokens of the messages, counted with "
+                   f"{result.counter} (as in the explorer, without its placeholders).")
     saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
     c2.metric("Saved", f"{result.tokens_saved:,} tokens", f"{saved:.1f} % of the context", delta_color="off",
               delta_arrow="off")
@@ -149,6 +163,21 @@ def show_result(outcome: logic.Outcome) -> None:
                        key="dl_compacted_openai")
 
 
+def wait_for(job, compact_input, preview, choice) -> None:
+    """Poll the running compaction; the Cancel button stops waiting (Streamlit reruns at the next poll)."""
+    if not job.future.done():
+        st.button("Cancel", key="cmp_cancel", on_click=logic.cancel, args=(compact_input, preview, choice),
+                  icon=":material/cancel:")
+        status = st.empty()
+        while not job.future.done():
+            waited = time.monotonic() - job.started
+            bound = f" (at most about {job.longest_wait_s:,.0f} s)" if job.longest_wait_s else ""
+            status.caption(f"Summarising… {waited:,.0f} s{bound}")
+            time.sleep(0.25)
+        status.empty()
+    logic.finish(job)
+
+
 def render() -> None:
     st.title("Compaction preview")
     loaded = session_state.ensure_session()
@@ -173,8 +202,10 @@ def render() -> None:
     st.subheader("Compact")
     choice = summarizer_choice()
     if st.button("Compact", type="primary", key="compact_button"):
-        with st.spinner("Summarising…"):
-            logic.run_compaction(loaded, compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
+        logic.start_compaction(compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
+    job = logic.running_job()
+    if job is not None:
+        wait_for(job, compact_input, preview, choice)
     outcome = logic.outcome_for(loaded, preview, choice)
     if outcome is not None:
         show_result(outcome)

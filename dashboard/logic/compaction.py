@@ -9,8 +9,13 @@ state: it is passed straight to the summariser and scrubbed from any error text.
 
 from __future__ import annotations
 
+import inspect
+import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
@@ -20,7 +25,11 @@ from pruner import Session, message_tokens
 from pruner.compaction import (CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact, compare_recorded,
                                plan_compaction)
 
-from .. import analysis, cache, session_state, tables
+from pruner.errors import ConfigurationError, PrunerError
+
+from .. import analysis, cache, session_state, tables, ui
+
+log = logging.getLogger("pruner.dashboard")
 
 _LIBRARY_DEFAULTS = CompactionSettings()
 DEFAULT_KEEP_RECENT = _LIBRARY_DEFAULTS.keep_recent_tokens
@@ -44,13 +53,6 @@ class PreviewSettings:
 
 
 @dataclass(frozen=True)
-class SummarizerChoice:
-    kind: str = "offline"  # "offline" | "endpoint"
-    base_url: str = ""
-    model: str = ""
-
-
-@dataclass(frozen=True)
 class CompactInput:
     key: tuple  # what was compacted: ("raw", session key) or ("pruned", session key, PruneConfig)
     session: Session
@@ -60,6 +62,7 @@ class CompactInput:
 
 @dataclass(frozen=True)
 class PlanView:
+    key: tuple  # what the frame shows: the compaction input's key and the encoding
     frame: pd.DataFrame
     cut_index: int | None
     split_turn: bool
@@ -137,13 +140,28 @@ def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanV
         p = plan_compaction(compact_input.session, preview.library(encoding), force=preview.force,
                             use_usage=compact_input.use_usage)
         cut = p.cut
-        return PlanView(frame=compact_input.frame, cut_index=cut.index if cut else None,
+        return PlanView(key=(compact_input.key, encoding), frame=compact_input.frame,
+                        cut_index=cut.index if cut else None,
                         split_turn=bool(cut and cut.split_turn), trigger_reason=p.trigger.reason,
                         cut_reason=cut.reason if cut else "", context_tokens=p.trigger.context_tokens,
                         threshold=p.trigger.threshold, context_source=p.trigger.source,
                         summarised=len(p.to_summarize), prefix=len(p.turn_prefix), kept=len(p.kept),
                         recorded_cut=_latest_recorded_cut(compact_input.session))
     return cache.memoised("compaction_plan", (compact_input.key, preview, encoding), build)
+
+
+def token_basis(plan_view: PlanView) -> str:
+    """What "Context now" counts, next to the explorer's tiktoken figure, and what the threshold is compared with."""
+    counted = int(plan_view.frame["tokens"].sum()) if len(plan_view.frame) else 0
+    if plan_view.context_source == "usage":
+        return (f"Context now is what the provider reported at the last assistant message (input, output and cache "
+                f"tokens: it includes the system prompt, tool definitions and formatting the transcript does not "
+                f"hold), plus an estimate of the messages after it; the threshold is compared with that. Counted "
+                f"with tiktoken, as the explorer counts, the messages themselves are {counted:,} tokens; the cut "
+                f"and the tokens before → after below use that count.")
+    return (f"Context now is the messages counted with tiktoken, as the explorer counts ({counted:,} tokens"
+            f"{', without the placeholders pruning sends' if 'pruned' in str(plan_view.key[0][0]) else ''}); the "
+            "session records no provider usage, so the threshold is compared with this count.")
 
 
 def recorded_rows(session: Session, preview: PreviewSettings) -> list[dict]:
@@ -159,21 +177,133 @@ def redact(text: str, secret: str) -> str:
     return text.replace(secret, "***") if secret else text
 
 
+#: The app's endpoint defaults: short, so a silent server holds the page for seconds, not minutes.
+DEFAULT_TIMEOUT_S, DEFAULT_RETRIES = 15.0, 0
+_JOB = "cmp_job"
+_BACKOFF_S = 1.0
+
+
+@dataclass(frozen=True)
+class SummarizerChoice:
+    kind: str = "offline"  # "offline" | "endpoint"
+    base_url: str = ""
+    model: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    retries: int = DEFAULT_RETRIES
+
+    def longest_wait_s(self) -> float:
+        """The longest one compaction can wait for the endpoint: every attempt's timeout plus the waits between."""
+        return (1 + self.retries) * self.timeout_s + sum(min(_BACKOFF_S * 2 ** a, 20.0) for a in range(self.retries))
+
+
+def check_base_url(url: str) -> str:
+    """``url`` when it is an http(s) address with a host; ``ConfigurationError`` naming the setting otherwise."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"the base URL {url[:80]!r} is not an http:// or https:// address with a host, "
+                                 "such as https://api.openai.com/v1")
+    return url
+
+
+def _summarizer(choice: SummarizerChoice, api_key: str):
+    if choice.base_url:
+        check_base_url(choice.base_url)
+    options = dict(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini", api_key=api_key,
+                   timeout=choice.timeout_s, max_retries=choice.retries, backoff_seconds=_BACKOFF_S)
+    if "key_name" in inspect.signature(OpenAISummarizer).parameters:
+        options["key_name"] = "the key typed into the API key field"
+    return OpenAISummarizer(**options)
+
+
+def dashboard_error(text: str, *, api_key: str) -> str:
+    """An endpoint error as a dashboard user reads it: no key, no environment variable they did not set."""
+    text = redact(text, api_key)
+    if api_key:  # the key was typed, not read from the environment
+        text = text.replace("check OPENAI_API_KEY", "check the key typed into the API key field")
+        text = text.replace("set the OPENAI_API_KEY variable", "type one into the API key field")
+    return ui.for_dashboard(text)
+
+
+def _compact(compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice, encoding: str,
+             api_key: str):
+    """(result, error): the chosen summariser's compaction, or the offline one with the reason it was used."""
+    settings = preview.library(encoding)
+    options = dict(force=preview.force, use_usage=compact_input.use_usage)
+    if choice.kind != "endpoint":
+        return compact(compact_input.session, settings, OfflineSummarizer(), **options), None
+    try:
+        summarizer = _summarizer(choice, api_key)
+        result = compact(compact_input.session, settings, summarizer, on_error="fallback", **options)
+        return result, (dashboard_error(result.error, api_key=api_key) if result.error else None)
+    except Exception as exc:  # a setting the endpoint cannot take (a garbage base URL, say): still summarise offline
+        if isinstance(exc, PrunerError):
+            reason = str(exc)
+        else:
+            log.warning("endpoint summariser failed: %s", type(exc).__name__)
+            reason = f"the endpoint could not be called ({type(exc).__name__}: {exc})"
+        result = compact(compact_input.session, settings, OfflineSummarizer(), **options)
+        return result, dashboard_error(reason, api_key=api_key)
+
+
+@st.cache_resource(show_spinner=False)
+def _workers() -> ThreadPoolExecutor:
+    """Threads that wait for endpoints, so a page can stop waiting (cancel) while a request is out."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="pruner-summarizer")
+
+
+@dataclass(frozen=True)
+class Job:
+    key: tuple
+    future: Future
+    started: float
+    longest_wait_s: float
+
+
+def start_compaction(compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice, *,
+                     api_key: str) -> Job:
+    """Compact in a worker thread (the page polls it); an endpoint failure falls back to the offline summary."""
+    encoding = session_state.settings().encoding
+    key = (compact_input.key, preview, choice, encoding)
+    future = _workers().submit(_compact, compact_input, preview, choice, encoding, api_key)
+    job = Job(key=key, future=future, started=time.monotonic(),
+              longest_wait_s=choice.longest_wait_s() if choice.kind == "endpoint" else 0.0)
+    st.session_state[_JOB] = job
+    return job
+
+
+def running_job() -> Job | None:
+    return st.session_state.get(_JOB)
+
+
+def finish(job: Job) -> Outcome:
+    """The finished job's outcome, kept for the page (the job is forgotten)."""
+    result, error = job.future.result()
+    outcome = Outcome(key=job.key, result=result, error=error)
+    st.session_state[_OUTCOME] = outcome
+    st.session_state.pop(_JOB, None)
+    return outcome
+
+
+def cancel(compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice) -> None:
+    """Stop waiting for the endpoint: the offline summary of the same cut is shown, and the request is
+    left to time out on its own (its answer is ignored)."""
+    job = st.session_state.pop(_JOB, None)
+    if job is not None:
+        job.future.cancel()
+    encoding = session_state.settings().encoding
+    result, _ = _compact(compact_input, preview, SummarizerChoice(), encoding, "")
+    st.session_state[_OUTCOME] = Outcome(key=(compact_input.key, preview, choice, encoding), result=result,
+                                         error="cancelled: you stopped waiting for the endpoint")
+
+
 def run_compaction(loaded, compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice,
                    *, api_key: str) -> Outcome:
-    """Compact with the chosen summariser; an endpoint failure falls back to the offline summary."""
-    encoding = session_state.settings().encoding
-    if choice.kind == "endpoint":
-        summarizer = OpenAISummarizer(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini",
-                                      api_key=api_key, timeout=60.0, max_retries=1)
-    else:
-        summarizer = OfflineSummarizer()
-    result = compact(compact_input.session, preview.library(encoding), summarizer, force=preview.force,
-                     on_error="fallback", use_usage=compact_input.use_usage)
-    error = redact(result.error, api_key) if result.error else None
-    outcome = Outcome(key=(compact_input.key, preview, choice, encoding), result=result, error=error)
-    st.session_state[_OUTCOME] = outcome
-    return outcome
+    """Compact and wait for it (what the page does, without the polling)."""
+    return finish(start_compaction(compact_input, preview, choice, api_key=api_key))
 
 
 def outcome_for(loaded, preview: PreviewSettings, choice: SummarizerChoice) -> Outcome | None:
@@ -187,10 +317,14 @@ def outcome_for(loaded, preview: PreviewSettings, choice: SummarizerChoice) -> O
 
 
 def endpoint_hint(error: str) -> str:
+    if error.startswith("cancelled"):
+        return "Compact again to retry, or raise the timeout in the endpoint settings."
     if "API key" in error or "401" in error:
         return "Type the key into the **API key** field (any text for a local server without keys)."
-    if "connect" in error or "404" in error or "timeout" in error:
-        return "Check the **Base URL** and **Model**, and that the server is running."
+    if "base URL" in error:
+        return "Give the **Base URL** as an http:// or https:// address, such as http://localhost:8000/v1."
+    if "connect" in error or "404" in error or "timeout" in error or "timed out" in error:
+        return "Check the **Base URL** and **Model**, that the server is running, and the timeout."
     return "Check the endpoint settings, or use the offline summariser."
 
 

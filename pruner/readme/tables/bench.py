@@ -46,6 +46,16 @@ def render(results: dict[str, Any]) -> str:
                 f"/{n}, idempotent in {summary['idempotent']['count']}/{n}. Of {summary['untagged_facts']} facts "
                 f"referred to only in paraphrase, {lost} {'was' if lost == 1 else 'were'} lost; no deterministic "
                 "pass can see such references."]
+    chat = [r for r in rows if r["workload"] == "plain_chat"]
+    if chat:
+        r = max(chat, key=lambda r: r["turns"])
+        gap = r["tokens_after"] - r["oracle_tokens_after"]
+        more = r["messages_after"] - r["oracle_messages_after"]
+        if gap > 0:
+            out += ["", f"plain_chat at {_turns(r['turns'])} turns keeps {gap:,} tokens more than the oracle: "
+                        f"{r['placeholder_tokens']:,} of them ({100 * r['placeholder_tokens'] / gap:.1f}%) are "
+                        f"placeholders, and {gap - r['placeholder_tokens']:,} are the {more} "
+                        f"message{'s' if more != 1 else ''} it keeps and the oracle drops."]
     largest = max(rows, key=lambda r: r["messages_before"])
     out += ["", f"Prune time is the median of {results['meta']['timing_runs']} passes-only runs after a warm-up: "
                 f"{largest['prune_ms']:,.1f} ms for {largest['workload']} at {_turns(largest['turns'])} turns "
