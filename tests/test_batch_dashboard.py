@@ -9,7 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import corpus_charts, session_state, ui
+from dashboard import components, corpus_charts, session_state, ui
+from pruner import STATUSES
 from dashboard.logic import corpus
 from pruner.batch import run_batch
 from pruner.errors import ConfigurationError, FormatError
@@ -155,7 +156,7 @@ def test_page_opens_a_folder_shows_charts_and_keeps_it_on_a_bad_one(batch_folder
     metrics = {m.label: m.value for m in at.metric}
     t = corpus.totals(corpus.read_corpus(out).sessions)
     assert metrics["Sessions"] == f"{t['sessions']:,}" and metrics["Failed"] == "1"
-    assert (metrics["Tokens before"], metrics["Tokens after"]) == (f"{t['tokens_before']:,}", f"{t['tokens_after']:,}")
+    assert metrics["Tokens before → after"] == components.before_after(t["tokens_before"], t["tokens_after"])[0]
     assert metrics["Token reduction"] == f"{100 * t['reduction']:.1f} %"
     assert len(at.get("plotly_chart")) == 6
     at.selectbox(key="corpus_filter_errors").set_value("errors only").run()
@@ -180,8 +181,8 @@ def test_clicking_a_session_opens_it_in_the_explorer_with_the_batch_settings(bat
     assert at.title[0].value == "Session explorer"
     assert at.session_state[session_state.LOADED].origin == "corpus"
     assert any("pi_session.jsonl · corpus" in t.value for t in at.text)
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Tokens before → after"] == f"{int(row['tokens_before']):,} → {int(row['tokens_after']):,}"
+    statuses = " · ".join(f"{s} {int(row[s]):,}" for s in STATUSES)
+    assert any(f"Messages per status: {statuses}" in c.value for c in at.caption)  # pruned as in the batch
 
 
 def test_the_explorer_gets_the_settings_the_batch_ran_with(tmp_path):

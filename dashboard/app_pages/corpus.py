@@ -6,7 +6,7 @@ import os
 
 import streamlit as st
 
-from dashboard import cache, corpus_charts, ui
+from dashboard import cache, components, corpus_charts, ui
 from dashboard.logic import corpus as logic
 
 ss = st.session_state
@@ -70,14 +70,14 @@ def open_requested(shown) -> None:
 
 def headline(shown) -> None:
     t = logic.totals(shown.sessions)
-    cols = st.columns(5)
-    cols[0].metric("Sessions", f"{t['sessions']:,}", help=f"from {t['files']:,} files")
+    tokens, tokens_exact = components.before_after(t["tokens_before"], t["tokens_after"])
+    cols = st.columns(4)
+    cols[0].metric("Sessions", f"{t['sessions']:,}", help=f"from {ui.plural(t['files'], 'file')}")
     cols[1].metric("Failed", f"{t['failed']:,}", help="Files or dialogues that could not be read or pruned; "
                                                         "their errors are in the table (filter: errors only).")
-    cols[2].metric("Tokens before", f"{t['tokens_before']:,}")
-    cols[3].metric("Tokens after", f"{t['tokens_after']:,}", help="Kept messages plus the placeholders sent "
-                                                                  "for pruned tool results.")
-    cols[4].metric("Token reduction", f"{100 * t['reduction']:.1f} %")
+    cols[2].metric("Tokens before → after", tokens, help=f"{tokens_exact} tokens. After = the kept messages plus "
+                                                           "the placeholders sent for pruned tool results.")
+    cols[3].metric("Token reduction", f"{100 * t['reduction']:.1f} %")
     config = shown.settings.get("config", {})
     st.caption(f"Folder {ui.escape_markdown(shown.folder)} · counter `{config.get('encoding', '?')}` · "
                f"passes: expire {config.get('expire')}, dedupe {config.get('deduplicate')}, "

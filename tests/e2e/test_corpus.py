@@ -10,8 +10,10 @@ import urllib.parse
 
 import pytest
 
-from tests.e2e.test_browser import (SAMPLES, app_url, browser, chromium_path, page,  # noqa: F401 - fixtures
-                                    save_screenshot, wait_for_text)
+from pruner import STATUSES
+
+from tests.e2e.test_browser import (OUTSIDE_REQUESTS, SAMPLES, app_url, browser,  # noqa: F401 - fixtures
+                                    chromium_path, page, save_screenshot, server, wait_for_text)
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +37,8 @@ def batch_folder(tmp_path_factory):
     return out
 
 
-def test_corpus_page_charts_a_batch_and_opens_a_session_in_the_explorer(page, app_url, batch_folder):  # noqa: F811
+def test_corpus_page_charts_a_batch_and_opens_a_session_in_the_explorer(page, app_url, server,  # noqa: F811
+                                                                         batch_folder):
     from dashboard.logic import corpus
 
     shown = corpus.read_corpus(batch_folder)
@@ -56,9 +59,10 @@ def test_corpus_page_charts_a_batch_and_opens_a_session_in_the_explorer(page, ap
     top = most.iloc[0]
     wait_for_text(page, f"{top['file']} · corpus")
     page.locator(".js-plotly-plot").first.wait_for()
-    tokens = f"{int(top['tokens_before']):,} → {int(top['tokens_after']):,}"
-    page.get_by_text(tokens).first.wait_for()  # the explorer prunes it to the batch's figures
+    statuses = " · ".join(f"{s} {int(top[s]):,}" for s in STATUSES)
+    page.get_by_text(f"Messages per status: {statuses}").first.wait_for()  # pruned as in the batch
     assert page.locator("[data-testid=stException]").count() == 0
+    assert OUTSIDE_REQUESTS == [] and server.outbound_attempts() == []  # nothing left the machine
 
 
 def test_corpus_page_says_what_to_do_with_a_folder_that_is_not_a_batch(page, app_url, tmp_path):  # noqa: F811
