@@ -258,3 +258,35 @@ def test_terminal_escapes_control_characters_in_paths_and_errors():
     from pruner.cli.batch import printable
     assert printable("evil\x1b[31mname\x07.json") == "evil\\x1b[31mname\\x07.json"
     assert os.sep in printable(str(SAMPLES))
+
+
+def test_replay_totals_equal_a_serial_replay_per_session_and_strategy(tmp_path):
+    from pruner.formats import load_dialogues
+    from pruner.replay import ReplaySettings, replay
+    files = [SAMPLES / "native_demo.jsonl", SAMPLES / "workload-tool_agent-50.jsonl", SAMPLES / "swe_agent.traj"]
+    strategies = ("full", "prune_every_request", "cache_aware_prune")
+    settings = BatchSettings(replay=strategies, replay_settings=ReplaySettings(provider="openai"))
+    summary = run_batch([str(f) for f in files], tmp_path / "out", settings, workers=1)
+    table = pd.read_parquet(tmp_path / "out" / "replay")
+    sessions = pd.read_parquet(tmp_path / "out" / "sessions").set_index("session_id")
+    assert len(table) == len(files) * len(strategies) and sessions["replay_error"].isna().all()
+    for f in files:
+        sid = sessions.index[sessions["source"] == str(f)][0]
+        r = replay(load_dialogues(f)[0], strategies, settings=ReplaySettings(provider="openai"))
+        for name in strategies:
+            row = table[(table["session_id"] == sid) & (table["strategy"] == name)].iloc[0]
+            t = r.runs[name].totals
+            assert (row["dollars"], row["input_tokens"]) == (t["dollars"], t["fresh"] + t["cached"] + t["written"])
+            assert row["prices"] == r.money_label and "USD per MTok" in row["prices"]
+    assert summary.replay["full"]["dollars"] == pytest.approx(table[table["strategy"] == "full"]["dollars"].sum())
+    assert summary.prices == table["prices"].iloc[0]
+
+
+def test_cli_replay_prints_dollars_per_strategy_and_the_prices(tmp_path, capsys):
+    assert main(["batch", str(SAMPLES / "native_demo.jsonl"), "--out", str(tmp_path / "out"), "--workers", "1",
+                 "--replay", "full,prune_every_request", "--provider", "openai"]) == 0
+    out = capsys.readouterr().out
+    assert "replay:   full $" in out and "prune_every_request $" in out and "USD per MTok" in out
+    assert main(["batch", str(SAMPLES / "native_demo.jsonl"), "--out", str(tmp_path / "o2"),
+                 "--replay", "nonsense"]) == 2
+    assert "unknown strategy 'nonsense'" in capsys.readouterr().err

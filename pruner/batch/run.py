@@ -61,6 +61,9 @@ class BatchSummary:
     elapsed_s: float  # everything: listing inputs, starting the cluster, the tasks, the manifest
     compute_s: float  # from submitting the tasks until the last one finished
     prune_ms: float  # sum over sessions of prune() time
+    replay: dict[str, dict] = field(default_factory=dict)  # strategy -> {"dollars", "input_tokens"} (--replay)
+    prices: str = ""  # which prices the replay's dollars use
+    replay_failed: int = 0  # sessions pruned whose replay failed (replay_error in the table)
 
     @property
     def processed(self) -> int:
@@ -275,6 +278,12 @@ def _summarise(out, passed_over, inputs, not_taken, skipped, replaced, totals: _
         for rule, count in r.by_rule:
             by_rule[rule] = by_rule.get(rule, 0) + count
     errors = tuple(e for r in results for e in r.errors)[:REPORTED_ERRORS]
+    replayed: dict[str, dict] = {}
+    for r in results:
+        for name, dollars, tokens in r.replay:
+            sums = replayed.setdefault(name, {"dollars": 0.0, "input_tokens": 0})
+            sums["dollars"] += dollars
+            sums["input_tokens"] += tokens
     return BatchSummary(
         out=out, inputs=inputs, passed_over=passed_over, not_taken=not_taken, skipped=skipped, replaced=replaced,
         files=sum(r.files for r in results), sessions=sum(r.sessions for r in results),
@@ -282,4 +291,8 @@ def _summarise(out, passed_over, inputs, not_taken, skipped, replaced, totals: _
         tokens_after=sum(r.tokens_after for r in results), by_rule=dict(sorted(by_rule.items())),
         counters=tuple(sorted({c for r in results for c in r.counters})), errors=errors, partitions=partitions,
         partition_failures=tuple(sorted(totals.failures)), workers=workers, cluster=cluster, dashboard=link,
-        elapsed_s=elapsed, compute_s=compute_s, prune_ms=sum(r.prune_ms for r in results))
+        elapsed_s=elapsed, compute_s=compute_s, prune_ms=sum(r.prune_ms for r in results),
+        replay={name: {"dollars": round(t["dollars"], 6), "input_tokens": t["input_tokens"]}
+                for name, t in replayed.items()},
+        prices=next((r.prices for r in results if r.prices), ""),
+        replay_failed=sum(r.replay_failed for r in results))

@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..model import STATUSES
 from ..rules import EXPLANATIONS
 
-TABLES = ("sessions", "decisions")
+TABLES = ("sessions", "decisions", "replay")
 
 #: Decision rule names, in a fixed order; a rule outside it is counted in ``rule_other``.
 RULE_NAMES: tuple[str, ...] = tuple(sorted(EXPLANATIONS))
@@ -57,6 +57,7 @@ SESSIONS = pa.schema([
     pa.field("prune_ms", _FLOAT),  # prune() of this session, wall clock
     pa.field("load_ms", _FLOAT),  # reading and parsing the whole file (same on each of its dialogues)
     pa.field("error", _STR),  # null unless the file or this dialogue failed
+    pa.field("replay_error", _STR),  # with --replay: null unless the replay of this session failed
     pa.field("partition", _STR, nullable=False),
 ])
 
@@ -69,7 +70,23 @@ DECISIONS = pa.schema([
     pa.field("related", _STR),
 ])
 
-SCHEMAS = {"sessions": SESSIONS, "decisions": DECISIONS}
+#: With ``--replay``: one row per session and strategy (``pruner.replay``), billed request by request.
+REPLAY = pa.schema([
+    pa.field("session_id", _STR, nullable=False),
+    pa.field("strategy", _STR, nullable=False),
+    pa.field("requests", _INT, nullable=False),  # model calls in the session
+    pa.field("input_tokens", _INT, nullable=False),  # provider tokens sent, summed over requests
+    pa.field("cached_tokens", _INT, nullable=False),
+    pa.field("written_tokens", _INT, nullable=False),  # cache writes
+    pa.field("fresh_tokens", _INT, nullable=False),
+    pa.field("output_tokens", _INT, nullable=False),
+    pa.field("dollars", _FLOAT, nullable=False),
+    pa.field("peak_context", _INT, nullable=False),  # largest single request, provider tokens
+    pa.field("rejected", _INT, nullable=False),  # requests over the model's window
+    pa.field("prices", _STR, nullable=False),  # which prices the dollars use (model, source, date)
+])
+
+SCHEMAS = {"sessions": SESSIONS, "decisions": DECISIONS, "replay": REPLAY}
 
 
 def schema_fingerprint() -> list[str]:

@@ -28,7 +28,8 @@ from ..engine.prune import collector_paused, prune
 from ..errors import PrunerError
 from ..formats import decode_bytes, loads_all
 from ..model import STATUSES
-from .schema import DECISIONS, OTHER_RULE_COLUMN, RULE_COLUMNS, SESSIONS
+from ..replay import ReplaySettings, replay
+from .schema import DECISIONS, OTHER_RULE_COLUMN, REPLAY, RULE_COLUMNS, SESSIONS
 from .settings import BatchSettings
 
 #: How many error messages a partition reports back for the summary (all are in the table).
@@ -55,6 +56,9 @@ class PartitionResult:
     counters: tuple[str, ...]
     errors: tuple[tuple[str, str], ...]  # (source, error), at most REPORTED_ERRORS
     prune_ms: float
+    replay: tuple[tuple[str, float, int], ...] = ()  # (strategy, dollars, input tokens) summed
+    prices: str = ""  # which prices the replay's dollars use
+    replay_failed: int = 0
 
 
 def partition_file(out: str, table: str, key: str) -> str:
@@ -119,12 +123,31 @@ def _session_row(base: dict[str, Any], session, result, prune_ms: float) -> dict
     return row
 
 
+def _replay_rows(session_id: str, session, settings: BatchSettings, replays: list[dict]) -> str | None:
+    """Append one ``replay`` row per strategy; the error text when the replay fails (the prune row stays)."""
+    try:
+        r = replay(session, settings.replay, settings=settings.replay_settings or ReplaySettings())
+    except Exception as exc:  # the pruning result is still good; say why the replay is missing
+        return _error_text(exc)
+    for name in settings.replay:
+        t = r.runs[name].totals
+        replays.append({"session_id": session_id, "strategy": name, "requests": t["requests"],
+                        "input_tokens": t["fresh"] + t["cached"] + t["written"], "cached_tokens": t["cached"],
+                        "written_tokens": t["written"], "fresh_tokens": t["fresh"], "output_tokens": t["output"],
+                        "dollars": t["dollars"], "peak_context": t["peak_context"], "rejected": t["rejected"],
+                        "prices": r.money_label})
+    return None
+
+
 def process_file(path: str, settings: BatchSettings, partition: str,
-                 decisions: dict[str, list] | None = None) -> list[dict]:
+                 decisions: dict[str, list] | None = None, replays: list[dict] | None = None) -> list[dict]:
     """The ``sessions`` rows of one file (one per dialogue, or one error row); its decisions are
-    appended to the ``decisions`` columns (one list per column of ``DECISIONS``)."""
+    appended to the ``decisions`` columns (one list per column of ``DECISIONS``), and with
+    ``settings.replay`` its replay rows to ``replays``."""
     if decisions is None:
         decisions = {name: [] for name in DECISIONS.names}
+    if replays is None:
+        replays = []
     digest = ""
     start = time.perf_counter()
     try:
@@ -158,6 +181,8 @@ def process_file(path: str, settings: BatchSettings, partition: str,
             rows.append(row)
             continue
         rows.append(_session_row(here, session, result, (time.perf_counter() - start) * 1000))
+        if settings.replay:
+            rows[-1]["replay_error"] = _replay_rows(session_id, session, settings, replays)
         n = len(result.decisions)
         decisions["session_id"].extend([session_id] * n)
         decisions["position"].extend(range(n))
@@ -172,19 +197,23 @@ def run_partition(partition: Partition) -> PartitionResult:
     """Process every file of ``partition`` and write its ``decisions`` then its ``sessions`` file."""
     rows: list[dict] = []
     decisions: dict[str, list] = {name: [] for name in DECISIONS.names}
+    replays: list[dict] = []
     # The rows gathered here are acyclic; with the collector on, every collection would walk
     # all of them again (a quarter of a partition's time on tau-bench dialogues).
     with collector_paused():
         for path in partition.files:
-            rows.extend(process_file(path, partition.settings, partition.key, decisions))
+            rows.extend(process_file(path, partition.settings, partition.key, decisions, replays))
     write_atomically(pa.Table.from_pydict(decisions, schema=DECISIONS),
                      partition_file(partition.out, "decisions", partition.key))
+    if partition.settings.replay:
+        write_atomically(pa.Table.from_pylist(replays, schema=REPLAY),
+                         partition_file(partition.out, "replay", partition.key))
     write_atomically(pa.Table.from_pylist(rows, schema=SESSIONS),
                      partition_file(partition.out, "sessions", partition.key))
-    return summarise(partition, rows)
+    return summarise(partition, rows, replays)
 
 
-def summarise(partition: Partition, rows: list[dict]) -> PartitionResult:
+def summarise(partition: Partition, rows: list[dict], replays: list[dict] = ()) -> PartitionResult:
     ok = [r for r in rows if r["error"] is None]
     by_rule: dict[str, int] = {}
     for r in ok:
@@ -198,4 +227,9 @@ def summarise(partition: Partition, rows: list[dict]) -> PartitionResult:
         key=partition.key, files=len(partition.files), sessions=len(rows), failed=len(errors),
         tokens_before=sum(r["tokens_before"] for r in ok), tokens_after=sum(r["tokens_after"] for r in ok),
         by_rule=tuple(sorted(by_rule.items())), counters=tuple(sorted({r["counter"] for r in ok})),
-        errors=errors[:REPORTED_ERRORS], prune_ms=sum(r["prune_ms"] for r in ok))
+        errors=errors[:REPORTED_ERRORS], prune_ms=sum(r["prune_ms"] for r in ok),
+        replay=tuple((name, sum(r["dollars"] for r in replays if r["strategy"] == name),
+                      sum(r["input_tokens"] for r in replays if r["strategy"] == name))
+                     for name in partition.settings.replay),
+        prices=next((r["prices"] for r in replays), ""),
+        replay_failed=sum(1 for r in ok if r.get("replay_error")))

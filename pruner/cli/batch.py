@@ -10,7 +10,8 @@ from ..batch.progress import TerminalProgress
 from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig
 from ..formats import DEFAULT_MAX_BYTES, FORMATS
 from ..tokens import ENCODINGS
-from .types import byte_count, dask_address, fraction, positive_int
+from ..replay import DEFAULT_MODELS, ReplaySettings, strategy_names
+from .types import byte_count, dask_address, fraction, positive_int, strategy_list
 
 NAME = "batch"
 HELP = "prune many transcripts on Dask (this machine or a cluster) and write Parquet tables"
@@ -38,6 +39,14 @@ def add_arguments(p) -> None:
     p.add_argument("--no-restore", action="store_true", help="switch off pass 3 (dependency restoration)")
     p.add_argument("--orphan-policy", choices=("placeholder", "drop_pair"), default="placeholder",
                    help="how a kept call whose result was pruned is counted (a placeholder, or dropped)")
+    p.add_argument("--replay", type=strategy_list, nargs="?", const=strategy_names(), default=None,
+                   metavar="A,B", help="also replay every session request by request under these strategies (default: "
+                                       "all) and bill it; writes the replay table (see pruner replay)")
+    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default="anthropic",
+                   help="with --replay: whose cache rules and prices bill the requests (default %(default)s)")
+    p.add_argument("--model", default=None, metavar="MODEL",
+                   help="with --replay: the model whose prices and window apply (default: the provider's in "
+                        "pruner replay)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=positive_int, metavar="N", default=None,
                        help="worker processes of the local Dask cluster (default: one per CPU core)")
@@ -75,6 +84,19 @@ def summary_lines(s) -> list[str]:
         lines.append(f"time:     {s.elapsed_s:.1f} s (nothing to process, no cluster started)")
     lines.append(f"output:   {printable(s.out)}/sessions and /decisions (Parquet; e.g. "
                  f"pandas.read_parquet('{printable(s.out)}/sessions'))")
+    if s.replay:
+        full = s.replay.get("full")
+        parts = []
+        for name, t in s.replay.items():
+            saved = ""
+            if full and full["dollars"] and name != "full":
+                change = 1 - t["dollars"] / full["dollars"]
+                saved = f", {100 * abs(change):.1f}% {'less' if change >= 0 else 'more'} than full"
+            parts.append(f"{name} ${t['dollars']:,.2f} ({t['input_tokens']:,} input tokens{saved})")
+        lines.append("replay:   " + "; ".join(parts))
+        lines.append(f"prices:   {printable(s.prices)}")
+        if s.replay_failed:
+            lines.append(f"          {s.replay_failed:,} session(s) pruned but not replayed (the replay_error column)")
     for source, error in s.errors:
         lines.append(f"failed:   {printable(error if error.startswith(source) else f'{source}: {error}')}")
     if s.failed > len(s.errors):
@@ -88,8 +110,10 @@ def run(args) -> int:
     config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
                          near_duplicate_threshold=args.near_duplicate_threshold, orphan_policy=args.orphan_policy,
                          encoding=args.encoding)
+    replay_settings = ReplaySettings(provider=args.provider, model=args.model, prune=config) if args.replay else None
     settings = BatchSettings(config=config, format=args.format, skip_bad_lines=args.skip_bad_lines,
-                             retrieval_tools=tuple(args.retrieval_tool), max_bytes=args.max_bytes)
+                             retrieval_tools=tuple(args.retrieval_tool), max_bytes=args.max_bytes,
+                             replay=tuple(args.replay or ()), replay_settings=replay_settings)
     bar = TerminalProgress(sys.stderr)
 
     def on_cluster(cluster: str, link: str | None, workers: int) -> None:
