@@ -104,6 +104,18 @@ def tokens_figure(totals: Mapping[str, int]) -> go.Figure:
     return fig
 
 
+def dollars_figure(totals: pd.DataFrame) -> go.Figure:
+    """What the corpus costs under each replayed strategy (``replay_totals``)."""
+    fig = go.Figure(go.Bar(
+        x=[_esc(n) for n in totals["strategy"]], y=totals["dollars"].tolist(),
+        marker={"color": [BEFORE_COLOUR if n == "full" else AFTER_COLOUR for n in totals["strategy"]]},
+        customdata=totals["input_tokens"].astype(int).tolist(),
+        hovertemplate="%{x}: $%{y:,.2f}<br>%{customdata:,} input tokens<extra></extra>"))
+    fig.update_layout(title={"text": "Dollars per strategy (replay)"}, height=360, margin=_MARGIN,
+                      yaxis={"title": {"text": "USD"}})
+    return fig
+
+
 def extremes_figure(rows: pd.DataFrame, *, title: str) -> go.Figure:
     """One bar per session (its reduction); ``customdata`` carries the session id for a click."""
     labels = [_esc(f"{f} #{int(d)}" if pd.notna(d) and int(n or 1) > 1 else f)

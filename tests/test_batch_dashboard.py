@@ -192,3 +192,21 @@ def test_the_explorer_gets_the_settings_the_batch_ran_with(tmp_path):
     run_batch([str(SAMPLES / "native_demo.jsonl")], tmp_path / "out", BatchSettings(config=config), workers=1)
     shown = corpus.read_corpus(tmp_path / "out")
     assert corpus.batch_config(shown) == config
+
+
+def test_a_batch_with_replay_shows_dollars_per_strategy_with_its_prices(tmp_path):
+    from pruner.batch import BatchSettings
+    out = tmp_path / "out"
+    run_batch([str(SAMPLES / "native_demo.jsonl"), str(SAMPLES / "workload-tool_agent-50.jsonl")], out,
+              BatchSettings(replay=("full", "cache_aware_prune")), workers=1)
+    shown = corpus.read_corpus(out)
+    totals = corpus.replay_totals(shown.replay)
+    assert list(totals["strategy"]) == ["full", "cache_aware_prune"] and list(totals["sessions"]) == [2, 2]
+    assert totals["dollars"].iloc[0] == pytest.approx(shown.replay[shown.replay["strategy"] == "full"]["dollars"].sum())
+    fig = corpus_charts.dollars_figure(totals)
+    assert list(fig.data[0].y) == totals["dollars"].tolist()
+    at = _corpus_page()
+    at.text_input(key="corpus_folder_input").set_value(str(out))
+    at.button[0].click().run()
+    assert not at.exception and len(at.get("plotly_chart")) == 7
+    assert any(c.value.startswith("Prices: ") and "USD per MTok" in c.value for c in at.caption)

@@ -92,6 +92,9 @@ def charts(shown) -> None:
                       key="corpus_hist")
     right.plotly_chart(cache.shared("corpus_tokens", key, lambda: corpus_charts.tokens_figure(logic.totals(frame))),
                        key="corpus_tokens")
+    if shown.replay is not None and len(shown.replay):
+        st.plotly_chart(corpus_charts.dollars_figure(logic.replay_totals(shown.replay)), key="corpus_dollars")
+        st.caption("Prices: " + ui.escape_markdown(str(shown.replay["prices"].iloc[0])))
     left, right = st.columns(2)
     left.plotly_chart(corpus_charts.format_figure(logic.by_format(frame)), key="corpus_formats")
     right.plotly_chart(corpus_charts.rule_figure(logic.by_rule(frame, shown.rule_statuses)), key="corpus_rules")

@@ -21,7 +21,7 @@ import pyarrow.dataset as ds
 
 from pruner import PruneConfig
 from pruner.batch import MANIFEST, SESSIONS
-from pruner.batch.schema import OTHER_RULE_COLUMN, RULE_COLUMNS
+from pruner.batch.schema import OTHER_RULE_COLUMN, REPLAY, RULE_COLUMNS
 from pruner.errors import ConfigurationError, FormatError
 from pruner.formats import load_bytes
 
@@ -42,6 +42,7 @@ class Corpus:
     sessions: pd.DataFrame  # the sessions table, plus "file" and "reduction_pct"
     manifest: dict
     rule_statuses: dict[str, str]  # rule -> the status its decisions carry
+    replay: pd.DataFrame | None = None  # the replay table, when the batch ran with --replay
 
     @property
     def settings(self) -> dict:
@@ -72,8 +73,24 @@ def read_corpus(folder: str | os.PathLike) -> Corpus:
     frame["reduction_pct"] = (100 * frame["reduction"]).round(2)
     frame = frame.sort_values(["source", "dialogue"], na_position="first", kind="stable").reset_index(drop=True)
     used = [rule for rule, column in RULE_COLUMNS.items() if frame[column].fillna(0).sum() > 0]
+    replayed = None
+    if list((root / "replay").glob("part-*.parquet")):
+        try:
+            replayed = ds.dataset(root / "replay", format="parquet", schema=REPLAY).to_table().to_pandas()
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise ConfigurationError(f"{root}: cannot read the replay table ({exc}). Run pruner batch into a "
+                                     "new folder and open that.") from None
     return Corpus(folder=str(root), sessions=frame, manifest=manifest,
-                  rule_statuses=rule_statuses(root / "decisions", used))
+                  rule_statuses=rule_statuses(root / "decisions", used), replay=replayed)
+
+
+def replay_totals(replayed: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy (in the order the batch ran them): sessions, input tokens and dollars summed."""
+    order = list(dict.fromkeys(replayed["strategy"]))
+    totals = replayed.groupby("strategy", sort=False).agg(sessions=("session_id", "size"),
+                                                          input_tokens=("input_tokens", "sum"),
+                                                          dollars=("dollars", "sum"))
+    return totals.reindex(order).reset_index()
 
 
 def rule_statuses(decisions: Path, rules: Iterable[str]) -> dict[str, str]:
