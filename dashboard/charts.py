@@ -57,10 +57,10 @@ def composition_figure(context: pd.DataFrame, *, stage: str = "after") -> go.Fig
     return fig
 
 
-def loading_figure(text: str) -> go.Figure:
+def loading_figure(text: str, *, height: int = 80) -> go.Figure:
     """A small empty chart with a message, shown while the first session of a visit is prepared."""
     fig = go.Figure()
-    fig.update_layout(height=80, margin={"l": 0, "r": 0, "t": 0, "b": 0},
+    fig.update_layout(height=height, margin={"l": 0, "r": 0, "t": 0, "b": 0},
                       xaxis={"visible": False}, yaxis={"visible": False},
                       annotations=[{"text": text, "showarrow": False, "xref": "paper", "yref": "paper",
                                     "x": 0.5, "y": 0.5}])
