@@ -68,7 +68,7 @@ def text_block(text: str, *, height: int | None = None) -> None:
     syntax highlighter into the browser, which costs a page with a long session
     most of a second before its charts are drawn.
     """
-    with st.container(height=height, border=True):
+    with st.container(height=height or "content", border=True):
         st.text(text)
 
 
