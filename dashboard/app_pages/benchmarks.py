@@ -109,7 +109,7 @@ def charts_section(committed, mine) -> None:
         tables.baselines_wide(baselines, "reduction_pct"),
         x="config", ys=["pruner", "oracle", "truncation"], names=["pruner", "oracle", "truncation"],
         colours=[STATUS_COLOURS["kept"], STATUS_COLOURS["restored"], STATUS_COLOURS["expired"]],
-        title="Reduction: pruner beside the oracle and truncation (committed run)", y_title="reduction %"),
+        title="Reduction beside the oracle and truncation", y_title="reduction %"),
         key="bench_baselines")
     st.plotly_chart(charts.facts_lost_figure(tables.baselines_wide(baselines, "tagged_facts_missing")),
                     key="bench_facts")

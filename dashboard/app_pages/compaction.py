@@ -166,15 +166,17 @@ def show_result(outcome: logic.Outcome) -> None:
 def wait_for(job, compact_input, preview, choice) -> None:
     """Poll the running compaction; the Cancel button stops waiting (Streamlit reruns at the next poll)."""
     if not job.future.done():
-        st.button("Cancel", key="cmp_cancel", on_click=logic.cancel, args=(compact_input, preview, choice),
-                  icon=":material/cancel:")
-        status = st.empty()
+        waiting = st.empty()
+        with waiting.container():
+            st.button("Cancel", key="cmp_cancel", on_click=logic.cancel, args=(compact_input, preview, choice),
+                      icon=":material/cancel:")
+            status = st.empty()
         while not job.future.done():
             waited = time.monotonic() - job.started
             bound = f" (at most about {job.longest_wait_s:,.0f} s)" if job.longest_wait_s else ""
             status.caption(f"Summarising… {waited:,.0f} s{bound}")
             time.sleep(0.25)
-        status.empty()
+        waiting.empty()
     logic.finish(job)
 
 

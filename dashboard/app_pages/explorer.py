@@ -329,19 +329,28 @@ def downloads(loaded, analysed) -> None:
 def render() -> None:
     st.title("Session explorer")
     loading_note = st.empty()
-    slow = False
-    if not session_state.link_was_read():  # a visit's first run
+    first_run = not session_state.link_was_read()  # a visit's first run
+    slow = first_run and logic.link_needs_pruning()
+    if first_run:
         # The browser fetches and compiles plotly.js (several MB) only when a first chart
         # arrives; sending a tiny one first lets it start while the session is loaded and
         # pruned and the rest of the page arrives, instead of after. While a linked workload
         # is generated and pruned it says so; otherwise it is ten pixels high and empty.
-        slow = logic.link_needs_pruning()
         loading_note.plotly_chart(charts.loading_figure("Loading and pruning the session…" if slow else "",
                                                         height=80 if slow else 10),
                                   key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
     loaded = session_state.ensure_session(check=logic.check)
     if slow:
         loading_note.empty()
+    try:
+        page(loaded)
+    finally:
+        if first_run:  # mounted long enough to start the download; gone before anyone reads the page
+            loading_note.empty()
+
+
+def page(loaded) -> None:
+    """Everything below the title, for the session ``loaded`` (or none)."""
     sync_sidebar(loaded)
     with st.sidebar:
         st.header("Session")

@@ -9,8 +9,9 @@ from pruner import PruneConfig
 
 from ..loading import LoadedSession
 
-#: Sessions longer than this many turns are guided through a window of at most this many.
-MAX_TURNS = 30
+#: Sessions longer than this many turns are guided through a window of at most this many (few enough
+#: that the timeline shows one mark per message).
+MAX_TURNS = 15
 #: The guide's own URL parameters: the step (1-based) and the window (``first-last``).
 PAGE_KEYS = ("step", "window")
 

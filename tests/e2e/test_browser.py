@@ -266,7 +266,7 @@ def test_explorer_at_1366x768_shows_every_figure_and_the_inspector_beside_the_ti
     from pruner import load_session, prune
     decisions = prune(load_session(SAMPLES / "native_demo.jsonl")).decisions
     restored = next(i for i, d in enumerate(decisions) if d.status == "restored")
-    timeline = page.locator(".js-plotly-plot").first
+    timeline = page.locator(".js-plotly-plot").filter(has_text="kept (").first
     timeline.locator(".scatterlayer .trace").nth(STATUSES.index("restored")).locator("path.point").first.click(
         force=True)
     page.wait_for_function("n => document.querySelector('input[aria-label=\"Message # (position in the "
@@ -275,8 +275,8 @@ def test_explorer_at_1366x768_shows_every_figure_and_the_inspector_beside_the_ti
     heading.wait_for()
     assert heading.evaluate(IN_VIEW), "the inspector shows the clicked message without scrolling"
     assert not page.evaluate(SCROLLED)
-    page.wait_for_function("""() => { const el = document.querySelector('.js-plotly-plot');
-        return el && el._fullLayout && (el._fullLayout.annotations || []).length >= 1; }""")
+    page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(el =>
+        el._fullLayout && (el._fullLayout.annotations || []).length >= 1)""")
     # the arrow keys move through the messages
     page.locator("body").press("ArrowRight")
     page.wait_for_function("n => document.querySelector('input[aria-label=\"Message # (position in the "
@@ -389,7 +389,10 @@ def test_compaction_page_compacts_offline(page, app_url):
     for heading in ("Goal", "Progress", "Next Steps", "Critical Context"):
         page.get_by_role("heading", name=heading, exact=True).first.wait_for()
     assert page.evaluate(CLIPPED_METRICS) == []
+    assert page.get_by_role("button", name="Cancel").count() == 0  # gone once the summary is there
     no_exception(page)
+    page.get_by_role("heading", name="Compaction preview").first.evaluate("el => el.scrollIntoView()")
+    page.wait_for_timeout(500)
     save_screenshot(page, "compaction", height=1300)
     page.get_by_role("heading", name="Result").first.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
@@ -406,7 +409,7 @@ def test_benchmarks_page_shows_the_reference_figures_and_the_scaling_chart(page,
     legends = [t for lg in page.evaluate(LEGEND_TEXTS) for t in lg]
     assert "reference, tool agent (published)" in legends
     if (SAMPLES / "bench" / "scaling.json").exists():
-        page.get_by_text("Prune time per 1,000 messages against size").first.wait_for()
+        page.get_by_text("Prune time per 1,000 messages (flat = linear)").first.wait_for()
     else:
         wait_for_text(page, "No committed scaling results yet")
     assert page.evaluate(CLIPPED_METRICS) == []
@@ -425,6 +428,7 @@ def test_the_guide_steps_through_a_non_demo_session_with_the_keyboard(page, app_
     page.get_by_role("heading", name="2. Pass 1: expire").wait_for()
     page.get_by_text("What changed, and why").wait_for()
     page.locator("body").press("ArrowRight")
+    page.get_by_role("heading", name="3. Pass 2: deduplicate").wait_for()
     page.locator("body").press("ArrowRight")
     page.get_by_role("heading", name="4. Pass 3: restore").wait_for()
     page.wait_for_function("() => location.search.includes('step=4')")
