@@ -165,10 +165,10 @@ def reduction_figure(by_size: pd.DataFrame, reference: Mapping[str, tuple[str, f
             customdata=rows[["messages_before"]].to_numpy().tolist(),
             hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns (%{{customdata[0]:,}} messages): "
                           "%{y:.1f} %<extra></extra>"))
-    fig.update_layout(title={"text": "Token reduction by workload and size"}, height=440,
+    fig.update_layout(title={"text": "Token reduction by workload and size"}, height=480,
                       xaxis=_sizes_axis(by_size["turns"], "turns"), yaxis={"title": {"text": "reduction %"}},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-                      margin={"l": 10, "r": 10, "t": 130, "b": 40})
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 
@@ -187,8 +187,8 @@ def prune_time_figure(by_size: pd.DataFrame) -> go.Figure:
                       height=440, xaxis=_sizes_axis(by_size["turns"], "turns") if len(by_size) else {},
                       yaxis={"title": {"text": "ms, median of the timing runs (log scale)"}, "type": "log",
                              "dtick": 1},  # powers of ten only: no 2-5 minor labels
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-                      margin={"l": 10, "r": 10, "t": 100, "b": 40})
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 
@@ -202,12 +202,12 @@ def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
                                                                      + "</extra>"))
     fig.update_layout(
         title={"text": "Tagged facts lost: pruner vs truncation given the same token budget"}, barmode="group",
-        height=380, yaxis={"title": {"text": "tagged facts missing"}}, legend={"orientation": "h", "y": 1.02,
-                                                                               "yanchor": "bottom"},
+        height=400, yaxis={"title": {"text": "tagged facts missing"}},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
         margin={"l": 10, "r": 10, "t": 90, "b": 40},
         annotations=[{"text": "Truncation keeps the system prompt and the newest messages that fit in as many "
-                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.17,
-                      "showarrow": False, "xanchor": "left", "font": {"size": 12}}])
+                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.13,
+                      "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}])
     return fig
 
 

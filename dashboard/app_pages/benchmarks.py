@@ -100,7 +100,7 @@ def charts_section(committed, mine) -> None:
     left.plotly_chart(charts.reduction_figure(by_size, logic.REFERENCE.reduction), key="bench_reduction")
     right.plotly_chart(charts.grouped_bar_figure(
         committed_by_size, x="config", ys=["tokens_before", "tokens_after"], names=["before", "after"],
-        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after pruning (committed run)",
+        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after (committed run)",
         y_title="tokens (log scale)", log_y=True), key="bench_tokens")
     left, right = st.columns(2)
     left.plotly_chart(charts.prune_time_figure(by_size), key="bench_time")

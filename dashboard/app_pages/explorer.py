@@ -202,7 +202,8 @@ def context_charts(loaded, settings, analysed) -> None:
     st.caption("The tokens the model receives when it answers at each turn: the conversation so far, "
                "pruned as it stood then (not a running total over turns)." + note)
     if series is None:
-        st.button(f"Compute the pruned context at {analysis.LARGE_CONTEXT_SAMPLES} turns",
+        where = "every turn" if analysis.carries(settings) else f"{analysis.LARGE_CONTEXT_SAMPLES} sampled turns"
+        st.button(f"Compute the pruned context at {where}",
                   on_click=lambda: ss.update(context_requested=request), key="context_go",
                   help="Long session, or settings the incremental pruner cannot carry: this prunes the "
                        "conversation as it stood at each sampled turn, which takes a while, so it runs only when "

@@ -94,7 +94,7 @@ def compaction_step(session) -> None:
     c1, c2, c3 = st.columns(3)
     c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
     c2.metric("Messages summarised", ui.plural(len(result.to_summarize) + len(result.turn_prefix), "message"))
-    c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens",
+    c3.metric("Prompt-cache cost", ui.plural(result.cache_invalidated_tokens, "token"),
               help="Tokens of the previous prompt a prefix cache can no longer reuse: processed again once.")
     note = logic.compaction_note(pruned.stats.tokens_after, pruned.stats.placeholder_tokens, result)
     if note:
