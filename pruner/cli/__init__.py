@@ -15,7 +15,7 @@ import sys
 from .. import __version__
 from ..errors import PrunerError
 
-_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed")
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed")
 
 
 class _Parser(argparse.ArgumentParser):

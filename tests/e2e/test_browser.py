@@ -501,10 +501,21 @@ def test_time_until_the_timeline_is_drawn_and_a_2000_turn_timeline_with_true_cou
     print(f"\n[browser] time until the timeline is drawn ({load_note()}): " + "; ".join(figures))
 
 
+def registered_pages() -> list[str]:
+    """The url path of every page in dashboard/app.py's PAGES, the default first."""
+    import ast
+    tree = ast.parse(APP.read_text(encoding="utf-8"))
+    for node in tree.body:
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        if isinstance(node, ast.Assign | ast.AnnAssign) and any(getattr(t, "id", None) == "PAGES" for t in targets):
+            return [name for name, *_ in ast.literal_eval(node.value)]
+    raise AssertionError("dashboard/app.py defines no PAGES")
+
+
 def test_nothing_leaves_the_machine(page, server):
     """Runs last: every page visited by the tests above (and each page once more here) made no
     request to another host, from the browser or from the server process."""
-    for path in ("", "benchmarks", "compaction", "guide"):
+    for path in ("", *registered_pages()[1:]):
         page.goto(f"{server.url}/{path}")
         page.locator("h1").first.wait_for()
         page.wait_for_timeout(1500)
