@@ -24,13 +24,12 @@ def navigation() -> int:
         ss["guide_step"] = logic.TITLES[int(linked) - 1] if linked.isdigit() and \
             1 <= int(linked) <= len(logic.TITLES) else logic.TITLES[0]
     index = logic.TITLES.index(ss["guide_step"])
-    c1, c2, c3 = st.columns([2, 7, 2])
+    title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
+    c1, c2, _ = st.columns([1, 1, 4])
     c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch", shortcut="Left",
               disabled=index == 0, help="Previous step (← key)")
-    c3.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch", shortcut="Right",
+    c2.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch", shortcut="Right",
               disabled=index == len(logic.TITLES) - 1, help="Next step (→ key)")
-    with c2:
-        title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
     return logic.TITLES.index(title or logic.TITLES[0])
 
 
