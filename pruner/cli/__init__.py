@@ -15,7 +15,8 @@ import sys
 from .. import __version__
 from ..errors import PrunerError
 
-_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed")
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "batch",
+                    "bench_batch")
 
 
 class _Parser(argparse.ArgumentParser):
