@@ -31,7 +31,7 @@ MAX_CONTEXT_SAMPLES = 60
 #: Sessions up to this many messages get the pruned context per turn on page load; up to the
 #: second figure when the incremental pruner carries the settings (then every turn costs what
 #: changed); longer ones compute it on request, with fewer sampled turns.
-AUTO_CONTEXT_MESSAGES, AUTO_CONTEXT_MESSAGES_CARRIED = 2_500, 60_000
+AUTO_CONTEXT_MESSAGES, AUTO_CONTEXT_MESSAGES_CARRIED = 2_500, 15_000
 LARGE_CONTEXT_SAMPLES = 24
 
 

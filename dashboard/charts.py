@@ -57,10 +57,10 @@ def composition_figure(context: pd.DataFrame, *, stage: str = "after") -> go.Fig
     return fig
 
 
-def loading_figure(text: str) -> go.Figure:
+def loading_figure(text: str, *, height: int = 80) -> go.Figure:
     """A small empty chart with a message, shown while the first session of a visit is prepared."""
     fig = go.Figure()
-    fig.update_layout(height=80, margin={"l": 0, "r": 0, "t": 0, "b": 0},
+    fig.update_layout(height=height, margin={"l": 0, "r": 0, "t": 0, "b": 0},
                       xaxis={"visible": False}, yaxis={"visible": False},
                       annotations=[{"text": text, "showarrow": False, "xref": "paper", "yref": "paper",
                                     "x": 0.5, "y": 0.5}])
@@ -123,7 +123,8 @@ def grouped_bar_figure(frame: pd.DataFrame, *, x: str, ys: Sequence[str], names:
         fig.add_trace(go.Bar(x=frame[x].astype(str).tolist(), y=frame[col].tolist(), name=name,
                              marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g}<extra>" + name + "</extra>"))
     fig.update_layout(title={"text": title}, barmode="group", height=360,
-                      yaxis={"title": {"text": y_title}, "type": "log" if log_y else "linear"},
+                      yaxis={"title": {"text": y_title}, "type": "log" if log_y else "linear",
+                             **({"dtick": 1} if log_y else {})},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig
@@ -164,10 +165,10 @@ def reduction_figure(by_size: pd.DataFrame, reference: Mapping[str, tuple[str, f
             customdata=rows[["messages_before"]].to_numpy().tolist(),
             hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns (%{{customdata[0]:,}} messages): "
                           "%{y:.1f} %<extra></extra>"))
-    fig.update_layout(title={"text": "Token reduction by workload and size; shaded: the reference's published "
-                                     "range"}, height=380, xaxis=_sizes_axis(by_size["turns"], "turns"),
-                      yaxis={"title": {"text": "reduction %"}}, legend={"orientation": "h", "y": -0.25},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    fig.update_layout(title={"text": "Token reduction by workload and size"}, height=480,
+                      xaxis=_sizes_axis(by_size["turns"], "turns"), yaxis={"title": {"text": "reduction %"}},
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 
@@ -182,10 +183,12 @@ def prune_time_figure(by_size: pd.DataFrame) -> go.Figure:
             customdata=rows[["messages_before", "ms_per_1000_messages"]].to_numpy().tolist(),
             hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns, %{{customdata[0]:,.0f}} messages: %{{y:,.1f}} ms"
                           "<br>%{customdata[1]:.2f} ms per 1,000 messages<extra></extra>"))
-    fig.update_layout(title={"text": "Prune time against size (passes only, median of the timing runs)"},
-                      height=380, xaxis=_sizes_axis(by_size["turns"], "turns") if len(by_size) else {},
-                      yaxis={"title": {"text": "ms (log scale)"}, "type": "log"},
-                      legend={"orientation": "h", "y": -0.25}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    fig.update_layout(title={"text": "Prune time against size (passes only)"},
+                      height=440, xaxis=_sizes_axis(by_size["turns"], "turns") if len(by_size) else {},
+                      yaxis={"title": {"text": "ms, median of the timing runs (log scale)"}, "type": "log",
+                             "dtick": 1},  # powers of ten only: no 2-5 minor labels
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 
@@ -199,12 +202,12 @@ def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
                                                                      + "</extra>"))
     fig.update_layout(
         title={"text": "Tagged facts lost: pruner vs truncation given the same token budget"}, barmode="group",
-        height=380, yaxis={"title": {"text": "tagged facts missing"}}, legend={"orientation": "h", "y": 1.02,
-                                                                               "yanchor": "bottom"},
+        height=400, yaxis={"title": {"text": "tagged facts missing"}},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
         margin={"l": 10, "r": 10, "t": 90, "b": 40},
         annotations=[{"text": "Truncation keeps the system prompt and the newest messages that fit in as many "
-                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.17,
-                      "showarrow": False, "xanchor": "left", "font": {"size": 12}}])
+                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.13,
+                      "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}])
     return fig
 
 
@@ -216,7 +219,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
         customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
         hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
                       "%{y:.2f} ms per 1,000 messages<extra></extra>"))
-    fig.update_layout(title={"text": "Prune time per 1,000 messages against size (flat = linear)"}, height=360,
+    fig.update_layout(title={"text": "Prune time per 1,000 messages (flat = linear)"}, height=360,
                       xaxis=_sizes_axis(frame["messages"], "messages (tool_agent)"),
                       yaxis={"title": {"text": "ms per 1,000 messages"}, "rangemode": "tozero"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})
@@ -231,7 +234,7 @@ def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
         marker={"color": colours[: len(bars)]}, text=[f"{v:,.2f} s ({s})" for v, s in zip(bars["seconds"],
                                                                                         bars["source"])],
         textposition="auto", hovertemplate="%{y}: %{x:,.2f} s<extra></extra>"))
-    fig.update_layout(title={"text": f"Re-pruning after every turn of {turns:,} turns (total, log scale)"},
-                      height=300, xaxis={"title": {"text": "seconds"}, "type": "log"},
+    fig.update_layout(title={"text": f"Re-pruning after every turn of {turns:,} turns"},
+                      height=300, xaxis={"title": {"text": "seconds in total (log scale)"}, "type": "log", "dtick": 1},
                       yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig

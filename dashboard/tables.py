@@ -36,8 +36,10 @@ DECISION_COLUMNS = ["position", "id", "turn", "role", "status", "rule", "reason"
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """One line of at most ``limit`` characters (whitespace collapsed)."""
-    flat = " ".join(text.split())
+    """One line of at most ``limit`` characters (whitespace collapsed; only the start of a long text is read)."""
+    flat = " ".join(text[: 4 * limit].split())
+    if len(flat) <= limit and len(text) > 4 * limit:  # mostly whitespace at the start: read it all
+        flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -61,6 +61,17 @@ def inert(text: str) -> None:
     st.text(text)
 
 
+def text_block(text: str, *, height: int | None = None) -> None:
+    """Untrusted text shown literally in a bordered box that scrolls past ``height`` pixels.
+
+    ``st.text`` rather than ``st.code``: the same inertness without loading the
+    syntax highlighter into the browser, which costs a page with a long session
+    most of a second before its charts are drawn.
+    """
+    with st.container(height=height or "content", border=True):
+        st.text(text)
+
+
 def show_error(exc: BaseException, *, what_to_do: str = "") -> None:
     """An ``st.error`` for a ``PrunerError``: its message (escaped) plus what to do next."""
     message = escape_markdown(str(exc))

@@ -218,3 +218,15 @@ def test_transcript_text_cannot_close_the_summary_or_add_files():
     assert "/etc/passwd" not in r.read_files
     from pruner.compaction.cut import summary_text
     assert summary_text(r.compacted.messages[0].content) == r.summary.strip()
+
+
+def test_offline_summary_quotes_no_terminal_noise():
+    """Regression (issue 14): the real Pi session's Goal quoted "⠇ Working... (esc to interrupt) ───" from a
+    pasted terminal screen. Spinner glyphs, box-drawing lines and colour codes are not quoted."""
+    pasted = ("the theme crashed, that should never happen. ⠇ Working... (esc to interrupt) "
+              + "─" * 60 + " \x1b[2mdark (current)\x1b[0m → [39mlight nord")
+    msgs = (Message(id="u1", role="user", content=pasted),)
+    text = OfflineSummarizer().summarize(SummaryTask("history", msgs, history_request(msgs)))
+    goal = parse_sections(text)["Goal"]
+    assert "the theme crashed" in goal and "dark (current) → light nord" in goal
+    assert not any(ch in goal for ch in "⠇─\x1b") and "[39m" not in goal and "[2m" not in goal

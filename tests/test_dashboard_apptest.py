@@ -179,7 +179,7 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
     line = json.dumps({"id": "m1", "role": "user", "content": evil})
     upload(app, "<b>evil</b>.jsonl", b'{"pruner_session": 1}\n' + line.encode() + b"\n")
     assert_clean(app)
-    assert evil in [c.value for c in app.code]  # inert
+    assert evil in [t.value for t in app.text]  # inert: plain text, not Markdown
     shown = [m.value for m in app.markdown] + [c.value for c in app.caption]
     assert not any("evil.example" in v for v in shown)
     assert any("<b>evil</b>.jsonl" in t.value for t in app.text)  # the file name as plain text
@@ -290,7 +290,7 @@ def test_inspector_shows_inert_content_and_follows_related_links(app):
     app.number_input(key="inspect_pos").set_value(restored).run()
     assert_clean(app)
     message = result.session.messages[restored]
-    assert message.content in [c.value for c in app.code]  # shown as a plain code block, not Markdown
+    assert message.content in [t.value for t in app.text]  # shown as plain text, not Markdown
     assert not any(message.content in m.value for m in app.markdown)
     assert result.decisions[restored].reason in [t.value for t in app.text]
     app.button(key="go_related").click().run()

@@ -236,5 +236,19 @@ def test_defect_17_skipped_or_repaired_lines_get_a_dashboard_notice(app):
     at = upload(app, "damaged.jsonl", data, skip_bad_lines=True)
     assert not at.exception and not at.error
     notices = [w.value for w in at.warning]
-    assert any("1 unreadable line skipped" in n for n in notices)
+    assert any("skipped 1 unreadable line" in n or "skipped 1 line that is not a JSON object" in n
+               for n in notices)
     assert explorer_logic.repairs_notice(load_session(DEMO)) is None  # a clean file gets no notice
+
+
+def test_defect_17_the_notice_says_what_the_library_recorded():
+    """The reader's own sentences (metadata["repairs"]) are what the notice says, every one of them."""
+    from pruner import Message, Session
+    repairs = [{"kind": "repeated_lines", "count": 2, "message": "dropped 2 exact repeats of an earlier line "
+                "(lines 7, 9)", "lines": [7, 9]},
+               {"kind": "renamed_ids", "count": 1, "message": "1 line reuses an earlier line's id with different "
+                "content; kept under a new id: u1 -> u1#2", "lines": [12]}]
+    session = Session.of([Message(id="u1", role="user", content="hi")], metadata={"repairs": repairs})
+    notice = explorer_logic.repairs_notice(session)
+    assert notice.startswith("To open this file the reader dropped 2 exact repeats")
+    assert "kept under a new id: u1 -> u1#2" in notice

@@ -102,7 +102,7 @@ def charts_section(committed, mine) -> None:
     left.plotly_chart(charts.reduction_figure(by_size, logic.REFERENCE.reduction), key="bench_reduction")
     right.plotly_chart(charts.grouped_bar_figure(
         committed_by_size, x="config", ys=["tokens_before", "tokens_after"], names=["before", "after"],
-        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after pruning (committed run)",
+        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after (committed run)",
         y_title="tokens (log scale)", log_y=True), key="bench_tokens")
     left, right = st.columns(2)
     left.plotly_chart(charts.prune_time_figure(by_size), key="bench_time")
@@ -111,7 +111,7 @@ def charts_section(committed, mine) -> None:
         tables.baselines_wide(baselines, "reduction_pct"),
         x="config", ys=["pruner", "oracle", "truncation"], names=["pruner", "oracle", "truncation"],
         colours=[STATUS_COLOURS["kept"], STATUS_COLOURS["restored"], STATUS_COLOURS["expired"]],
-        title="Reduction: pruner beside the oracle and truncation (committed run)", y_title="reduction %"),
+        title="Reduction beside the oracle and truncation", y_title="reduction %"),
         key="bench_baselines")
     st.plotly_chart(charts.facts_lost_figure(tables.baselines_wide(baselines, "tagged_facts_missing")),
                     key="bench_facts")

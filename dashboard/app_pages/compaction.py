@@ -79,10 +79,10 @@ def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
     c1.metric("Context now", f"{ui.compact_number(plan_view.context_tokens)} tokens",
               help=f"{plan_view.context_tokens:,} tokens ({plan_view.context_source}); compaction triggers above "
                    f"{plan_view.threshold:,} = window − reserve.")
-    c2.metric("Summarised", f"{plan_view.summarised:,} messages")
-    c3.metric("Split-turn prefix", f"{plan_view.prefix:,} messages",
+    c2.metric("Summarised", ui.plural(plan_view.summarised, "message"))
+    c3.metric("Split-turn prefix", ui.plural(plan_view.prefix, "message"),
               help="When the cut falls inside a turn, the turn's start is summarised separately.")
-    c4.metric("Kept verbatim", f"{plan_view.kept:,} messages")
+    c4.metric("Kept verbatim", ui.plural(plan_view.kept, "message"))
     st.caption(logic.token_basis(plan_view))
 
 
@@ -118,12 +118,12 @@ def show_result(outcome: logic.Outcome) -> None:
               help=f"{result.tokens_before:,} → {result.tokens_after:,} tokens of the messages, counted with "
                    f"{result.counter} (as in the explorer, without its placeholders).")
     saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
-    c2.metric("Saved", f"{result.tokens_saved:,} tokens", f"{saved:.1f} % of the context", delta_color="off",
+    c2.metric("Saved", ui.plural(result.tokens_saved, "token"), f"{saved:.1f} % of the context", delta_color="off",
               delta_arrow="off")
-    c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens",
+    c3.metric("Prompt-cache cost", ui.plural(result.cache_invalidated_tokens, "token"),
               help="Tokens of the previous prompt a prefix cache can no longer reuse: everything after the "
                    "pinned system messages is processed again once.")
-    c4.metric("Re-written prompt", f"{result.cache_rewrite_tokens:,} tokens",
+    c4.metric("Re-written prompt", ui.plural(result.cache_rewrite_tokens, "token"),
               help="Tokens of the new prompt after the unchanged prefix.")
     st.plotly_chart(charts.compaction_tokens_figure(result.tokens_before, result.tokens_after,
                                                     result.cache_invalidated_tokens),
@@ -166,15 +166,17 @@ def show_result(outcome: logic.Outcome) -> None:
 def wait_for(job, compact_input, preview, choice) -> None:
     """Poll the running compaction; the Cancel button stops waiting (Streamlit reruns at the next poll)."""
     if not job.future.done():
-        st.button("Cancel", key="cmp_cancel", on_click=logic.cancel, args=(compact_input, preview, choice),
-                  icon=":material/cancel:")
-        status = st.empty()
+        waiting = st.empty()
+        with waiting.container():
+            st.button("Cancel", key="cmp_cancel", on_click=logic.cancel, args=(compact_input, preview, choice),
+                      icon=":material/cancel:")
+            status = st.empty()
         while not job.future.done():
             waited = time.monotonic() - job.started
             bound = f" (at most about {job.longest_wait_s:,.0f} s)" if job.longest_wait_s else ""
             status.caption(f"Summarising… {waited:,.0f} s{bound}")
             time.sleep(0.25)
-        status.empty()
+        waiting.empty()
     logic.finish(job)
 
 
@@ -184,8 +186,8 @@ def render() -> None:
     if loaded is None:
         st.info("No session loaded: pick or upload one on the Session explorer page.")
         return
-    ui.inert(f"Session: {loaded.label} ({loaded.session.last_turn:,} turns, "
-             f"{len(loaded.session.messages):,} messages)")
+    ui.inert(f"Session: {loaded.label} ({ui.plural(loaded.session.last_turn, 'turn')}, "
+             f"{ui.plural(len(loaded.session.messages), 'message')})")
     st.page_link("app_pages/explorer.py", label="Change the session on the Session explorer page",
                  icon=":material/arrow_back:")
     if not loaded.session.messages:

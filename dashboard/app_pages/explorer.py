@@ -202,7 +202,8 @@ def context_charts(loaded, settings, analysed) -> None:
     st.caption("The tokens the model receives when it answers at each turn: the conversation so far, "
                "pruned as it stood then (not a running total over turns)." + note)
     if series is None:
-        st.button(f"Compute the pruned context at {analysis.LARGE_CONTEXT_SAMPLES} turns",
+        where = "every turn" if analysis.carries(settings) else f"{analysis.LARGE_CONTEXT_SAMPLES} sampled turns"
+        st.button(f"Compute the pruned context at {where}",
                   on_click=lambda: ss.update(context_requested=request), key="context_go",
                   help="Long session, or settings the incremental pruner cannot carry: this prunes the "
                        "conversation as it stood at each sampled turn, which takes a while, so it runs only when "
@@ -224,7 +225,7 @@ def message_table(analysed) -> None:
     statuses = c1.multiselect("Status", STATUSES, key="filter_status")
     roles = c2.multiselect("Role", ROLES, key="filter_role")
     rules = c3.multiselect("Rule", tables.rule_options(frame), key="filter_rule")
-    c1, c2, c3 = st.columns([3, 2, 1])
+    c1, c2, c3 = st.columns([5, 4, 3])
     turns = c1.slider("Turns in the table", 0, max(last_turn, 1), (0, max(last_turn, 1)), key="filter_turns")
     text = c2.text_input("Search text or id", key="filter_text")
     changed_only = c3.toggle("Changed only", key="filter_changed")
@@ -250,7 +251,9 @@ def message_table(analysed) -> None:
     st.dataframe(tables.with_status_marks(rows[tables.TABLE_COLUMNS]), hide_index=True, width="stretch",
                  key="message_table", on_select=_on_table_select,
                  selection_mode="single-row", alt="Messages matching the filters",
-                 column_config={"preview": st.column_config.TextColumn("preview", width="large"),
+                 column_config={"status": st.column_config.TextColumn("status", width="small"),
+                                "rule": st.column_config.TextColumn("rule", width="medium"),
+                                "preview": st.column_config.TextColumn("preview", width="large"),
                                 "reason": st.column_config.TextColumn("reason", width="large",
                                                                       help="Select the row: the inspector "
                                                                            "shows the whole reason")})
@@ -277,7 +280,7 @@ def inspector(loaded, analysed, position: int) -> None:
     message = loaded.session.messages[position]
     st.markdown(f"**#{position:,} · {row['status']}** · rule: {row['rule'] or 'none'}")
     st.caption("id")
-    st.code(message.id, language=None, wrap_lines=True)
+    ui.text_block(message.id)
     ui.inert(f"turn {message.turn:,} · {message.role} · {ui.plural(int(row['tokens']), 'token')}")
     st.caption("why")
     ui.inert(row["reason"] or "no pruning rule applies to it")
@@ -294,19 +297,18 @@ def inspector(loaded, analysed, position: int) -> None:
     placeholder = analysed.result.placeholders.get(message.tool_call_id or "")
     if placeholder:
         st.caption("the model receives instead")
-        st.code(placeholder, language=None, wrap_lines=True)
+        ui.text_block(placeholder)
     st.caption("content (shown as plain text)")
-    st.code(message.content or "(empty)", language=None, wrap_lines=True, height=320)
+    ui.text_block(message.content or "(empty)", height=320 if len(message.content) > 600 else None)
     if message.tool_calls:
         st.caption("tool calls")
-        st.code(json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
-                           indent=2, ensure_ascii=False, default=str), language="json", wrap_lines=True)
+        ui.text_block(json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+                                 indent=2, ensure_ascii=False, default=str))
     if message.tool_call_id:
         ui.inert(f"answers call {message.tool_call_id}" + (f" ({message.tool_name})" if message.tool_name else ""))
     if message.metadata:
         with st.expander("metadata"):
-            st.code(json.dumps(dict(message.metadata), indent=2, ensure_ascii=False, default=str),
-                    language="json", wrap_lines=True)
+            ui.text_block(json.dumps(dict(message.metadata), indent=2, ensure_ascii=False, default=str))
 
 
 def downloads(loaded, analysed) -> None:
@@ -328,15 +330,28 @@ def downloads(loaded, analysed) -> None:
 def render() -> None:
     st.title("Session explorer")
     loading_note = st.empty()
-    if logic.link_needs_pruning():
+    first_run = not session_state.link_was_read()  # a visit's first run
+    slow = first_run and logic.link_needs_pruning()
+    if first_run:
         # The browser fetches and compiles plotly.js (several MB) only when a first chart
-        # arrives; sending a tiny one now lets it do that while the session is generated and
-        # pruned (seconds for a long one), instead of after. It is removed before anything
-        # else is drawn. (Not when the result is cached: then it only delays the timeline.)
-        loading_note.plotly_chart(charts.loading_figure("Loading and pruning the session…"),
+        # arrives; sending a tiny one first lets it start while the session is loaded and
+        # pruned and the rest of the page arrives, instead of after. While a linked workload
+        # is generated and pruned it says so; otherwise it is ten pixels high and empty.
+        loading_note.plotly_chart(charts.loading_figure("Loading and pruning the session…" if slow else "",
+                                                        height=80 if slow else 10),
                                   key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
     loaded = session_state.ensure_session(check=logic.check)
-    loading_note.empty()
+    if slow:
+        loading_note.empty()
+    try:
+        page(loaded)
+    finally:
+        if first_run:  # mounted long enough to start the download; gone before anyone reads the page
+            loading_note.empty()
+
+
+def page(loaded) -> None:
+    """Everything below the title, for the session ``loaded`` (or none)."""
     sync_sidebar(loaded)
     with st.sidebar:
         st.header("Session")

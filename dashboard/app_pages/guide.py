@@ -24,13 +24,12 @@ def navigation() -> int:
         ss["guide_step"] = logic.TITLES[int(linked) - 1] if linked.isdigit() and \
             1 <= int(linked) <= len(logic.TITLES) else logic.TITLES[0]
     index = logic.TITLES.index(ss["guide_step"])
-    c1, c2, c3 = st.columns([1, 6, 1])
+    title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
+    c1, c2, _ = st.columns([1, 1, 4])
     c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch", shortcut="Left",
               disabled=index == 0, help="Previous step (← key)")
-    c3.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch", shortcut="Right",
+    c2.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch", shortcut="Right",
               disabled=index == len(logic.TITLES) - 1, help="Next step (→ key)")
-    with c2:
-        title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
     return logic.TITLES.index(title or logic.TITLES[0])
 
 
@@ -94,7 +93,7 @@ def compaction_step(session) -> None:
     c1, c2, c3 = st.columns(3)
     c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
     c2.metric("Messages summarised", ui.plural(len(result.to_summarize) + len(result.turn_prefix), "message"))
-    c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens",
+    c3.metric("Prompt-cache cost", ui.plural(result.cache_invalidated_tokens, "token"),
               help="Tokens of the previous prompt a prefix cache can no longer reuse: processed again once.")
     note = logic.compaction_note(pruned.stats.tokens_after, pruned.stats.placeholder_tokens, result)
     if note:

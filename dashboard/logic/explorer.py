@@ -213,20 +213,24 @@ def exports(loaded: LoadedSession, config: PruneConfig, analysed) -> tuple[Expor
 
 
 def repairs_notice(session: Session) -> str | None:
-    """What the reader skipped or repaired to open this file (agent logs with damaged or repeated lines)."""
+    """What the reader skipped or repaired to open this file (agent logs with damaged or repeated lines).
+
+    The library records each repair in ``metadata["repairs"]`` as ``{"kind", "count", "message", "lines"}``,
+    with a sentence for a person; older readers recorded only ``skipped_bad_lines`` and the entry types
+    they skipped.
+    """
     meta = session.metadata if hasattr(session.metadata, "get") else {}
-    parts = []
-    skipped = meta.get("skipped_bad_lines") or 0
-    if skipped:
-        parts.append(f"{skipped:,} unreadable line{'s' if skipped != 1 else ''} skipped")
-    source = meta.get("source") if hasattr(meta.get("source"), "get") else {}
-    for kind, n in sorted((source.get("skipped_entries") or {}).items()):
-        parts.append(f"{n:,} entr{'ies' if n != 1 else 'y'} of unknown type {kind!r} skipped")
     repairs = meta.get("repairs")
-    if hasattr(repairs, "items"):
-        for what, n in sorted(repairs.items()):
-            if n:
-                parts.append(f"{n:,} × {str(what).replace('_', ' ')}")
+    if isinstance(repairs, list) and repairs:
+        parts = [str(r["message"]) for r in repairs if hasattr(r, "get") and r.get("message")]
+    else:
+        parts = []
+        skipped = meta.get("skipped_bad_lines") or 0
+        if skipped:
+            parts.append(f"skipped {skipped:,} unreadable line{'s' if skipped != 1 else ''}")
+        source = meta.get("source") if hasattr(meta.get("source"), "get") else {}
+        for kind, n in sorted((source.get("skipped_entries") or {}).items()):
+            parts.append(f"skipped {n:,} entr{'ies' if n != 1 else 'y'} of unknown type {kind!r}")
     if not parts:
         return None
     return "To open this file the reader " + "; ".join(parts) + "."

@@ -9,8 +9,9 @@ from pruner import PruneConfig
 
 from ..loading import LoadedSession
 
-#: Sessions longer than this many turns are guided through a window of at most this many.
-MAX_TURNS = 30
+#: Sessions longer than this many turns are guided through a window of at most this many (few enough
+#: that the timeline shows one mark per message).
+MAX_TURNS = 15
 #: The guide's own URL parameters: the step (1-based) and the window (``first-last``).
 PAGE_KEYS = ("step", "window")
 
@@ -68,6 +69,9 @@ def windowed(loaded: LoadedSession, window: tuple[int, int] | None) -> LoadedSes
         return loaded
     first, last = window
     messages = [m for m in loaded.session.messages if first <= m.turn <= last]
+    # a result whose call fell before the window has nothing to answer in it: leave it out too
+    calls = {c.id for m in messages for c in m.tool_calls}
+    messages = [m for m in messages if not (m.tool_call_id and m.role == "tool" and m.tool_call_id not in calls)]
     return replace(loaded, key=f"{loaded.key}:turns{first}-{last}", label=f"{loaded.label}, turns {first}–{last}",
                    session=loaded.session.with_messages(messages))
 

@@ -58,6 +58,9 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     sent = expected.context(strategy, 5)
     summary = next(m for m in sent if m.role == "summary")
     page.get_by_text(f"#0 · summary · {summary.id} · [summary recorded in the session]").wait_for()
+    # the heading arrives before the code blocks of the same rerun: wait for the newest message's text
+    page.wait_for_function("""want => [...document.querySelectorAll('[data-testid=stCode]')]
+        .some(el => el.innerText.includes(want))""", arg=sent[-1].content.strip()[:60])
     codes = page.locator("[data-testid=stCode]").all_inner_texts()
     for m in sent[-3:]:
         assert any(m.content.strip()[:60] in text for text in codes), m.id
