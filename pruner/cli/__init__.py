@@ -2,7 +2,8 @@
 
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
-input (``PrunerError``) become one line on stderr and exit status 2.
+input (``PrunerError``) become one line on stderr and exit status 2, with the
+flag for the setting the error names (``common.SETTING_FLAGS``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 
 from .. import __version__
 from ..errors import PrunerError
+from .common import error_line, terminal_safe
 
 _COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed")
 
@@ -21,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors are one line on stderr (``--help`` shows the usage), exit status 2."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, terminal_safe(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True) + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,13 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:
-        print(f"pruner {args.command}: error: {exc}", file=sys.stderr)
+        print(error_line(args.command, exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"pruner {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print(f"pruner {args.command}: error: out of memory; see the README's resource limits", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug, not bad input: still one line, never a traceback
+        print(terminal_safe(f"pruner {args.command}: internal error: {type(exc).__name__}: {exc} "
+                            "(this is a bug in pruner; please report it with the input)", one_line=True),
+              file=sys.stderr)
+        return 70
 
 
 if __name__ == "__main__":  # pragma: no cover

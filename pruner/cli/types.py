@@ -77,3 +77,14 @@ def positive_seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
+
+
+def base_url(text: str) -> str:
+    """An endpoint's base URL: an absolute http:// or https:// address with a host."""
+    from ..compaction.openai_summarizer import check_base_url
+    from ..errors import ConfigurationError
+
+    try:
+        return check_base_url(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -17,12 +17,13 @@ the result the call's tool name), maps results of retrieval tools to
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import FormatError, InvalidSessionError
 from ..model import Message, Session, ToolCall, parse_arguments, validate_session
+from ..jsonio import JsonProblem, loads_json
+from ._repairs import Repairs
 
 #: Tool names whose results become ``retrieved_doc`` messages by default: none.
 #: Pass ``retrieval_tools=frozenset({"search_docs"})`` to any importer (or
@@ -49,55 +50,101 @@ def type_name(value: Any) -> str:
 
 
 def parse_json_document(text: str, *, file: str) -> Any:
-    """``json.loads`` whose errors name the line and column and say what to fix."""
+    """The JSON document ``text``; a ``FormatError`` names the line and column and says what to fix."""
     try:
-        return json.loads(text)
+        return loads_json(text)
     except RecursionError:
         raise FormatError("JSON is nested too deeply to read (more than about 1,000 levels); "
                           "this is not a transcript", file=file) from None
-    except json.JSONDecodeError as exc:
+    except JsonProblem as exc:
         end = len(text.rstrip())
+        pos = _offset(text, exc.lineno, exc.colno)
         # An error at the very end, or a string still open on the last line, means the text stops early.
-        truncated = exc.pos >= end or (exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos:end])
+        truncated = pos >= end or (exc.msg.startswith("Unterminated string") and "\n" not in text[pos:end])
         hint = (f"the JSON ends early (column {exc.colno}): the file looks truncated" if truncated
                 else f"invalid JSON: {exc.msg} (column {exc.colno})")
         raise FormatError(hint, file=file, line=exc.lineno) from None
+
+
+def _offset(text: str, lineno: int, colno: int) -> int:
+    start = 0
+    for _ in range(lineno - 1):
+        start = text.index("\n", start) + 1
+    return start + colno - 1
 
 
 @dataclass(frozen=True)
 class JsonlRecords:
     records: tuple[tuple[int, Any], ...]  # (line number, parsed value)
     skipped: int
+    repairs: Repairs = field(default_factory=Repairs)
 
 
-def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False,
-                require_objects: bool = True) -> JsonlRecords:
+def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_objects: bool = True,
+                identity: Callable[[dict], Any] | None = None) -> JsonlRecords:
     """Parse JSON Lines, one record per non-blank line; a bad line is an error naming it.
 
-    With ``skip_bad_lines`` unreadable lines are skipped and counted instead.
+    Records are separated by ``\\n`` only, as JSON Lines says (``str.splitlines``
+    would also split on U+2028 and others inside a string). With
+    ``skip_bad_lines`` unreadable lines are skipped and counted instead.
+
+    ``identity`` makes this an agent log's reader (see ``_repairs``): a line that
+    is not a JSON object is skipped, and a line that repeats an earlier line
+    exactly is dropped when ``identity(record)`` gives it an id (lines without
+    one, such as two identical user messages in an old log, are all kept); both
+    are recorded in ``repairs``.
     """
     out: list[tuple[int, Any]] = []
     skipped = 0
-    for lineno, raw in enumerate(text.split("\n"), start=1):
+    repairs = Repairs()
+    lines = text.split("\n")
+    seen: dict[Any, list[int]] = {}  # identity -> indexes of the lines that carried it
+    for index, raw in enumerate(lines):
+        lineno = index + 1
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_json(raw)
         except RecursionError:
             problem = "JSON nested too deeply to read"
-        except json.JSONDecodeError as exc:
+        except JsonProblem as exc:
             problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
         else:
             if not require_objects or isinstance(obj, dict):
+                key = identity(obj) if identity is not None and isinstance(obj, dict) else None
+                if key is not None:
+                    earlier = seen.setdefault(key, [])
+                    if any(lines[i].strip() == raw.strip() for i in earlier):
+                        repairs.add("repeated_lines", lineno)
+                        continue
+                    earlier.append(index)
                 out.append((lineno, obj))
                 continue
             problem = f"expected a JSON object on each line, got {type_name(obj)}"
-        if skip_bad_lines:
+        if skip_bad_lines or identity is not None:
             skipped += 1
+            repairs.add("skipped_lines", lineno)
             continue
-        raise FormatError(f"{problem}; fix or delete this line (or pass --skip-bad-lines)",
-                          file=file, line=lineno)
-    return JsonlRecords(tuple(out), skipped)
+        raise FormatError(f"{problem}; fix or delete this line (or skip such lines)", file=file, line=lineno,
+                          setting="skip_bad_lines")
+    return JsonlRecords(tuple(out), skipped, repairs)
+
+
+def _is_hashable_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool) and value != ""
+
+
+def identity_by(*keys: str, inner: str | None = None) -> Callable[[dict], Any]:
+    """An ``identity`` for ``parse_jsonl``: the first of ``keys`` holding a string or number,
+    looked up in the record and then in its ``inner`` object."""
+    def identity(record: dict) -> Any:
+        for scope in (record, record.get(inner) if inner else None):
+            if isinstance(scope, dict):
+                for key in keys:
+                    if _is_hashable_id(scope.get(key)):
+                        return (key, scope[key])
+        return None
+    return identity
 
 
 def flatten_content(value: Any, *, file: str, where: str, line: int | None = None,
@@ -163,27 +210,40 @@ class Draft:
 class SessionBuilder:
     """Collects drafts, keeps ids unique, links results to calls, then builds a ``Session``.
 
-    Call ids may be reused by a recording (tau-bench and SWE-agent replay the
-    same ids): a reused id gets a ``_2``, ``_3`` suffix and later results are
-    linked to the most recent call with that id; the original id is kept in the
-    call's message metadata under ``source.original_call_ids``.
+    Call ids may be reused (tau-bench and SWE-agent replay the same ids, and a
+    careless writer may give two calls of one message the same id): a reused id
+    gets a ``_2``, ``_3`` suffix, the original is kept in the call's message
+    metadata under ``source.original_call_ids``, and the renaming is recorded
+    in ``repairs``. A result is linked to the first unanswered call with its id
+    in the latest assistant message that has one, so two calls sharing an id
+    are answered in order and a result never moves to another call. A result
+    for a call that already has one is an error, except in an agent log
+    (``lenient``), where it is kept as unlinked tool output and recorded.
+    ``lenient`` also keeps a message whose id was used before under a fresh id
+    (recorded) instead of refusing it.
     """
 
     def __init__(self, *, file: str, source_format: str,
-                 retrieval_tools: Iterable[str] | None = None, line_of: dict[str, int] | None = None):
+                 retrieval_tools: Iterable[str] | None = None, lenient: bool = False,
+                 repairs: Repairs | None = None):
         self.file = file
         self.source_format = source_format
         self.retrieval_tools = frozenset(RETRIEVAL_TOOLS if retrieval_tools is None else retrieval_tools)
+        self.lenient = lenient
+        self.repairs = repairs if repairs is not None else Repairs()
         self.drafts: list[Draft] = []
         self._ids: dict[str, str] = {}  # message id -> where it was defined
-        self._call_by_original: dict[str, str] = {}
+        self._calls_by_original: dict[str, list[tuple[int, str]]] = {}  # -> (draft number, call id), in order
         self._call_ids: set[str] = set()
         self._call_names: dict[str, str] = {}
-        self._answered: set[str] = set()
+        self._answered: dict[str, str] = {}  # call id -> where its result is
         self.line: int | None = None  # set by JSONL importers so errors name the line
 
     def error(self, message: str, where: str | None = None) -> FormatError:
         return FormatError(message, file=self.file, line=self.line, path=where)
+
+    def _here(self, where: str | None) -> str:
+        return f"line {self.line}" if self.line is not None else (where or "?")
 
     def fresh_id(self, base: str) -> str:
         """``base`` if unused, else ``base_2``, ``base_3``, ..."""
@@ -198,12 +258,19 @@ class SessionBuilder:
             tool_name: str | None = None, metadata: dict[str, Any] | None = None) -> Draft:
         if not isinstance(id, str) or not id:
             raise self.error("message id must be a non-empty string", where)
+        metadata = dict(metadata or {})
         if id in self._ids:
-            raise self.error(f"duplicate id {id!r} (first used at {self._ids[id]}); ids must be unique, "
-                             "rename or delete one of them", where)
-        self._ids[id] = where if self.line is None else f"line {self.line}"
+            if not self.lenient:
+                raise self.error(f"duplicate id {id!r} (first used at {self._ids[id]}); ids must be unique, "
+                                 "rename or delete one of them", where)
+            new_id = self.fresh_id(id)
+            self.repairs.add("renamed_ids", self.line,
+                             example=f"{id!r} -> {new_id!r} ({self._here(where)}; first at {self._ids[id]})")
+            metadata.setdefault("source", {})["original_id"] = id
+            id = new_id
+        self._ids[id] = self._here(where)
         d = Draft(id=id, role=role, content=content, where=where, tool_call_id=tool_call_id,
-                  tool_name=tool_name, metadata=dict(metadata or {}))
+                  tool_name=tool_name, metadata=metadata)
         self.drafts.append(d)
         return d
 
@@ -219,41 +286,61 @@ class SessionBuilder:
                 n += 1
             uid = f"{original_id}_{n}"
             draft.metadata.setdefault("source", {}).setdefault("original_call_ids", {})[uid] = original_id
+            self.repairs.add("renamed_call_ids", self.line, example=f"{original_id!r} -> {uid!r} ({self._here(where)})")
         self._call_ids.add(uid)
-        self._call_by_original[original_id] = uid
+        self._calls_by_original.setdefault(original_id, []).append((id(draft), uid))
         self._call_names[uid] = name
         draft.tool_calls.append(ToolCall(id=uid, name=name, arguments=parse_arguments(arguments)))
         return uid
 
-    def call_name(self, original_call_id: str) -> str | None:
-        uid = self._call_by_original.get(original_call_id)
-        return self._call_names.get(uid) if uid else None
+    def _call_for_result(self, original_call_id: str) -> tuple[str | None, str | None]:
+        """``(call id, None)`` for the call a result answers, or ``(None, where the call's result is)``."""
+        calls = self._calls_by_original.get(original_call_id, ())
+        group = chosen = None
+        for draft_number, uid in reversed(calls):  # the latest message with an unanswered call of this id
+            if group is not None and draft_number != group:
+                break
+            if uid not in self._answered:
+                group, chosen = draft_number, uid
+        if chosen is not None:
+            return chosen, None
+        return None, self._answered[calls[-1][1]]
 
     def add_result(self, *, original_call_id: Any, id: str, content: str, where: str,
                    metadata: dict[str, Any] | None = None, recorded_name: Any = None) -> Draft:
-        """A tool result answering the latest call made with ``original_call_id``."""
+        """A tool result answering the call made with ``original_call_id`` (see the class)."""
         if not isinstance(original_call_id, str) or not original_call_id:
             raise self.error("tool result has no call id; it must name the tool call it answers", where)
-        uid = self._call_by_original.get(original_call_id)
-        if uid is None:
+        if original_call_id not in self._calls_by_original:
             raise self.error(f"tool result answers call id {original_call_id!r}, but no earlier tool call "
                              "has that id; add the call or delete the result", where)
         meta = dict(metadata or {})
+        uid, answered_at = self._call_for_result(original_call_id)
+        if uid is None:
+            if not self.lenient:
+                raise self.error(f"tool result answers call id {original_call_id!r}, but that call already has "
+                                 f"a result ({answered_at}); a call has one result, so delete the repeated one "
+                                 "or give it its own call", where)
+            self.repairs.add("unlinked_results", self.line)
+            meta.setdefault("source", {})["answers_call_id"] = original_call_id
+            return self.add(id=id, role="tool", content=content, where=where, metadata=meta)
         name = self._call_names[uid]
         if isinstance(recorded_name, str) and recorded_name and recorded_name != name:
             meta.setdefault("source", {})["recorded_tool_name"] = recorded_name
         if uid != original_call_id:
             meta.setdefault("source", {})["original_call_id"] = original_call_id
-        self._answered.add(uid)
         role = "retrieved_doc" if name in self.retrieval_tools else "tool"
-        return self.add(id=id, role=role, content=content, where=where, tool_call_id=uid,
-                        tool_name=name, metadata=meta)
+        draft = self.add(id=id, role=role, content=content, where=where, tool_call_id=uid,
+                         tool_name=name, metadata=meta)
+        self._answered[uid] = self._ids[draft.id]
+        return draft
 
     def build(self, *, name: str = "", metadata: dict[str, Any] | None = None) -> Session:
         messages = [Message(id=d.id, role=d.role, content=d.content, tool_calls=tuple(d.tool_calls),
                             tool_call_id=d.tool_call_id, tool_name=d.tool_name, metadata=d.metadata)
                     for d in self.drafts]
-        session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata or {})
+        metadata = self.repairs.merge_into(dict(metadata or {}))
+        session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata)
         try:
             validate_session(session)
         except InvalidSessionError as exc:  # importers check first; this is the safety net
@@ -317,14 +404,14 @@ def probe(text: str, *, file: str, max_lines: int = 50) -> Probe:
     multi_line = stripped.count("\n", 0, len(stripped.rstrip())) > 0
     if stripped[0] == "{" and multi_line:
         try:
-            head = json.loads(first_line)
+            head = loads_json(first_line)
         except (ValueError, RecursionError):
             head = None
         if isinstance(head, dict):  # one object per line: JSONL (possibly with bad lines later)
             recs = []
             for raw in stripped.split("\n", max_lines)[:max_lines]:
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except (ValueError, RecursionError):
                     continue
                 recs.append(obj)
