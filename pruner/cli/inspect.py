@@ -52,8 +52,7 @@ def add_arguments(p) -> None:
 
 
 def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
+    flat = " ".join(text.split())  # control characters left are escaped when printed (common.say)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
@@ -85,12 +86,17 @@ class OpenAISummarizer:
     that is not a positive finite number) is a ``ConfigurationError`` at once.
     The longest a ``summarize`` call can take is about
     ``max_call_seconds``: every attempt's timeout plus the waits between them.
+    ``cancel`` (a ``threading.Event``) ends a call early: once it is set, the
+    request in flight is abandoned and ``summarize`` raises a
+    ``SummarizerError`` saying it was cancelled (``compact(on_error="fallback")``
+    then shows the offline summary).
     """
 
     def __init__(self, *, base_url: str | None = None, model: str = DEFAULT_MODEL, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_output_tokens: int = 4096,
                  backoff_seconds: float = 1.0, max_backoff_seconds: float = 20.0,
-                 temperature: float | None = 0.0, key_name: str | None = None):
+                 temperature: float | None = 0.0, key_name: str | None = None,
+                 cancel: threading.Event | None = None):
         for name, value in (("timeout", timeout), ("backoff_seconds", backoff_seconds),
                             ("max_backoff_seconds", max_backoff_seconds)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
@@ -112,6 +118,7 @@ class OpenAISummarizer:
         self.temperature = temperature
         self.__key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.key_name = key_name or ("OPENAI_API_KEY" if api_key is None else None)
+        self.cancel = cancel
 
     @property
     def max_call_seconds(self) -> float:
@@ -198,6 +205,28 @@ class OpenAISummarizer:
             fatal = f"{self._where()}: the request could not be sent ({type(exc).__name__})"
         return (SummarizerError(fatal) if fatal else None), retry, None
 
+    def _cancelled(self) -> SummarizerError:
+        return SummarizerError(f"{self._where()}: the request was cancelled")
+
+    def _cancellable_attempt(self, client: Any, task: SummaryTask, openai: Any):
+        """``_attempt``'s outcome, or None when ``cancel`` was set before the answer came.
+
+        With a ``cancel`` event the request runs in a helper thread and this one
+        waits for whichever comes first; leaving the client's ``with`` block
+        then closes the connection under the abandoned request.
+        """
+        if self.cancel is None:
+            return self._attempt(client, task, openai)
+        if self.cancel.is_set():
+            return None
+        outcome: list[Any] = []
+        worker = threading.Thread(target=lambda: outcome.append(self._attempt(client, task, openai)),
+                                  name="pruner-summarizer-request", daemon=True)
+        worker.start()
+        while worker.is_alive() and not self.cancel.is_set():
+            worker.join(0.05)
+        return outcome[0] if outcome else None
+
     # -- the call ----------------------------------------------------------------
     def complete(self, task: SummaryTask) -> tuple[str, str | None]:
         """``(answer text, finish reason)`` for ``task.request``; retries as configured."""
@@ -209,12 +238,20 @@ class OpenAISummarizer:
                                   "(or use the offline summariser)")
         attempts = 1 + self.max_retries
         last_cause = ""
-        with openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout,
-                           max_retries=0) as client:
+        try:
+            client = openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        except Exception as exc:  # the HTTP layer refuses the URL (set after the constructor's check)
+            client, unusable = None, f"{self._where()}: the client cannot use this base URL ({type(exc).__name__})"
+        if client is None:
+            raise SummarizerError(unusable)
+        with client:
             for attempt in range(attempts):
                 # Errors are raised outside the ``except`` blocks, so they carry no chained
                 # client exception (whose text may quote the key back from the server).
-                fatal, retry_exc, response = self._attempt(client, task, openai)
+                outcome = self._cancellable_attempt(client, task, openai)
+                if outcome is None:
+                    raise self._cancelled()
+                fatal, retry_exc, response = outcome
                 if fatal is not None:
                     raise fatal
                 if response is not None:
@@ -224,7 +261,10 @@ class OpenAISummarizer:
                     delay = self._delay(attempt, retry_exc[1])
                     log.info("summariser attempt %d of %d failed (%s); retrying in %.2f s",
                              attempt + 1, attempts, last_cause, delay)
-                    time.sleep(delay)
+                    if self.cancel is None:
+                        time.sleep(delay)
+                    elif self.cancel.wait(delay):
+                        raise self._cancelled()
             else:
                 raise SummarizerError(f"{self._where()}: gave up after {attempts} attempt"
                                       f"{'s' if attempts > 1 else ''}; last: {last_cause}")

@@ -55,7 +55,7 @@ def _sentence(kind: str, count: int, lines: list[int], examples: list[str], type
         return (f"{_plural(count, 'line reuses', 'lines reuse')} an earlier line's id with different content; "
                 f"kept under a new id: {shown}")
     if kind == "unknown_entries":
-        kinds = ", ".join(f"{name!r} {n:,}" for name, n in sorted(types.items(), key=lambda kv: (-kv[1], kv[0])))
+        kinds = ", ".join(f"{name} {n:,}" for name, n in sorted(types.items(), key=lambda kv: (-kv[1], kv[0])))
         return f"skipped {_plural(count, 'entry', 'entries')} of a type this reader does not know: {kinds}{where}"
     if kind == "renamed_call_ids":
         return (f"{_plural(count, 'tool call reuses', 'tool calls reuse')} the id of an earlier call; each was "

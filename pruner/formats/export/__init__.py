@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ...engine.prune import PruneResult
 from ...errors import ConfigurationError
 from ...jsonio import dumps_json
-from ...model import Session
+from ...model import Session, validate_session
 from .anthropic import anthropic_export, to_anthropic_messages, validate_anthropic_messages
 from .openai import openai_export, to_openai_messages, validate_openai_messages
 from .text import to_text
@@ -55,12 +55,15 @@ def export(source: Session | PruneResult, *, to: str) -> Export:
     """``source`` (a session, or a pruning result: its kept messages and placeholders) as an
     ``Export`` in the format ``to``: one of ``native``, ``openai``, ``anthropic``, ``text``.
 
-    The OpenAI and Anthropic exports are checked against what the API accepts;
-    anything it would refuse (no message at all, NaN in arguments, two results
-    for one call) is an ``ExportError`` instead of a file.
+    A session is validated first (``InvalidSessionError``). The OpenAI and
+    Anthropic exports are checked against what the API accepts; anything it
+    would refuse (no message at all, NaN in arguments, two results for one
+    call) is an ``ExportError`` instead of a file.
     """
     from ..native import dumps as native_dumps
 
+    if isinstance(source, Session):
+        validate_session(source)  # a session built by hand may break the model; say so instead of guessing
     if to == "native":
         return Export(native_dumps(source.kept if isinstance(source, PruneResult) else source), to)
     if to == "openai":
