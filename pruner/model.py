@@ -139,8 +139,8 @@ def validate_session(session: Session) -> None:
     """Raise ``InvalidSessionError`` naming the message and field of the first problem.
 
     Checks: ids are unique non-empty strings, roles are known, content is a
-    string, turns are integers, every tool result answers a call made by an
-    earlier assistant message, and no call has two results (an export could
+    string, turns are integers, only assistant messages make tool calls, every
+    tool result answers a call made by an earlier assistant message, and no call has two results (an export could
     only send one of them, and would have to choose). The session's own
     ``name`` and ``source_format`` are strings and its ``metadata`` a mapping.
     """
@@ -187,6 +187,9 @@ def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call
             if not isinstance(keys, tuple) or not all(isinstance(k, str) and k for k in keys):
                 raise InvalidSessionError(
                     f"{_where(i, m)}: field '{fname}' must be a list of non-empty strings")
+        if m.tool_calls and m.role != "assistant":
+            raise InvalidSessionError(f"{_where(i, m)}: field 'tool_calls' is set on a {m.role} message; only "
+                                      "assistant messages make tool calls")
         for c in m.tool_calls:
             if not isinstance(c, ToolCall) or not isinstance(c.id, str) or not c.id:
                 raise InvalidSessionError(f"{_where(i, m)}: field 'tool_calls' has a call without an id")

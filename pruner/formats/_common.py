@@ -279,6 +279,9 @@ class SessionBuilder:
             raise self.error("tool call has no id (a non-empty string is needed to link its result)", where)
         if not isinstance(name, str) or not name:
             raise self.error(f"tool call {original_id!r} has no tool name", where)
+        if draft.role != "assistant":
+            raise self.error(f"a {draft.role} message makes tool call {original_id!r}; only assistant messages "
+                             "make tool calls", where)
         uid = original_id
         if uid in self._call_ids:
             n = 2
