@@ -78,29 +78,45 @@ def _bad_number(text: str, fallback: str) -> tuple[str, int, int]:
     return fallback, 1, 1
 
 
+# One decoder for every call: ``json.loads`` with hooks would build a new one each time (per JSONL line).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def loads_json(text: str) -> Any:
     """``json.loads`` for transcripts: ``JsonProblem`` (a ``ValueError``) for anything that
     is not JSON, including NaN, Infinity, overflowing floats and over-long integers.
     ``RecursionError`` (nesting too deep) passes through for the caller to name."""
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise JsonProblem(exc.msg, exc.lineno, exc.colno) from None
     except ValueError as exc:  # NaN / Infinity / 1e999 (our hooks) or an over-long integer (Python's limit)
         raise JsonProblem(*_bad_number(text, str(exc))) from None
 
 
+_ENCODERS: dict[int | None, json.JSONEncoder] = {}  # reused: json.dumps with options builds one per call
+
+
 def _escape(match: re.Match) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def dumps_json(value: Any, *, indent: int | None = None) -> str:
-    """JSON text for ``value`` that any JSON reader, line splitter or terminal takes as it is."""
+def escape_unsafe(text: str) -> str:
+    """JSON text with the characters ``dumps_json`` escapes written as ``\\u`` escapes (they can
+    only stand inside strings, so several documents joined by newlines can be escaped at once)."""
+    return _UNSAFE_OUT.sub(_escape, text) if _UNSAFE_OUT.search(text) else text
+
+
+def dumps_json(value: Any, *, indent: int | None = None, escape: bool = True) -> str:
+    """JSON text for ``value`` that any JSON reader, line splitter or terminal takes as it is
+    (``escape=False`` leaves that to a later ``escape_unsafe`` over many documents)."""
+    encoder = _ENCODERS.get(indent) or _ENCODERS.setdefault(
+        indent, json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=indent))
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+        text = encoder.encode(value)
     except ValueError:
         raise ExportError("a value is NaN or infinite, which JSON cannot hold; "
                           "replace it with a number or a string") from None
     except RecursionError:
         raise ExportError("a value is nested too deeply to write as JSON") from None
-    return _UNSAFE_OUT.sub(_escape, text)
+    return escape_unsafe(text) if escape else text

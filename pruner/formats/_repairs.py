@@ -122,18 +122,24 @@ def repairs_of(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 # In JSON text: an escaped backslash (consumed first, so "\\\\ud800" is not an escape), a
-# surrogate pair, or a lone surrogate escape; or a raw surrogate in text that never was UTF-8.
-_SURROGATE_SCAN = re.compile(r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-                             r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|([\ud800-\udfff])")
+# surrogate pair, or a lone surrogate escape.
+_ESCAPE_SCAN = re.compile(r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                          r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def has_lone_surrogate(text: str) -> bool:
-    """Whether JSON ``text`` holds a lone surrogate, escaped or raw (a quick scan; most files have
-    no ``\\u`` escape at all)."""
-    if "\\u" not in text and not _SURROGATE.search(text):
+    """Whether JSON ``text`` holds a lone surrogate, escaped or raw (raw ones only come from a
+    caller's string, never from a UTF-8 file). Quick when there is none: most files have no
+    ``\\u`` escape at all."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+    if "\\u" not in text:
         return False
-    return any(m.group(1) or m.group(2) for m in _SURROGATE_SCAN.finditer(text))
+    return any(m.group(1) for m in _ESCAPE_SCAN.finditer(text))
 
 
 def _fixed(value: Any, counter: list[int]) -> Any:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import FormatError, InvalidSessionError
-from ..jsonio import JsonProblem, dumps_json, loads_json
+from ..jsonio import JsonProblem, dumps_json, escape_unsafe, loads_json
 from ..model import ROLES, Message, Session, ToolCall, validate_session
 from ._common import type_name
 from ._repairs import REPAIRS_KEY, Repairs
@@ -76,9 +76,9 @@ def dumps(session: Session) -> str:
     metadata = {k: v for k, v in dict(session.metadata).items() if k != REPAIRS_KEY}
     header = {HEADER_KEY: VERSION, "name": session.name, "source_format": session.source_format,
               "metadata": metadata}
-    lines = [dumps_json(header)]
-    lines += [dumps_json(message_to_dict(m)) for m in session.messages]
-    return "\n".join(lines) + "\n"
+    lines = [dumps_json(header, escape=False)]
+    lines += [dumps_json(message_to_dict(m), escape=False) for m in session.messages]
+    return escape_unsafe("\n".join(lines) + "\n")
 
 
 def _str_list(value: Any, fname: str, file: str, line: int) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ their placeholders.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ...engine.prune import PruneResult
 from ...errors import ConfigurationError
@@ -51,11 +51,23 @@ def _api_json(value: Any, validate: Callable[[Any], None]) -> str:
     return dumps_json(value, indent=2) + "\n"
 
 
+def _check_exportable(session: Session) -> None:
+    """What a hand-built session could get wrong that an export cannot write or would have to guess
+    at; sessions from the importers and the library are valid (``validate_session``) already."""
+    if not isinstance(session.metadata, Mapping) or not isinstance(session.name, str) \
+            or not isinstance(session.source_format, str):
+        validate_session(session)  # raises, naming the field
+    answered = [m.tool_call_id for m in session.messages if m.tool_call_id is not None]
+    if len(set(answered)) != len(answered):
+        validate_session(session)  # names the message answering a call a second time
+
+
 def export(source: Session | PruneResult, *, to: str) -> Export:
     """``source`` (a session, or a pruning result: its kept messages and placeholders) as an
     ``Export`` in the format ``to``: one of ``native``, ``openai``, ``anthropic``, ``text``.
 
-    A session is validated first (``InvalidSessionError``). The OpenAI and
+    A session that the export cannot write faithfully (metadata that is not a
+    mapping, a call answered twice) is an ``InvalidSessionError``. The OpenAI and
     Anthropic exports are checked against what the API accepts; anything it
     would refuse (no message at all, NaN in arguments, two results for one
     call) is an ``ExportError`` instead of a file.
@@ -63,7 +75,7 @@ def export(source: Session | PruneResult, *, to: str) -> Export:
     from ..native import dumps as native_dumps
 
     if isinstance(source, Session):
-        validate_session(source)  # a session built by hand may break the model; say so instead of guessing
+        _check_exportable(source)
     if to == "native":
         return Export(native_dumps(source.kept if isinstance(source, PruneResult) else source), to)
     if to == "openai":
