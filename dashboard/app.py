@@ -1,6 +1,8 @@
 """pruner dashboard: inspect pruning and compaction in the browser.
 
-Start it from a checkout with ``streamlit run dashboard/app.py``.
+Start it from a checkout with ``streamlit run dashboard/app.py``. Each page is
+one file in ``app_pages/`` (with its logic in ``logic/``) and one line in
+``PAGES`` below; CONTRIBUTING.md says how to add one.
 """
 
 from __future__ import annotations
@@ -16,15 +18,27 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
+
+#: (file in app_pages/ without .py, title, Material icon name): one line per page, the first is the default.
+PAGES = (
+    ("explorer", "Session explorer", "timeline"),
+    ("benchmarks", "Benchmarks", "bar_chart"),
+    ("compaction", "Compaction preview", "compress"),
+    ("guide", "Guide", "school"),
+)
+
 # A transcript may be crafted to break the app; whatever happens, never show a traceback.
 st.set_option("client.showErrorDetails", "none")
-st.set_page_config(page_title="pruner", page_icon=":material/content_cut:", layout="wide")
+# An emoji icon becomes an inline image; a ":material/…:" page icon would be fetched from
+# fonts.gstatic.com, and nothing may leave the machine.
+st.set_page_config(page_title="pruner", page_icon="✂️", layout="wide")
 
-PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
+# Less empty space above each page's title, so the first chart fits on a 768-pixel-high screen.
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
+
 navigation = st.navigation([
-    st.Page(PAGES_DIR / "explorer.py", title="Session explorer", icon=":material/timeline:", default=True),
-    st.Page(PAGES_DIR / "benchmarks.py", title="Benchmarks", icon=":material/bar_chart:"),
-    st.Page(PAGES_DIR / "compaction.py", title="Compaction preview", icon=":material/compress:"),
-    st.Page(PAGES_DIR / "guide.py", title="Guide", icon=":material/school:"),
+    st.Page(PAGES_DIR / f"{name}.py", title=title, icon=f":material/{icon}:", url_path=name, default=i == 0)
+    for i, (name, title, icon) in enumerate(PAGES)
 ])
 navigation.run()

@@ -1,203 +1,23 @@
-"""Pure plotly figure builders for the dashboard (no Streamlit; unit-tested on their JSON).
+"""Pure plotly figure builders for the dashboard's other charts (no Streamlit; tested on their JSON).
 
-Transcript text never reaches a chart except message ids and decision reasons
-in hover labels, and those are HTML-escaped: plotly renders a subset of HTML
-(links included) in hover text, and a transcript is untrusted input.
+The timeline has its own module (``timeline.py``). No transcript text reaches
+these charts: they show counts, sizes and benchmark figures.
 
->>> import pandas as pd
->>> frame = pd.DataFrame({"position": [0], "id": ["u1"], "turn": [1], "role": ["user"],
-...     "status": ["kept"], "rule": [""], "reason": [""], "related": [""], "related_position": [-1],
-...     "tokens": [3], "slot": [1.0], "lane": [1]})
->>> fig = timeline_figure(frame)
->>> [t.name for t in fig.data][:2]
-['kept (1)', 'expired (0)']
+>>> fig = status_bar_figure({"kept": 3, "expired": 1})
+>>> list(fig.data[0].y)
+[3, 1, 0, 0]
 """
 
 from __future__ import annotations
 
-import html
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from pruner.model import ROLES, STATUSES
 
-from .theme import (AFTER_COLOUR, BEFORE_COLOUR, CUT_COLOUR, RECORDED_CUT_COLOUR, ROLE_COLOURS,
-                    STATUS_COLOURS, STATUS_SYMBOLS, SUMMARISED_FILL, status_label)
-
-#: Above this many messages the timeline draws with WebGL (``Scattergl``) so it stays smooth.
-WEBGL_THRESHOLD = 1_500
-#: At most this many arrows point at the selected message (a popular original can have hundreds).
-MAX_INCOMING_ARROWS = 40
-
-#: Hover reasons are cut to this many characters (the inspector shows the full text).
-HOVER_REASON_CHARS = 90
-
-# The timeline sends the browser compact per-point data: ``customdata`` is
-# ``[position, tokens]`` (plain ints, so a click event carries them back as
-# JSON numbers; the turn is the x slot rounded) and ``text`` is the role, plus the rule and a shortened
-# reason when they differ inside the trace; a rule and reason shared by every
-# mark of a trace (all the kept messages, say) go once into ``meta``. That
-# keeps a 12,000-message figure a few hundred kB instead of well over 1 MB.
-_HOVER_HEAD = "<b>#%{customdata[0]}</b> · turn %{x:.0f} · %{customdata[1]:,} tokens<br>"
-TIMELINE_HOVER = _HOVER_HEAD + "%{text}<extra>%{fullData.name}</extra>"
-TIMELINE_HOVER_SHARED = _HOVER_HEAD + "%{text} | rule: %{meta[0]}<br>%{meta[1]}<extra>%{fullData.name}</extra>"
-
-
-def _esc(value) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _hover_reason(reason: str) -> str:
-    """A reason short enough for a hover label, escaped (after cutting, so no entity is split).
-
-    Only ``&``, ``<`` and ``>`` are escaped: outside a tag a quote is inert, and
-    reasons quote tool arguments a lot (``&quot;`` would triple their size).
-    Separators are ASCII because the figure JSON escapes anything else.
-    """
-    flat = " ".join(str(reason).split())
-    if len(flat) > HOVER_REASON_CHARS:
-        flat = flat[: HOVER_REASON_CHARS - 3] + "..."
-    return html.escape(flat, quote=False)
-
-
-def _slot_at(frame: pd.DataFrame, position: int) -> tuple[float, float] | None:
-    row = frame[frame["position"] == position]
-    if row.empty:
-        return None
-    return float(row["slot"].iloc[0]), float(row["lane"].iloc[0])
-
-
-def _cut_x(frame: pd.DataFrame, cut_position: int) -> float | None:
-    """The x between the last summarised message and the first kept one."""
-    ordered = frame.sort_values("position")
-    before = ordered[ordered["position"] < cut_position]
-    after = ordered[ordered["position"] >= cut_position]
-    if after.empty:
-        return None
-    if before.empty:
-        return float(after["slot"].iloc[0]) - 0.5
-    return (float(before["slot"].iloc[-1]) + float(after["slot"].iloc[0])) / 2
-
-
-def timeline_figure(frame: pd.DataFrame, *, selected: int | None = None,
-                    highlight: Iterable[int] = (), cut: int | None = None,
-                    recorded_cut: int | None = None, split_turn: bool = False,
-                    webgl_threshold: int = WEBGL_THRESHOLD, title: str = "",
-                    revision: str = "") -> go.Figure:
-    """Every message as a mark at its turn (x) in its role's lane (y), coloured by status.
-
-    One trace per status, always all four (an absent status shows ``(0)`` in
-    the legend), so the legend is the same on every page. ``selected`` (a
-    position) gets a ring, an arrow to its related message (removed -> the
-    message that replaced it, restored -> the message that needed it) and
-    arrows from the messages that point at it. ``highlight`` rings positions
-    (the guide's "what changed"). ``cut`` / ``recorded_cut`` draw the
-    compaction cut (first kept position) computed here / recorded in the file.
-    """
-    large = len(frame) > webgl_threshold
-    scatter = go.Scattergl if large else go.Scatter
-    size = 6 if large else 11
-    fig = go.Figure()
-    for status in STATUSES:
-        part = frame[frame["status"] == status]
-        if part.empty:  # keep the legend entry so the four statuses are always explained
-            x, y, custom, text, meta, template = [None], [None], [[None, None]], [None], None, TIMELINE_HOVER
-        else:
-            # numpy arrays for x and y: plotly sends them base64-encoded instead of as JSON numbers
-            x, y = part["slot"].to_numpy(dtype="float32"), part["lane"].to_numpy(dtype="int8")
-            custom = part[["position", "tokens"]].to_numpy(dtype="int32")
-            roles = part["role"].map(_esc)
-            rules = part["rule"].map(lambda r: _esc(r) or "none")
-            reasons = part["reason"].map(_hover_reason)
-            if rules.nunique() == 1 and reasons.nunique() == 1:
-                text, template = roles.to_numpy(dtype=str), TIMELINE_HOVER_SHARED
-                meta = [rules.iloc[0], reasons.iloc[0]]
-            else:
-                text = (roles + " | rule: " + rules + "<br>" + reasons).to_numpy(dtype=str)
-                meta, template = None, TIMELINE_HOVER
-        fig.add_trace(scatter(
-            x=x, y=y, mode="markers", name=status_label(status, len(part)), legendgroup=status,
-            customdata=custom, text=text, meta=meta, hovertemplate=template,
-            marker={"color": STATUS_COLOURS[status], "symbol": STATUS_SYMBOLS[status], "size": size,
-                    "line": {"width": 0}}))
-    rings = [p for p in highlight]
-    if rings:
-        pts = [xy for xy in (_slot_at(frame, p) for p in rings) if xy]
-        fig.add_trace(scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers",
-                              name="changed in this step", hoverinfo="skip", showlegend=True,
-                              marker={"size": size + 10, "color": CUT_COLOUR, "symbol": "circle-open",
-                                      "line": {"width": 2}}))
-    annotations = []
-    if selected is not None and (here := _slot_at(frame, selected)) is not None:
-        fig.add_trace(scatter(x=[here[0]], y=[here[1]], mode="markers", name="selected",
-                              hoverinfo="skip", showlegend=False,
-                              marker={"size": size + 12, "color": "#000000", "symbol": "circle-open",
-                                      "line": {"width": 3}}))
-        row = frame[frame["position"] == selected].iloc[0]
-        links: list[tuple[int, int, str]] = []  # (from, to, colour)
-        if int(row["related_position"]) >= 0:
-            links.append((selected, int(row["related_position"]), STATUS_COLOURS.get(row["status"], CUT_COLOUR)))
-        incoming = frame[frame["related_position"] == selected].head(MAX_INCOMING_ARROWS)
-        links += [(int(p), selected, STATUS_COLOURS.get(s, CUT_COLOUR))
-                  for p, s in zip(incoming["position"], incoming["status"])]
-        for src, dst, colour in links:
-            a, b = _slot_at(frame, src), _slot_at(frame, dst)
-            if a and b:
-                annotations.append({"x": b[0], "y": b[1], "ax": a[0], "ay": a[1], "xref": "x", "yref": "y",
-                                    "axref": "x", "ayref": "y", "showarrow": True, "arrowhead": 3,
-                                    "arrowsize": 1.2, "arrowwidth": 2, "arrowcolor": colour, "text": ""})
-    shapes = []
-    if cut is not None and not frame.empty and (cx := _cut_x(frame, cut)) is not None:
-        left = float(frame["slot"].min()) - 0.5
-        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": left, "x1": cx, "y0": 0, "y1": 1,
-                       "fillcolor": SUMMARISED_FILL, "line": {"width": 0}, "layer": "below"})
-        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": cx, "x1": cx, "y0": 0, "y1": 1,
-                       "line": {"color": CUT_COLOUR, "width": 2}})
-        label = "cut (splits a turn)" if split_turn else "cut"
-        annotations.append({"x": cx, "y": 1.0, "xref": "x", "yref": "paper", "text": f"{label}: summarised ←  → kept",
-                            "showarrow": False, "yanchor": "bottom", "font": {"color": CUT_COLOUR}})
-    if recorded_cut is not None and not frame.empty and (rx := _cut_x(frame, recorded_cut)) is not None:
-        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": rx, "x1": rx, "y0": 0, "y1": 1,
-                       "line": {"color": RECORDED_CUT_COLOUR, "width": 2, "dash": "dash"}})
-        annotations.append({"x": rx, "y": 0.0, "xref": "x", "yref": "paper", "text": "recorded cut",
-                            "showarrow": False, "yanchor": "top", "font": {"color": RECORDED_CUT_COLOUR}})
-    fig.update_layout(
-        title={"text": title} if title else None, height=420, margin={"l": 10, "r": 10, "t": 60, "b": 40},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": {"text": "status"}},
-        xaxis={"title": {"text": "turn"}, "zeroline": False},
-        yaxis={"tickmode": "array", "tickvals": list(range(len(ROLES))), "ticktext": list(ROLES),
-               "range": [-0.7, len(ROLES) - 0.3], "fixedrange": True},
-        annotations=annotations, shapes=shapes, hovermode="closest", clickmode="event+select",
-        uirevision=revision or None)
-    return fig
-
-
-def selected_position(event) -> int | None:
-    """The message position of the first point in a Streamlit plotly selection event, if any.
-
-    ``event`` is what ``st.plotly_chart(..., on_select=...)`` stores in session
-    state: ``{"selection": {"points": [{"customdata": [position, ...], ...}]}}``.
-    """
-    try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    for point in points or ():
-        custom = point.get("customdata") if isinstance(point, dict) else None
-        # customdata is sent as a typed array; a point's row may come back as a list, as the
-        # {"0": ..., "1": ...} that JSON makes of a typed array, or as a bare number
-        if isinstance(custom, dict):
-            custom = [custom.get("0", custom.get(0))]
-        elif not isinstance(custom, (list, tuple)):
-            custom = [custom]
-        if custom and custom[0] is not None:
-            try:
-                return int(custom[0])
-            except (TypeError, ValueError):
-                continue
-    return None
+from .theme import AFTER_COLOUR, BEFORE_COLOUR, ROLE_COLOURS, STATUS_COLOURS, WORKLOAD_COLOURS
 
 
 def context_figure(totals: pd.DataFrame, *, sampled: bool = False) -> go.Figure:
@@ -306,4 +126,112 @@ def grouped_bar_figure(frame: pd.DataFrame, *, x: str, ys: Sequence[str], names:
                       yaxis={"title": {"text": y_title}, "type": "log" if log_y else "linear"},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+# ---------------------------------------------------------------- benchmark charts
+
+_RUN_DASH = {"committed": "solid", "your run": "dot"}
+
+
+def _sizes_axis(values, title: str) -> dict:
+    """A log axis labelled only at the measured values (no 2-5-10 minor labels, no overlapping ticks)."""
+    ticks = sorted({int(v) for v in values})
+    return {"title": {"text": title}, "type": "log", "tickmode": "array", "tickvals": ticks,
+            "ticktext": [f"{v:,}" for v in ticks], "minor": {"showgrid": False, "ticks": ""}}
+
+
+def reduction_figure(by_size: pd.DataFrame, reference: Mapping[str, tuple[str, float, float]]) -> go.Figure:
+    """Token reduction by workload and size, one line per run, over the reference's published range."""
+    fig = go.Figure()
+    if by_size.empty:
+        return fig
+    lo_x, hi_x = float(by_size["turns"].min()), float(by_size["turns"].max())
+    for workload, (their, lo, hi) in reference.items():
+        if workload not in set(by_size["workload"]):
+            continue
+        colour = WORKLOAD_COLOURS.get(workload, "#888888")
+        fig.add_trace(go.Scatter(
+            x=[lo_x, hi_x, hi_x, lo_x, lo_x], y=[lo, lo, hi, hi, lo], fill="toself", mode="lines",
+            line={"width": 0}, fillcolor=colour, opacity=0.18, name=f"reference, {their} (published)",
+            legendgroup=f"ref-{workload}", hovertemplate=f"reference ({their}), published: {lo:.1f}–{hi:.1f} %"
+                                                         "<extra></extra>"))
+    for (run, workload), rows in by_size.groupby(["run", "workload"], sort=True):
+        rows = rows.sort_values("turns")
+        fig.add_trace(go.Scatter(
+            x=rows["turns"].tolist(), y=rows["reduction_pct"].tolist(), mode="lines+markers",
+            name=f"{workload} ({run})", line={"color": WORKLOAD_COLOURS.get(workload), "dash": _RUN_DASH.get(run)},
+            customdata=rows[["messages_before"]].to_numpy().tolist(),
+            hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns (%{{customdata[0]:,}} messages): "
+                          "%{y:.1f} %<extra></extra>"))
+    fig.update_layout(title={"text": "Token reduction by workload and size; shaded: the reference's published "
+                                     "range"}, height=380, xaxis=_sizes_axis(by_size["turns"], "turns"),
+                      yaxis={"title": {"text": "reduction %"}}, legend={"orientation": "h", "y": -0.25},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+def prune_time_figure(by_size: pd.DataFrame) -> go.Figure:
+    """Prune time against size: x is the turns (one tick per measured size, so labels never collide)."""
+    fig = go.Figure()
+    for (run, workload), rows in by_size.groupby(["run", "workload"], sort=True):
+        rows = rows.sort_values("turns")
+        fig.add_trace(go.Scatter(
+            x=rows["turns"].tolist(), y=rows["prune_ms"].tolist(), mode="lines+markers",
+            name=f"{workload} ({run})", line={"color": WORKLOAD_COLOURS.get(workload), "dash": _RUN_DASH.get(run)},
+            customdata=rows[["messages_before", "ms_per_1000_messages"]].to_numpy().tolist(),
+            hovertemplate=f"{workload} ({run})<br>%{{x:,}} turns, %{{customdata[0]:,.0f}} messages: %{{y:,.1f}} ms"
+                          "<br>%{customdata[1]:.2f} ms per 1,000 messages<extra></extra>"))
+    fig.update_layout(title={"text": "Prune time against size (passes only, median of the timing runs)"},
+                      height=380, xaxis=_sizes_axis(by_size["turns"], "turns") if len(by_size) else {},
+                      yaxis={"title": {"text": "ms (log scale)"}, "type": "log"},
+                      legend={"orientation": "h", "y": -0.25}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
+    """Tagged facts lost by pruner and by truncation given the same token budget, said in the chart itself."""
+    fig = go.Figure()
+    for column, name, colour in (("pruner", "pruner", STATUS_COLOURS["kept"]),
+                                 ("truncation", "truncation to the same budget", STATUS_COLOURS["expired"])):
+        fig.add_trace(go.Bar(x=wide["config"].astype(str).tolist(), y=wide[column].tolist(), name=name,
+                             marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g} facts lost<extra>" + name
+                                                                     + "</extra>"))
+    fig.update_layout(
+        title={"text": "Tagged facts lost: pruner vs truncation given the same token budget"}, barmode="group",
+        height=380, yaxis={"title": {"text": "tagged facts missing"}}, legend={"orientation": "h", "y": 1.02,
+                                                                               "yanchor": "bottom"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 40},
+        annotations=[{"text": "Truncation keeps the system prompt and the newest messages that fit in as many "
+                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.17,
+                      "showarrow": False, "xanchor": "left", "font": {"size": 12}}])
+    return fig
+
+
+def scaling_figure(frame: pd.DataFrame) -> go.Figure:
+    """``pruner bench --scaling``: ms per 1,000 messages against size (flat means linear cost)."""
+    fig = go.Figure(go.Scatter(
+        x=frame["messages"].tolist(), y=frame["ms_per_1000_messages"].tolist(), mode="lines+markers",
+        name="pruner", line={"color": STATUS_COLOURS["kept"]},
+        customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
+        hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
+                      "%{y:.2f} ms per 1,000 messages<extra></extra>"))
+    fig.update_layout(title={"text": "Prune time per 1,000 messages against size (flat = linear)"}, height=360,
+                      xaxis=_sizes_axis(frame["messages"], "messages (tool_agent)"),
+                      yaxis={"title": {"text": "ms per 1,000 messages"}, "rangemode": "tozero"},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    return fig
+
+
+def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
+    """Total time to re-prune after every turn of one conversation, by method (log scale)."""
+    colours = [STATUS_COLOURS["kept"], BEFORE_COLOUR, STATUS_COLOURS["expired"]]
+    fig = go.Figure(go.Bar(
+        y=bars["method"].tolist(), x=bars["seconds"].tolist(), orientation="h",
+        marker={"color": colours[: len(bars)]}, text=[f"{v:,.2f} s ({s})" for v, s in zip(bars["seconds"],
+                                                                                        bars["source"])],
+        textposition="auto", hovertemplate="%{y}: %{x:,.2f} s<extra></extra>"))
+    fig.update_layout(title={"text": f"Re-pruning after every turn of {turns:,} turns (total, log scale)"},
+                      height=300, xaxis={"title": {"text": "seconds"}, "type": "log"},
+                      yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig

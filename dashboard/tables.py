@@ -24,6 +24,8 @@ import pandas as pd
 
 from pruner.model import ROLES, STATUSES, Decision, Session, canonical_json
 
+from .theme import STATUS_MARKS
+
 PREVIEW_CHARS = 120
 
 MESSAGE_COLUMNS = ["position", "id", "turn", "role", "status", "rule", "reason", "related",
@@ -119,6 +121,23 @@ def filter_messages(frame: pd.DataFrame, *, statuses: Iterable[str] | None = Non
     return frame[mask]
 
 
+#: What the message table can be sorted by (across every matching row, not one page).
+SORT_COLUMNS = ("position", "turn", "tokens", "status", "role", "rule", "id")
+
+
+def sort_messages(frame: pd.DataFrame, column: str, *, descending: bool = False) -> pd.DataFrame:
+    """Every row ordered by ``column`` (ties in position order), before the table is cut into pages."""
+    if column not in SORT_COLUMNS:
+        raise ValueError(f"cannot sort by {column!r}")
+    keys = [column] if column == "position" else [column, "position"]
+    return frame.sort_values(keys, ascending=[not descending] + [True] * (len(keys) - 1), kind="stable")
+
+
+def with_status_marks(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each status preceded by its timeline marker ("◆ duplicate"), for tables."""
+    return frame.assign(status=frame["status"].map(lambda s: f"{STATUS_MARKS.get(s, '')} {s}".strip()))
+
+
 def page_count(rows: int, page_size: int) -> int:
     """How many pages ``rows`` rows fill (at least one, so an empty table still has a page)."""
     return max(1, math.ceil(rows / page_size))
@@ -184,6 +203,19 @@ def context_before_frame(frame: pd.DataFrame) -> pd.DataFrame:
     long.columns = ["turn", "role", "tokens"]
     long["stage"] = "before"
     return long[["turn", "stage", "role", "tokens"]].astype({"turn": int, "tokens": int})
+
+
+def context_totals_frame(before: pd.DataFrame, after: Sequence[tuple[int, int]]) -> pd.DataFrame:
+    """Total context per turn: ``before`` (a long frame, every turn) beside ``after`` ((turn, tokens) pairs,
+    every turn or some); columns ``turn``, ``before``, ``after`` (NaN where not computed)."""
+    totals = before.groupby("turn")["tokens"].sum() if len(before) else pd.Series(dtype=float)
+    frame = pd.DataFrame({"turn": totals.index.astype(int), "before": totals.to_numpy()})
+    if after:
+        pairs = pd.DataFrame(list(after), columns=["turn", "after"])
+        frame = frame.merge(pairs, on="turn", how="outer")
+    else:
+        frame["after"] = float("nan")
+    return frame.sort_values("turn").reset_index(drop=True)
 
 
 def context_totals(context: pd.DataFrame) -> pd.DataFrame:

@@ -28,6 +28,9 @@ STATUS_SYMBOLS: dict[str, str] = {
     "restored": "star",
 }
 
+#: The marker shapes as text, for tables (the same shapes as the timeline's marks).
+STATUS_MARKS: dict[str, str] = {"kept": "●", "expired": "✖", "duplicate": "◆", "restored": "★"}
+
 STATUS_MEANINGS: dict[str, str] = {
     "kept": "sent to the model unchanged",
     "expired": "removed because something newer replaced it or its time ran out",
@@ -44,6 +47,9 @@ ROLE_COLOURS: dict[str, str] = {
     "summary": "#009E73",
 }
 
+#: One colour per benchmark workload (none of them a status colour).
+WORKLOAD_COLOURS: dict[str, str] = {"plain_chat": "#56B4E9", "rag_assistant": "#CC79A7", "tool_agent": "#444444"}
+
 #: Before/after lines in the context chart.
 BEFORE_COLOUR = "#999999"
 AFTER_COLOUR = STATUS_COLOURS["kept"]
@@ -52,16 +58,10 @@ SUMMARISED_FILL = "rgba(120, 120, 120, 0.15)"
 CUT_COLOUR = "#333333"
 RECORDED_CUT_COLOUR = "#CC79A7"
 
-assert set(STATUS_COLOURS) == set(STATUSES), "one colour per status"
+assert set(STATUS_COLOURS) == set(STATUSES) == set(STATUS_MARKS), "one colour and one mark per status"
 assert set(ROLE_COLOURS) == set(ROLES), "one colour per role"
 
 
 def status_label(status: str, count: int | None = None) -> str:
     """The legend label of a status, with its count when given."""
     return status if count is None else f"{status} ({count:,})"
-
-
-def status_cell_style(status: str) -> str:
-    """CSS for a table cell showing ``status`` (pandas Styler); an unknown status gets none."""
-    colour = STATUS_COLOURS.get(status)
-    return f"color: {colour}; font-weight: 600" if colour else ""

@@ -7,12 +7,15 @@ makes every character literal first.
 
 >>> escape_markdown("**x** <img src=y>")
 '\\\\*\\\\*x\\\\*\\\\* \\\\<img src\\\\=y\\\\>'
+>>> [compact_number(n) for n in (619, 1_784, 22_751, 137_440, 2_345_678)]
+['619', '1.8k', '23k', '137k', '2.3M']
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import streamlit as st
@@ -21,8 +24,10 @@ from pruner.errors import PrunerError
 
 log = logging.getLogger("pruner.dashboard")
 
-GENERIC_ERROR = ("Something unexpected went wrong while building this view. The previous session "
-                 "is still loaded; try another file or settings. (Details are in the server log.)")
+GENERIC_ERROR = ("Something unexpected went wrong while building this view; try another file or other "
+                 "settings. (Details are in the server log.)")
+#: Said once under a load error when an earlier session is still shown.
+STILL_LOADED = "The previous session is still loaded."
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=:$&\"'])")
 
@@ -30,6 +35,25 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=:$&\"'])")
 def escape_markdown(text: str) -> str:
     """Backslash-escape every Markdown/HTML-significant ASCII character so it shows literally."""
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def compact_number(n: float) -> str:
+    """A count short enough for a metric at any width (137,440 -> "137k"); show the exact one on hover."""
+    sign, n = ("-" if n < 0 else ""), abs(float(n))
+    if n < 1_000:
+        return f"{sign}{n:,.0f}"
+    if n < 9_950:
+        return f"{sign}{n / 1_000:.1f}k"
+    if n < 999_500:
+        return f"{sign}{n / 1_000:.0f}k"
+    if n < 9_950_000:
+        return f"{sign}{n / 1_000_000:.1f}M"
+    return f"{sign}{n / 1_000_000:,.0f}M"
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """A count with its noun, singular only for one: "1 turn", "2 turns", never "1 turns"."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def inert(text: str) -> None:
@@ -68,12 +92,77 @@ def guarded(render: Callable[[], None]) -> None:
         st.error(GENERIC_ERROR, icon=":material/error:")
 
 
-def format_hint(message: str) -> str:
-    """What to do about a load error, in the dashboard's words rather than the CLI's."""
-    if "format" in message and ("unknown" in message or "ambiguous" in message):
+# The library's messages are written for the command line and Python; a dashboard user has
+# neither, so advice that names a flag is replaced by the dashboard's own control, or dropped.
+_CLI_ADVICE = (
+    (re.compile(r"\s*\(use --format NAME to choose\)"), " (choose it in the Format box)"),
+    (re.compile(r"choose one with --format NAME"), "choose one in the Format box"),
+    (re.compile(r"choose another format with --format NAME"), "choose another format in the Format box"),
+    (re.compile(r";?\s*raise it with --max-bytes[^;]*"), ""),
+    (re.compile(r"with --dialogue N \(or dialogue=N in Python\)"), "from the dialogue list"),
+    (re.compile(r"\s*\(or pass --skip-bad-lines\)"), " (or tick Skip unreadable lines under the uploader)"),
+)
+_ANY_FLAG_CLAUSE = re.compile(r"\s*\([^()]*--[a-z][a-z-]*[^()]*\)|[;,]?\s*[^;,()]*\s--[a-z][a-z-]*[^;,()]*")
+
+
+def for_dashboard(message: str) -> str:
+    """A library message with its command-line advice replaced by what to do in the dashboard.
+
+    >>> for_dashboard("x.json: unknown format; supported: native (use --format NAME to choose)")
+    'x.json: unknown format; supported: native (choose it in the Format box)'
+    >>> for_dashboard("big.json: the file is 9 bytes, over the 5-byte limit; raise it with --max-bytes (or max_bytes=)")
+    'big.json: the file is 9 bytes, over the 5-byte limit'
+    """
+    for pattern, replacement in _CLI_ADVICE:
+        message = pattern.sub(replacement, message)
+    return _ANY_FLAG_CLAUSE.sub("", message)  # any flag advice written after this module
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A load error as the dashboard shows it: what is wrong, and what to do about it."""
+
+    message: str
+    hint: str
+
+    def text(self, *, still_loaded: bool) -> str:
+        """Markdown for ``st.error``: the message (escaped), the hint, and once whether a session stays."""
+        parts = [escape_markdown(self.message), self.hint]
+        if still_loaded:
+            parts.append(STILL_LOADED)
+        return "\n\n".join(p for p in parts if p)
+
+
+def describe_load_error(exc: BaseException) -> Problem:
+    """The dashboard's words for an error raised while opening a file, a sample, a workload or a link."""
+    if not isinstance(exc, PrunerError):
+        log.error("unexpected error while loading", exc_info=exc)
+        return Problem(GENERIC_ERROR, "")
+    message = for_dashboard(str(exc))
+    return Problem(message, load_hint(exc, message))
+
+
+def load_hint(exc: PrunerError, message: str) -> str:
+    """What to do about a load error; "fix the file at the place named" only when a place is named."""
+    if "format" in message and ("unknown" in message or "ambiguous" in message or "cannot read this as" in message):
         return "Choose the format in the **Format** box below the uploader, or upload another file."
     if "limit" in message:
-        return "Upload a smaller file, or start the dashboard with a larger PRUNER_DASHBOARD_MAX_BYTES."
+        return f"The dashboard reads files up to {upload_limit_text()}; upload a smaller file."
     if "UTF-8" in message or "binary" in message or "empty" in message:
         return "Upload a text transcript saved as UTF-8 (JSON or JSON Lines)."
-    return "Fix the file at the place named above, or pick another file. The previous session is still loaded."
+    if "no longer holds" in message:
+        return "Upload the file again in the sidebar (Source: Upload); the demo is shown meanwhile."
+    if "the link" in message:
+        return "Check the link, or pick a session in the sidebar."
+    named = getattr(exc, "line", None) is not None or getattr(exc, "path", None) or "message #" in message
+    if named:
+        return "Fix the file at the place named above, or pick another file."
+    return "Pick another file, or another session in the sidebar."
+
+
+def upload_limit_text() -> str:
+    """The upload limit as a person reads it ("50 MB")."""
+    from .loading import max_upload_bytes  # loading never imports ui: no cycle
+
+    limit = max_upload_bytes()
+    return f"{limit // (1024 * 1024):,} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"

@@ -13,6 +13,28 @@ hash tiktoken itself publishes, and the ``tiktoken.Encoding`` is built locally.
 
 When no BPE data can be loaded, ``get_counter`` falls back to a clearly named
 ``HeuristicCounter`` (and says so in ``name``); every report prints that name.
+
+Bounded work per piece. BPE merges inside one pre-token ("piece") in time that grows
+faster than its length: a 1 MB run of letters without a space or punctuation takes
+seconds, 100 MB takes minutes and gigabytes. So a text is counted in segments:
+
+* a run of more than ``LONG_RUN`` characters of one class (letters and marks,
+  punctuation and symbols, whitespace, or the ``/``-and-newline tail o200k lets follow
+  punctuation) is cut every ``LONG_RUN`` characters. Nothing else in a text can form a
+  long piece, so every other text is counted exactly. A count with such cuts is an
+  upper estimate: the parts are counted separately and ``CUT_MARGIN`` tokens are added
+  per cut, because BPE merging across a cut can cost a couple of tokens more or fewer
+  than the parts (measured, not proven: see ``CUT_MARGIN``). ``count_is_exact(text)``
+  is False for such a text;
+* a text longer than ``SEGMENT`` characters is also cut into segments of at most that
+  size, at places where no piece can span the cut (after a letter, before an ASCII
+  character that is neither a letter nor an apostrophe): exact, and it keeps the
+  token lists of a few segments in memory at a time instead of the whole text's. (A
+  window of ``SEGMENT // 2`` characters without such a place, e.g. pure digits, is cut
+  anyway and counted like a long run.)
+
+Real transcripts never reach the first case (the longest single-class run in the
+samples, the real transcripts and the reference corpora is under 100 characters).
 """
 
 from __future__ import annotations
@@ -20,7 +42,9 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import re
 import threading
+from bisect import bisect_right, insort
 from importlib import resources
 from typing import Iterable
 
@@ -56,6 +80,81 @@ _SPECIAL = {
                     "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
     "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
 }
+
+
+#: Longest run of one character class that is counted as one piece; longer runs are cut.
+LONG_RUN = 1_000
+#: Longest text handed to the encoder at once (longer ones are cut where cutting is exact).
+SEGMENT = 65_536
+#: Tokens added per cut that may split a piece, so an approximate count stays at or above
+#: the exact one. Merging across a cut made a text cost at most 2 tokens more than its two
+#: parts in 40,000 measured random cuts (both encodings; ``tests/test_tokens.py`` keeps checking).
+CUT_MARGIN = 3
+
+# A cheap first look (Python's re): a piece longer than LONG_RUN needs a run at least half
+# that long of non-whitespace, of whitespace, or of the "/" and newline tail.
+_MAYBE_LONG = re.compile(r"\S{%d,}|\s{%d,}|[\r\n/]{%d,}" % ((LONG_RUN // 2,) * 3))
+_SPLIT_PATTERNS = None  # compiled on first use, with ``regex`` (which tiktoken requires) for \p{..}
+
+
+def _split_patterns():
+    """(runs of one class longer than LONG_RUN, places where a cut is exact)."""
+    global _SPLIT_PATTERNS
+    if _SPLIT_PATTERNS is None:
+        import regex
+
+        # The character classes long pieces are made of (see the patterns above).
+        runs = regex.compile(r"[\p{L}\p{M}]{%d,}|[^\s\p{L}\p{N}]{%d,}|\s{%d,}|[\r\n/]{%d,}"
+                             % ((LONG_RUN + 1,) * 4))
+        # After a letter, before an ASCII character that is not a letter and not an apostrophe:
+        # only letter alternatives match a letter, and they end at such a character, so no piece
+        # spans this point; nothing looks behind, so the text after it splits as before.
+        safe = regex.compile(r"\p{L}(?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f])")
+        _SPLIT_PATTERNS = runs, safe
+    return _SPLIT_PATTERNS
+
+
+def split_for_counting(text: str) -> tuple[list[str], int]:
+    """``text`` cut into segments to count separately, and how many of the cuts may have split
+    a piece (0: the segments' counts add up to the text's exact count).
+
+    >>> split_for_counting("short text")
+    (['short text'], 0)
+    >>> parts, inexact = split_for_counting("x" * 2500)
+    >>> [len(p) for p in parts], inexact
+    ([1000, 1000, 500], 2)
+    """
+    n = len(text)
+    if n <= LONG_RUN:
+        return [text], 0
+    long_runs, safe_cut = _split_patterns()
+    cuts: set[int] = set()
+    if _MAYBE_LONG.search(text):
+        for m in long_runs.finditer(text):
+            cuts.update(range(m.start() + LONG_RUN, m.end(), LONG_RUN))
+    inexact = len(cuts)
+    ordered = sorted(cuts)
+    pos = 0
+    while n - pos > SEGMENT:
+        limit = pos + SEGMENT
+        j = bisect_right(ordered, limit)
+        if j and ordered[j - 1] > pos:  # a run's cut already ends this window
+            pos = ordered[j - 1]
+            continue
+        m = safe_cut.search(text, pos + SEGMENT // 2, limit)
+        if m is None:
+            # No exact cut in the window (no letter followed by an ASCII non-letter, e.g. a long
+            # stretch of digits): cut anyway, as inside a long run.
+            cut = limit
+            inexact += 1
+        else:
+            cut = m.end()
+        insort(ordered, cut)
+        pos = cut
+    if not ordered:
+        return [text], 0
+    bounds = [0, *ordered, n]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])], inexact
 
 
 class BPEDataError(PrunerError):
@@ -107,6 +206,7 @@ class TokenCounter:
             name=encoding, pat_str=_PATTERNS[encoding],
             mergeable_ranks=load_bpe_ranks(encoding), special_tokens=_SPECIAL[encoding])
         self._cache: dict[str, int] = {}
+        self._approximate: set[str] = set()  # cached texts whose count needed a cut inside a long run
         self._max_cache = max_cache
         self._lock = threading.Lock()
 
@@ -118,25 +218,57 @@ class TokenCounter:
         return self._encoding.encode(text, disallowed_special=())
 
     def count(self, text: str) -> int:
-        """The number of tokens of ``text`` (special-token strings count as plain text)."""
+        """The number of tokens of ``text`` (special-token strings count as plain text).
+
+        Exact unless ``text`` holds a run longer than ``LONG_RUN`` characters of one class;
+        then an upper estimate, slightly above it (``count_is_exact`` says which).
+        """
         n = self._cache.get(text)
         if n is None:
-            n = len(self._encoding.encode_ordinary(text))
-            with self._lock:
-                if len(self._cache) >= self._max_cache:
-                    self._cache.clear()  # a bounded cache; refilled on demand
-                self._cache[text] = n
+            n = self._count_uncached([text])[0]
         return n
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
+        """Counts of many texts (the ones not cached yet are counted in one go)."""
         texts = list(texts)
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        cache = self._cache
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
-            counts = self._encoding.encode_ordinary_batch(missing, num_threads=2)
-            with self._lock:
-                for t, toks in zip(missing, counts):
-                    self._cache[t] = len(toks)
-        return [self.count(t) for t in texts]
+            self._count_uncached(missing)
+        get = cache.get
+        return [get(t) if t in cache else self.count(t) for t in texts]
+
+    def count_is_exact(self, text: str) -> bool:
+        """False when ``text``'s count cut a run longer than ``LONG_RUN`` (an approximation)."""
+        if text not in self._cache:
+            self.count(text)
+        return text not in self._approximate
+
+    def _count_uncached(self, texts: list[str]) -> list[int]:
+        encode = self._encoding.encode_ordinary
+        counts: dict[str, int] = {}
+        approximate = []
+        for t in texts:
+            if len(t) <= LONG_RUN:  # nearly every text: too short to hold a long piece
+                counts[t] = len(encode(t))
+            else:
+                parts, inexact = split_for_counting(t)
+                counts[t] = self._count_parts(parts) + CUT_MARGIN * inexact
+                if inexact:
+                    approximate.append(t)
+        with self._lock:
+            if len(self._cache) + len(counts) > self._max_cache:
+                self._cache.clear()  # a bounded cache; refilled on demand
+                self._approximate.clear()
+            self._cache.update(counts)
+            self._approximate.update(approximate)
+        return [counts[t] for t in texts]
+
+    def _count_parts(self, parts: list[str]) -> int:
+        """Sum of the parts' counts; only one part's tokens are in memory at a time. (Encoded one
+        by one: tiktoken's thread-pool batch was slower on this 2-core machine.)"""
+        encode = self._encoding.encode_ordinary
+        return sum(len(encode(p)) for p in parts)
 
 
 class HeuristicCounter:
@@ -151,6 +283,9 @@ class HeuristicCounter:
 
     def count(self, text: str) -> int:
         return (len(text) + 3) // 4
+
+    def count_is_exact(self, text: str) -> bool:
+        return False
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
         return [self.count(t) for t in texts]

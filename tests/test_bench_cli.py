@@ -82,3 +82,36 @@ def test_scaling_prints_flat_time_and_per_turn_cost(capsys):
     assert "SCALING" in out and "ms per 1,000 messages" in out
     assert "RE-PRUNING AFTER EVERY TURN (15 turns" in out
     assert "full prune() of the whole history each turn" in out
+
+
+@pytest.fixture
+def small_defaults(monkeypatch):
+    """Make the default run small (one workload, one size) so the test can run it as is."""
+    import pruner.cli.bench as bench_cli
+    from pruner.bench.workloads import WORKLOADS
+
+    monkeypatch.setattr(bench_cli, "WORKLOADS", {"plain_chat": WORKLOADS["plain_chat"]})
+    monkeypatch.setattr(bench_cli, "SIZES", (20,))
+
+
+def test_the_default_run_writes_the_results_the_readme_documents(small_defaults, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench"]) == 0
+    out = capsys.readouterr().out
+    json_path, csv_path = (tmp_path / p for p in ("sample_sessions/bench/results.json",
+                                                   "sample_sessions/bench/results.csv"))
+    data = json.loads(json_path.read_text())
+    assert [(r["workload"], r["turns"]) for r in data["rows"]] == [("plain_chat", 20)]
+    assert data["meta"]["environment"]["command"] == "pruner bench"
+    assert len(list(csv.DictReader(io.StringIO(csv_path.read_text())))) == 1
+    assert "results written to sample_sessions/bench/results.json and sample_sessions/bench/results.csv" in out
+
+
+def test_a_run_with_other_selections_never_replaces_the_default_results(small_defaults, tmp_path, monkeypatch,
+                                                                         capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--sizes", "10", "--timing-runs", "1"]) == 0
+    assert not (tmp_path / "sample_sessions").exists()
+    assert "results written" not in capsys.readouterr().out
+    assert main(["bench", "--json", "mine.json"]) == 0  # a named file replaces the default location
+    assert (tmp_path / "mine.json").exists() and not (tmp_path / "sample_sessions").exists()

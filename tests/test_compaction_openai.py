@@ -175,3 +175,16 @@ def test_bad_options_are_refused():
         OpenAISummarizer(api_key=KEY, timeout=0)
     with pytest.raises(ConfigurationError, match="max_retries"):
         OpenAISummarizer(api_key=KEY, max_retries=-1)
+
+
+def test_llm_summary_not_claimed_when_nothing_is_compacted(openai_server):
+    """Regression (issue 10): with nothing to cut, the result named the LLM summariser as if it had
+    written a summary, so the README's ``print(r.error or "LLM summary used")`` claimed an LLM call."""
+    server = openai_server(["ok"])
+    s = session()
+    r = compact(s, CompactionSettings(keep_recent_tokens=100_000), summarizer(server.url), force=True,
+                on_error="fallback")
+    assert r.cut_index is None and r.request is None and r.summary == ""
+    assert (r.summarizer_name, r.error) == ("none", None) and server.requests == []
+    called = compact(s, SETTINGS, summarizer(server.url), force=True, on_error="fallback")
+    assert called.summarizer_name == "openai/test-model" and len(server.requests) == 1

@@ -1,7 +1,7 @@
 """Every dashboard page through Streamlit's AppTest: default views, uploads, settings, errors.
 
-The app runs in-process, so ``dashboard.state`` here is the module the pages
-use; expected numbers are computed by calling the library directly.
+The app runs in-process, so ``dashboard.loading``, ``analysis`` and
+``session_state`` here are the modules the pages use; expected numbers are computed by calling the library directly.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from dashboard import state, ui  # noqa: E402
+from dashboard import analysis, loading, session_state, ui  # noqa: E402
+from dashboard.logic import benchmarks as bench_logic  # noqa: E402
 from pruner import PruneConfig, STATUSES, load_session, prune  # noqa: E402
 from pruner.formats import detect_format  # noqa: E402
 
@@ -31,10 +32,9 @@ SECRET = "sk-test-0123456789-do-not-echo"
 
 @pytest.fixture(autouse=True)
 def fresh_caches(monkeypatch):
-    """Each test starts with empty Streamlit caches and the default upload limit."""
+    """Each test starts with empty Streamlit caches."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    monkeypatch.delenv(state.MAX_UPLOAD_ENV, raising=False)
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -60,16 +60,24 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def headline_of(result) -> dict[str, str]:
-    s = result.stats
-    return {"Messages before → after": f"{s.messages_before:,} → {s.messages_after:,}",
-            "Tokens before → after": f"{s.tokens_before:,} → {s.tokens_after:,}",
-            **{status: f"{s.by_status[status]:,}" for status in STATUSES}}
+    """The headline metrics for ``result``: compact values (the exact figures are in their tooltips)."""
+    s, n = result.stats, ui.compact_number
+    return {"Messages before → after": f"{n(s.messages_before)} → {n(s.messages_after)}",
+            "Tokens before → after": f"{n(s.tokens_before)} → {n(s.tokens_after)}"}
 
 
 def assert_headline(at: AppTest, result) -> None:
     shown = metrics(at)
     for label, value in headline_of(result).items():
         assert shown[label] == value, label
+    s = result.stats
+    counts = " · ".join(f"{status} {s.by_status[status]:,}" for status in STATUSES)
+    assert any(f"Messages per status: {counts}" in c.value for c in at.caption)
+
+
+def frame_with(at: AppTest, column: str):
+    """The first table on the page that has ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def chart_specs(at: AppTest) -> list[dict]:
@@ -126,7 +134,7 @@ def test_upload_one_sample_of_each_format(app):
         upload(app, name, path.read_bytes())
         assert_clean(app)
         assert not app.session_state["load_error"], name
-        loaded = app.session_state[state._CURRENT]
+        loaded = app.session_state[session_state.LOADED]
         assert (loaded.label, loaded.origin) == (name, "upload")
         assert loaded.format == detect_format(path.read_text(encoding="utf-8")) and loaded.detected
         assert_headline(app, prune(load_session(path)))
@@ -135,10 +143,10 @@ def test_upload_one_sample_of_each_format(app):
 
 def test_format_can_be_overridden(app):
     upload(app, "demo.txt", DEMO.read_bytes())
-    assert app.session_state[state._CURRENT].detected
+    assert app.session_state[session_state.LOADED].detected
     app.selectbox(key="upload_format").set_value("native").run()
     assert_clean(app)
-    loaded = app.session_state[state._CURRENT]
+    loaded = app.session_state[session_state.LOADED]
     assert loaded.format == "native" and not loaded.detected
     assert any("(chosen)" in t.value for t in app.text)
 
@@ -156,7 +164,7 @@ def test_bad_upload_keeps_the_previous_session_and_says_what_to_do(app, name, da
     errors = [e.value for e in app.error]
     assert len(errors) == 1 and expected in errors[0].replace("\\", "")
     assert "previous session is still loaded" in errors[0]
-    assert app.session_state[state._CURRENT].label == DEMO.name
+    assert app.session_state[session_state.LOADED].label == DEMO.name
     assert metrics(app) == before
 
 
@@ -178,12 +186,13 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
 
 
 def test_file_over_the_limit_is_refused(app, monkeypatch):
-    monkeypatch.setenv(state.MAX_UPLOAD_ENV, "100")
+    monkeypatch.setattr(loading, "max_upload_bytes", lambda: 100)
     upload(app, "big.jsonl", DEMO.read_bytes())
     assert_clean(app)
     error = app.error[0].value.replace("\\", "")
-    assert "over the 100-byte limit" in error and "PRUNER_DASHBOARD_MAX_BYTES" in error
-    assert app.session_state[state._CURRENT].label == DEMO.name
+    assert "over the dashboard's 100-byte limit" in error and "files up to 100 bytes" in error
+    assert "--" not in error  # no command-line flag for a dashboard user (issue 12, defect 14)
+    assert app.session_state[session_state.LOADED].label == DEMO.name
 
 
 def test_wrong_format_override_is_an_error_not_a_crash(app):
@@ -191,11 +200,11 @@ def test_wrong_format_override_is_an_error_not_a_crash(app):
     app.selectbox(key="upload_format").set_value("openai_chat").run()
     assert_clean(app)
     assert len(app.error) == 1
-    assert app.session_state[state._CURRENT].format == "native"  # the good upload is still loaded
+    assert app.session_state[session_state.LOADED].format == "native"  # the good upload is still loaded
 
 
 def test_switching_the_source_to_a_generated_workload(app):
-    workloads = pytest.importorskip("pruner.bench.workloads")
+    from pruner.bench import workloads
     app.radio(key="source_kind").set_value("Generated workload").run()
     app.selectbox(key="workload_name").set_value("tool_agent")
     app.number_input(key="workload_turns").set_value(20)
@@ -203,7 +212,7 @@ def test_switching_the_source_to_a_generated_workload(app):
     next(b for b in app.button if b.label == "Generate").click().run()
     assert_clean(app)
     assert_headline(app, prune(workloads.generate("tool_agent", turns=20, seed=3)))
-    assert app.session_state[state._CURRENT].origin == "workload"
+    assert app.session_state[session_state.LOADED].origin == "workload"
 
 
 def link_visit(**params) -> AppTest:
@@ -214,21 +223,21 @@ def link_visit(**params) -> AppTest:
 
 
 def test_a_link_opens_a_workload_and_a_second_visit_reuses_the_pruning(monkeypatch):
-    workloads = pytest.importorskip("pruner.bench.workloads")
+    from pruner.bench import workloads
     params = {"workload": "tool_agent", "turns": 12, "seed": 4}
-    key = state.workload_key("tool_agent", turns=12, seed=4)
-    assert not state.is_analysed(key, state.PruneSettings())
+    key = loading.workload_key("tool_agent", turns=12, seed=4)
+    assert not analysis.is_analysed(key, PruneConfig())
     first = link_visit(**params)
     assert_clean(first)
     assert_headline(first, prune(workloads.generate("tool_agent", turns=12, seed=4)))
     # the placeholder chart sent while pruning is gone: the timeline is the first chart
     assert "Loading and pruning" not in all_text(first)
     assert chart_specs(first)[0] == timeline_spec(first)
-    assert state.is_analysed(key, state.PruneSettings())
+    assert analysis.is_analysed(key, PruneConfig())
 
     calls = []
-    real = state.prune
-    monkeypatch.setattr(state, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = analysis.prune
+    monkeypatch.setattr(analysis, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
     second = link_visit(**params)  # a reload: a new browser session, same process
     assert_clean(second)
     assert calls == []
@@ -236,7 +245,7 @@ def test_a_link_opens_a_workload_and_a_second_visit_reuses_the_pruning(monkeypat
 
 
 def test_switching_the_sample(app):
-    other = next((n for n in state.list_samples() if n != DEMO.name), None)
+    other = next((n for n in loading.list_samples() if n != DEMO.name), None)
     if other is None:
         pytest.skip("only one sample")
     app.selectbox(key="sample_choice").set_value(other).run()
@@ -259,8 +268,8 @@ def test_settings_form_applies_only_on_submit(app):
 
 def test_filters_reuse_the_cached_pruning_result(app, monkeypatch):
     calls = []
-    real = state.prune
-    monkeypatch.setattr(state, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = analysis.prune
+    monkeypatch.setattr(analysis, "prune", lambda *a, **k: calls.append(1) or real(*a, **k))
     app.toggle(key="filter_changed").set_value(True).run()
     app.multiselect(key="filter_role").set_value(["tool"]).run()
     app.text_input(key="filter_text").set_value("order").run()
@@ -293,7 +302,7 @@ def test_inspector_shows_inert_content_and_follows_related_links(app):
 def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("internal detail that must not reach the user")
-    monkeypatch.setattr(state, "prune", boom)
+    monkeypatch.setattr(analysis, "prune", boom)
     st.cache_data.clear()
     st.cache_resource.clear()  # pruning results are cached as resources (no pickling per hit)
     at = AppTest.from_file(str(APP), default_timeout=180).run()
@@ -305,14 +314,13 @@ def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeyp
 # ------------------------------------------------------------------ compaction
 
 def compaction_page(at: AppTest) -> AppTest:
-    pytest.importorskip("pruner.compaction")
     at.switch_page("app_pages/compaction.py").run()
     assert_clean(at)
     return at
 
 
 def test_compaction_page_draws_the_cut_and_compacts_offline(app):
-    from dashboard.compaction_view import default_settings
+    from dashboard.logic.compaction import default_settings
     from pruner.compaction import OfflineSummarizer, compact
 
     at = compaction_page(app)
@@ -377,30 +385,37 @@ def test_recorded_compactions_are_shown_beside_the_computed_cut(app):
 def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchmark(app):
     at = app.switch_page("app_pages/benchmarks.py").run()
     assert_clean(at)
-    bench = state.bench_module()
-    if bench is None or not state.BENCH_RESULTS.exists():
+    if not bench_logic.BENCH_RESULTS.exists():
         assert at.info, "says why there is nothing to show"
         return
-    committed = bench.load_results(state.BENCH_RESULTS)
+    committed = bench_logic.committed_results()
     shown = metrics(at)
     summary = committed.summary
     assert shown["tagged facts preserved"] == \
         f"{summary['tagged_facts_preserved']['count']}/{summary['tagged_facts_preserved']['of']}"
     assert shown["idempotent"] == f"{summary['idempotent']['count']}/{summary['idempotent']['of']}"
-    assert len(at.get("plotly_chart")) == 5
-    assert list(at.dataframe[0].value["workload"]) == list(summary["per_workload"])
-    assert len(at.dataframe[1].value) == len(committed.rows)
+    assert len(at.get("plotly_chart")) == 5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0)
+    reference = frame_with(at, "reference (published)")
+    assert "33.1–33.7 %" in set(reference["reference (published)"])  # the published tool-agent range
+    assert list(frame_with(at, "token reduction %")["workload"]) == list(summary["per_workload"])
+    assert len(frame_with(at, "prune_ms")) == len(committed.rows)
     assert [b.label for b in at.get("download_button")] == ["Results (CSV)", "Results (JSON)"]
-    # a small run replaces the view, with a progress bar, and the committed file is untouched
-    before = state.BENCH_RESULTS.read_bytes()
+    # a small run with other settings is drawn over the committed results; the committed file is untouched
+    before = bench_logic.BENCH_RESULTS.read_bytes()
     at.multiselect(key="bench_workloads").set_value(["plain_chat"])
     at.multiselect(key="bench_sizes").set_value([50])
     at.number_input(key="bench_timing_runs").set_value(1)
+    at.checkbox(key="bench_restore").uncheck()
     at.button(key="FormSubmitter:bench_form-Run benchmark").click().run()
     assert_clean(at)
-    assert metrics(at)["configurations"] == "1"
-    assert list(at.dataframe[1].value["turns"]) == [50]
-    assert state.BENCH_RESULTS.read_bytes() == before
+    assert metrics(at)["configurations"] == str(summary["configurations"])  # the committed run stays
+    assert list(frame_with(at, "prune_ms")["turns"]) == [50]  # your run's table comes first
+    reduction = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                     if "Token reduction" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    names = [t["name"] for t in reduction["data"]]
+    assert "plain_chat (your run)" in names and "plain_chat (committed)" in names
+    assert at.session_state["bench_run"].meta["config"]["restore"] is False
+    assert bench_logic.BENCH_RESULTS.read_bytes() == before
 
 
 def test_guide_steps_through_every_pass_and_compaction(app):
@@ -420,27 +435,35 @@ def test_guide_steps_through_every_pass_and_compaction(app):
         previous = result
         at.button(key="guide_next").click().run()
         assert_clean(at)
-    if state.compaction_module() is not None:
-        assert any(e.label for e in at.expander)  # the summary sections
-        assert "Prompt-cache cost" in metrics(at)
+    assert any(e.label for e in at.expander)  # the summary sections
+    assert "Prompt-cache cost" in metrics(at)
 
 
-@pytest.mark.parametrize("settings", [state.PruneSettings(), state.PruneSettings(restore=False)])
-def test_context_per_turn_is_the_library_result_for_each_prefix(settings):
-    """Each sampled turn's pruned context equals prune() of the conversation up to that turn."""
-    if not DEMO.exists():
-        pytest.skip("sample_sessions/native_demo.jsonl is missing")
-    loaded = state.load_sample(DEMO.name)
+@pytest.mark.parametrize("name, settings", [(DEMO.name, PruneConfig()), (DEMO.name, PruneConfig(restore=False)),
+                                            ("workload-tool_agent-50.jsonl", PruneConfig())])
+def test_context_per_turn_is_the_library_result_for_each_prefix(name, settings):
+    """Each turn's pruned context equals prune() of the conversation up to that turn: at every turn when
+    the incremental pruner carries the settings, at the sampled ones otherwise."""
+    if not (SAMPLES / name).exists():
+        pytest.skip(f"sample_sessions/{name} is missing")
+    loaded = loading.load_sample(name)
     session = loaded.session
     from pruner import get_counter, message_tokens
     counter = get_counter(settings.encoding)
     tokens = tuple(message_tokens(m, counter) for m in session.messages)
-    turns = tuple(range(session.last_turn))
-    samples = state._context_series(loaded.key, settings, turns, session, tokens)
-    assert [s["turn"] for s in samples] == list(turns)
-    for sample in samples:
-        prefix = session.with_messages([m for m in session.messages if m.turn <= sample["turn"]])
-        result = prune(prefix, settings.config())
-        assert sum(sample["after"].values()) == result.stats.tokens_after
-        kept_roles = {m.role for m in result.kept.messages}
-        assert {r for r, n in sample["after"].items() if n} <= kept_roles | {"tool"}
+    turns = tuple(range(0, session.last_turn + 1, 2))
+    series = analysis._context_series(loaded.key, settings, turns, session, tokens)
+    every = analysis.carries(settings)
+    assert series.every_turn == every
+    present = sorted({m.turn for m in session.messages})
+    assert [t for t, _ in series.totals] == (present if every else [t for t in turns if t >= present[0]])
+    assert [s["turn"] for s in series.by_role] == [t for t in turns if t >= present[0]]
+    by_role = {s["turn"]: s["after"] for s in series.by_role}
+    for turn, total in series.totals:
+        prefix = session.with_messages([m for m in session.messages if m.turn <= turn])
+        result = prune(prefix, settings)
+        assert total == result.stats.tokens_after
+        if turn in by_role:
+            assert sum(by_role[turn].values()) == result.stats.tokens_after
+            kept_roles = {m.role for m in result.kept.messages}
+            assert {r for r, n in by_role[turn].items() if n} <= kept_roles | {"tool"}

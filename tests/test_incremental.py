@@ -86,3 +86,31 @@ def test_context_after_every_append_is_what_prune_sends(session, step):
         assert ctx.messages == full.kept.messages
         assert dict(ctx.placeholders) == dict(full.placeholders)
         assert ctx.tokens == full.stats.tokens_after
+
+
+@given(sessions(), st.integers(1, 5),
+       st.sampled_from([PruneConfig(), PruneConfig(orphan_policy="drop_pair"),
+                        PruneConfig(disabled_rules={"near_duplicate"}), PruneConfig(restore=False)]))
+def test_each_append_says_how_the_context_changed(session, step, config):
+    """``append`` reports which messages entered and left the context and which placeholders
+    changed; applied to the previous context, that gives the new one (which equals prune())."""
+    p = IncrementalPruner(config)
+    msgs = session.messages
+    ids: list[str] = []
+    placeholders: dict[str, str] = {}
+    for end in range(step, len(msgs) + step, step):
+        change = p.append(msgs[end - step:end]).change
+        ctx = p.context()
+        full = prune(session.with_messages(msgs[:end]), config)
+        assert ctx.messages == full.kept.messages and ctx.tokens == full.stats.tokens_after
+        assert dict(ctx.placeholders) == dict(full.placeholders)
+        assert not set(change.entered) & set(ids) and set(change.left) <= set(ids)
+        now = {m.id for m in ctx.messages}
+        assert (set(ids) - set(change.left)) | set(change.entered) == now
+        for cid, text in change.placeholders.items():
+            if text is None:
+                del placeholders[cid]
+            else:
+                placeholders[cid] = text
+        assert placeholders == dict(ctx.placeholders)
+        ids = [m.id for m in ctx.messages]

@@ -152,3 +152,27 @@ def test_pi_large_session():
     usage = [m.metadata["usage"]["output"] for m in session.messages if m.role == "assistant"]
     assert usage == [m["usage"]["output"] for m in msgs if m["role"] == "assistant"]
     _check_prune_and_export(session)
+
+
+def _number(word: str) -> int:
+    words = {"no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    return int(word) if word.isdigit() else words[word.lower()]
+
+
+def test_readme_tau_bench_figures_are_the_measured_ones():
+    """The README's tau-bench counts (repeated calls, and the dialogues that grow) are what the code gives."""
+    raw, sessions = _tau()
+    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    repeats = re.search(r"tau-bench file therefore has (\d+) repeated calls: the (\d+) byte-identical repeats "
+                        r"SOURCES.md counts, plus (\d+) whose arguments differ only in JSON spacing", text)
+    growth = re.search(r"(\w+) of the (\d+) tau-bench dialogues grow by ([\d, and]+?) tokens", text)
+    assert repeats and growth, "the README no longer states the tau-bench figures this test checks"
+    identical = lambda f: (f["name"], f["arguments"])
+    canonical = lambda f: (f["name"], canonical_json(json.loads(f["arguments"])))
+    n_canonical = sum(len(_repeats(r["traj"], canonical)) for r in raw)
+    n_identical = sum(len(_repeats(r["traj"], identical)) for r in raw)
+    assert [int(x) for x in repeats.groups()] == [n_canonical, n_identical, n_canonical - n_identical]
+    grown = sorted(r.stats.tokens_after - r.stats.tokens_before for r in map(prune, sessions)
+                   if r.stats.tokens_after > r.stats.tokens_before)
+    stated = sorted(int(x) for x in re.findall(r"\d+", growth.group(3)))
+    assert (_number(growth.group(1)), int(growth.group(2)), stated) == (len(grown), len(sessions), grown)

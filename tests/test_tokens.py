@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner import tokens
-from pruner.tokens import BPEDataError, HeuristicCounter, get_counter, load_bpe_ranks
+from pruner.tokens import ENCODINGS, BPEDataError, HeuristicCounter, get_counter, load_bpe_ranks
 
 
 @pytest.mark.parametrize("encoding, ids", [("o200k_base", [24912, 2375]), ("cl100k_base", [15339, 1917])])
@@ -68,3 +68,73 @@ def test_counts_are_cached_per_text():
     counter.count(text)
     assert counter._cache[text] == counter.count(text)
     assert counter.count_many([text, "x"]) == [counter.count(text), counter.count("x")]
+
+
+# -- bounded work per piece (issue 13): long runs are counted in chunks -------------------------
+
+_RUN_ALPHABETS = ["ab", "abcdefghijklmnopqrstuvwxyz", "AaBb", "é\u0301aü", "!#$%&*+-.", " \t\n", "/\n", "中文字",
+                  "etaoinshr", "0123456789abcdef"]
+_PROSE_WORDS = ["the", "cat's", "naïve", "Straße", "x=1;", "DEFINE:key", "http://a.b/c", "12345", "中文", "\n",
+                "  ", "\t", "'quoted'", "— dash", "ünïcödé", "{\"k\": [1, 2]}", "/\n/", "end."]
+
+
+@given(st.lists(st.sampled_from(_PROSE_WORDS), min_size=50, max_size=400), st.sampled_from(ENCODINGS))
+def test_texts_without_long_runs_are_counted_exactly_even_when_segmented(words, encoding):
+    # A small segment size makes every generated text cross several exact cut points.
+    text = " ".join(words) * 3
+    counter = get_counter(encoding)
+    whole = len(counter._encoding.encode_ordinary(text))
+    original = tokens.SEGMENT
+    tokens.SEGMENT = 128
+    try:
+        parts, inexact = tokens.split_for_counting(text)
+    finally:
+        tokens.SEGMENT = original
+    assert "".join(parts) == text
+    if len(text) > tokens.LONG_RUN and inexact == 0:
+        assert len(parts) > 1
+    if inexact == 0:
+        assert sum(len(counter._encoding.encode_ordinary(p)) for p in parts) == whole
+
+
+@given(st.sampled_from(_RUN_ALPHABETS), st.integers(1_001, 6_000), st.randoms(use_true_random=False),
+       st.sampled_from(ENCODINGS))
+def test_a_long_run_is_cut_and_its_count_stays_at_or_above_the_exact_one(alphabet, n, rnd, encoding):
+    text = "".join(rnd.choice(alphabet) for _ in range(n))
+    parts, inexact = tokens.split_for_counting(text)
+    assert "".join(parts) == text
+    long_runs = tokens._split_patterns()[0]
+    assert not any(long_runs.search(p) for p in parts)  # the work per piece is bounded
+    counter = get_counter(encoding)
+    exact = len(counter._encoding.encode_ordinary(text))
+    n_tokens = counter.count(text)
+    assert exact <= n_tokens <= exact + (tokens.CUT_MARGIN + 2) * inexact
+    assert counter.count_is_exact(text) is (inexact == 0)
+
+
+def test_a_long_run_inside_ordinary_text_leaves_the_rest_uncut():
+    text = "A report header. " + "x" * 2_500 + " and a normal ending."
+    parts, inexact = tokens.split_for_counting(text)
+    assert inexact == 2 and "".join(parts) == text
+    assert parts[0].startswith("A report header. ") and parts[-1].endswith(" and a normal ending.")
+
+
+def test_json_without_spaces_is_not_a_long_run():
+    # Long non-whitespace text made of short pieces (JSON, URLs) stays exact.
+    text = ",".join(f'{{"id":{i},"name":"item{i}","path":"/a/b/c{i}"}}' for i in range(200))
+    assert len(text) > 5 * tokens.LONG_RUN
+    counter = get_counter()
+    assert tokens.split_for_counting(text) == ([text], 0)
+    assert counter.count(text) == len(counter._encoding.encode_ordinary(text))
+    assert counter.count_is_exact(text)
+
+
+def test_a_huge_run_is_split_into_bounded_parts():
+    parts, inexact = tokens.split_for_counting("a" * 3_000_000)
+    assert len(parts) == 3_000 and inexact == 2_999 and max(map(len, parts)) == tokens.LONG_RUN
+
+
+def test_count_many_equals_count_one_by_one():
+    texts = ["hello world", "x" * 1_500, "hello world", "another text " * 200]
+    counter = tokens.TokenCounter()
+    assert counter.count_many(texts) == [get_counter().count(t) for t in texts]

@@ -1,36 +1,43 @@
-"""Benchmarks: how much the pruner saves on generated workloads, how fast, and what it never loses."""
+"""Benchmarks: how much the pruner saves on generated workloads, how fast, beside the reference's figures."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
-from dashboard import charts, state, tables, ui
+from pruner import PruneConfig
+from pruner.bench import workloads
+
+from dashboard import charts, tables, ui
+from dashboard.logic import benchmarks as logic
 from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
 
 ss = st.session_state
-METHOD_COLOURS = {"pruner": STATUS_COLOURS["kept"], "oracle": STATUS_COLOURS["restored"],
-                  "truncation": STATUS_COLOURS["expired"]}
 
 
-@st.cache_data(show_spinner=False)
-def committed_results(path: str, modified: float):
-    """The committed results file (re-read when it changes)."""
-    return state.bench_module().load_results(path)
-
-
-def run_form(bench) -> None:
-    """Choose workloads, sizes and seeds, then run with a progress bar; the new results replace the view."""
-    workloads = list(state.workloads_module().WORKLOADS)
-    sizes = list(state.workloads_module().SIZES)
+def run_form() -> None:
+    """Choose workloads, sizes, seeds and pruning settings, then run; the run is drawn over the committed one."""
+    names, sizes = list(workloads.WORKLOADS), list(workloads.SIZES)
+    default = PruneConfig()
     with st.expander("Run the benchmark", expanded=False):
         with st.form("bench_form"):
-            chosen = st.multiselect("Workloads", workloads, default=workloads, key="bench_workloads")
-            chosen_sizes = st.multiselect("Sizes (turns)", sizes, default=sizes[:3], key="bench_sizes",
+            c1, c2 = st.columns(2)
+            chosen = c1.multiselect("Workloads", names, default=names, key="bench_workloads")
+            chosen_sizes = c2.multiselect("Sizes (turns)", sizes, default=sizes[:3], key="bench_sizes",
                                           help="The large sizes take a while: each is generated and pruned "
                                                "several times for the timings.")
-            seeds = st.number_input("Seeds", min_value=1, max_value=5, value=1, key="bench_seeds")
-            runs = st.number_input("Timing runs per configuration", min_value=1, max_value=20, value=3,
+            c1, c2 = st.columns(2)
+            seeds = c1.number_input("Seeds", min_value=1, max_value=5, value=1, key="bench_seeds")
+            runs = c2.number_input("Timing runs per configuration", min_value=1, max_value=20, value=3,
                                    key="bench_timing_runs")
+            st.caption("Pruning settings for this run (the committed run uses the library's defaults)")
+            c1, c2, c3, c4 = st.columns(4)
+            expire = c1.checkbox("Pass 1: expire", value=default.expire, key="bench_expire")
+            dedupe = c2.checkbox("Pass 2: deduplicate", value=default.deduplicate, key="bench_dedupe")
+            restore = c3.checkbox("Pass 3: restore", value=default.restore, key="bench_restore")
+            threshold = c4.slider("Near-duplicate threshold", 0.5, 1.0, float(default.near_duplicate_threshold),
+                                  0.05, key="bench_threshold")
             submitted = st.form_submit_button("Run benchmark", type="primary")
         if submitted:
             if not chosen or not chosen_sizes:
@@ -40,84 +47,130 @@ def run_form(bench) -> None:
 
             def progress(i: int, n: int, what: str) -> None:
                 bar.progress((i - 1) / n, text=f"{i}/{n}: {what}")
-            ss["bench_run"] = bench.run_benchmark(workloads=chosen, sizes=sorted(int(s) for s in chosen_sizes),
-                                                  seeds=int(seeds), timing_runs=int(runs), progress=progress)
-            bar.progress(1.0, text="Done")
+            config = replace(default, expire=expire, deduplicate=dedupe, restore=restore,
+                             near_duplicate_threshold=float(threshold))
+            logic.run(workloads=chosen, sizes=[int(s) for s in chosen_sizes], seeds=int(seeds),
+                      timing_runs=int(runs), config=config, progress=progress)
+            bar.progress(1.0, text="Done: your run is drawn dotted over the committed results")
 
 
 def headline(results) -> None:
     summary = results.summary
     shown = tables.bench_headline(summary)
+    helps = {
+        "tagged facts preserved": "Configurations in which every fact tagged DEFINE:/REF: that a later message "
+                                  "needs is still in the pruned context.",
+        "idempotent": "Configurations in which pruning the pruned result again changes nothing.",
+        "untagged facts lost": "Facts a later message refers to only in paraphrase (\"which format did I "
+                               "mention?\"), with no tag: no deterministic pass can see such a reference, so "
+                               "they are counted apart. This many of them were pruned away.",
+        "configurations": "Workload × size × seed combinations run.",
+    }
     cols = st.columns(4)
     for col, (label, value) in zip(cols, shown.items()):
-        col.metric(label, value)
+        col.metric(label, value, help=helps.get(label))
     if results.passed:
         st.success("Every configuration keeps every tagged fact and is idempotent.", icon=":material/check:")
     for failure in summary.get("failures") or []:
         st.error(ui.escape_markdown(str(failure)))
 
 
-def charts_section(results) -> None:
-    by_size = tables.bench_by_size(results.rows)
+def environment_note(results, what: str) -> str:
+    env = (results.meta or {}).get("environment") or {}
+    machine = env.get("machine") or {}
+    load = env.get("load_before")
+    return (f"{what}: {env.get('command', '?')} on {env.get('date', '?')}, {machine.get('cpus', '?')} cores, "
+            f"load {', '.join(f'{x:.1f}' for x in load) if load else '?'} · counter "
+            f"`{(results.meta or {}).get('counter', '?')}`")
+
+
+def reference_section(committed) -> None:
+    st.subheader("Beside the reference design")
+    st.dataframe(logic.reference_rows(committed), hide_index=True, width="stretch", key="bench_reference")
+    st.caption(f"Reference figures: {logic.REFERENCE.source}. Its {logic.REFERENCE.measured_here_ms:.0f} ms is "
+               f"{logic.REFERENCE.measured_here_note}. Its facts count comes from labels its generator derives "
+               "from its own rules, so a pruner that removes nothing also scores 15/15; ours come from the "
+               "generator's world model and can fail.")
+
+
+def charts_section(committed, mine) -> None:
+    by_size = logic.by_size_of({"committed": committed, "your run": mine})
+    committed_by_size = tables.bench_by_size(committed.rows)
     left, right = st.columns(2)
-    left.plotly_chart(charts.line_by_group_figure(
-        by_size, x="turns", y="reduction_pct", group="workload", title="Token reduction by workload and size",
-        x_title="turns", y_title="reduction %", log_x=True), key="bench_reduction")
+    left.plotly_chart(charts.reduction_figure(by_size, logic.REFERENCE.reduction), key="bench_reduction")
     right.plotly_chart(charts.grouped_bar_figure(
-        by_size, x="config", ys=["tokens_before", "tokens_after"], names=["before", "after"],
-        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after pruning",
+        committed_by_size, x="config", ys=["tokens_before", "tokens_after"], names=["before", "after"],
+        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after pruning (committed run)",
         y_title="tokens (log scale)", log_y=True), key="bench_tokens")
     left, right = st.columns(2)
-    left.plotly_chart(charts.line_by_group_figure(
-        by_size, x="messages_before", y="prune_ms", group="workload", title="Prune time against size (log scale)",
-        x_title="messages", y_title="ms (median of the timing runs)", log_x=True, log_y=True), key="bench_time")
-    baselines = tables.baselines_frame(by_size)
+    left.plotly_chart(charts.prune_time_figure(by_size), key="bench_time")
+    baselines = tables.baselines_frame(committed_by_size)
     right.plotly_chart(charts.grouped_bar_figure(
         tables.baselines_wide(baselines, "reduction_pct"),
         x="config", ys=["pruner", "oracle", "truncation"], names=["pruner", "oracle", "truncation"],
-        colours=[METHOD_COLOURS[m] for m in ("pruner", "oracle", "truncation")],
-        title="Reduction: pruner beside the baselines", y_title="reduction %"), key="bench_baselines")
-    st.plotly_chart(charts.grouped_bar_figure(
-        tables.baselines_wide(baselines, "tagged_facts_missing"),
-        x="config", ys=["pruner", "truncation"], names=["pruner", "truncation (same token budget)"],
-        colours=[METHOD_COLOURS["pruner"], METHOD_COLOURS["truncation"]],
-        title="Tagged facts lost at the same size: pruner vs truncation", y_title="facts missing"),
-        key="bench_facts")
-    st.caption("Truncation keeps the system prompt and the newest messages that fit the pruner's token count; "
-               "the oracle keeps exactly the messages the generator's world model needs.")
+        colours=[STATUS_COLOURS["kept"], STATUS_COLOURS["restored"], STATUS_COLOURS["expired"]],
+        title="Reduction: pruner beside the oracle and truncation (committed run)", y_title="reduction %"),
+        key="bench_baselines")
+    st.plotly_chart(charts.facts_lost_figure(tables.baselines_wide(baselines, "tagged_facts_missing")),
+                    key="bench_facts")
+    st.caption("The oracle keeps exactly the messages the generator's world model says a later message needs.")
+
+
+def speed_section() -> None:
+    st.subheader("Scaling and per-turn re-pruning")
+    try:
+        report = logic.committed_scaling()
+    except Exception as exc:
+        st.error(ui.escape_markdown(ui.error_text(exc)), icon=":material/error:")
+        return
+    if report is None:
+        st.info(f"No committed scaling results yet ({logic.SCALING_RESULTS.relative_to(logic.SAMPLES_DIR.parent)}). "
+                "`pruner bench --scaling --json sample_sessions/bench/scaling.json` writes them.",
+                icon=":material/info:")
+        return
+    frame = logic.scaling_frame(report)
+    left, right = st.columns(2)
+    left.plotly_chart(charts.scaling_figure(frame), key="bench_scaling")
+    per_turn = report["per_turn"]
+    right.plotly_chart(charts.per_turn_figure(logic.per_turn_bars(report), int(per_turn.get("turns", 0))),
+                       key="bench_per_turn")
+    env = report.get("environment") or report.get("meta", {}).get("environment") or {}
+    st.caption(f"From {logic.SCALING_RESULTS.name}" + (f", measured {env.get('date')}" if env.get("date") else "")
+               + f". The reference's total is {logic.REFERENCE.per_turn_note}.")
 
 
 def render() -> None:
     st.title("Benchmarks")
-    bench = state.bench_module()
-    if bench is None or state.workloads_module() is None:
-        st.info("Benchmarks need the `pruner.bench.run` and `pruner.bench.workloads` modules, "
-                "which are not installed yet.")
+    committed = logic.committed_results()
+    run_form()
+    mine = logic.last_run()
+    if committed is None and mine is None:
+        st.info("No committed results (sample_sessions/bench/results.json): run the benchmark above.")
         return
-    run_form(bench)
-    results, source = ss.get("bench_run"), "the run you just made"
-    if results is None:
-        if not state.BENCH_RESULTS.exists():
-            st.info("No committed results (sample_sessions/bench/results.json): run the benchmark above.")
-            return
-        results = committed_results(str(state.BENCH_RESULTS), state.BENCH_RESULTS.stat().st_mtime)
-        source = "the committed results in sample_sessions/bench/results.json"
-    elif st.button("Show the committed results again", key="bench_back"):
-        del ss["bench_run"]
-        st.rerun()
-    meta = results.meta or {}
-    st.caption(f"Showing {source} · counter `{meta.get('counter', '?')}` · "
-               f"sizes {meta.get('sizes', '?')} · seeds {meta.get('seeds', '?')}")
-    headline(results)
-    charts_section(results)
+    if mine is not None:
+        ran = tables.bench_headline(mine.summary)
+        st.caption(environment_note(mine, "Your run (dotted)") + " · " + " · ".join(f"{k} {v}" for k, v in ran.items()))
+        st.button("Clear your run", key="bench_back", on_click=logic.forget_run)
+    shown = committed or mine
+    if committed is not None:
+        st.caption(environment_note(committed, "Committed run sample_sessions/bench/results.json"))
+    headline(shown)
+    if committed is not None:
+        reference_section(committed)
+        charts_section(committed, mine)
+    speed_section()
     st.subheader("Summary (computed from the rows)")
-    st.dataframe(tables.bench_summary_frame(results.summary), hide_index=True, width="stretch", key="bench_summary")
+    st.dataframe(tables.bench_summary_frame(shown.summary), hide_index=True, width="stretch", key="bench_summary")
     st.subheader("Every configuration")
-    st.dataframe(tables.bench_rows_frame(results.rows), hide_index=True, width="stretch", key="bench_rows")
+    for name, results in (("your run", mine), ("committed", committed)):
+        if results is not None:
+            st.caption(name)
+            st.dataframe(tables.bench_rows_frame(results.rows), hide_index=True, width="stretch",
+                         key=f"bench_rows_{name.replace(' ', '_')}")
     c1, c2 = st.columns(2)
-    c1.download_button("Results (CSV)", data=results.to_csv, file_name="bench-results.csv", mime="text/csv",
+    c1.download_button("Results (CSV)", data=shown.to_csv, file_name="bench-results.csv", mime="text/csv",
                        on_click="ignore", key="dl_bench_csv")
-    c2.download_button("Results (JSON)", data=results.to_json, file_name="bench-results.json",
+    c2.download_button("Results (JSON)", data=shown.to_json, file_name="bench-results.json",
                        mime="application/json", on_click="ignore", key="dl_bench_json")
 
 

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import json
+import time
 
 import streamlit as st
 
 from pruner.formats.export.openai import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 
-from dashboard import charts, compaction_view as view, state, tables, ui
+from dashboard import charts, components, session_state, tables, ui
+from dashboard.logic import compaction as logic
 
 OFFLINE = "Offline (deterministic, no network)"
 ENDPOINT = "OpenAI-compatible endpoint"
 ss = st.session_state
 
 
-def settings_form(loaded, compact_input) -> view.PreviewSettings:
+def settings_form(loaded, compact_input) -> logic.PreviewSettings:
     """Window, reserve and keep-recent tokens, applied on submit (the cut is redrawn then)."""
-    applied = view.applied_settings(loaded, compact_input)
+    applied = logic.applied_settings(loaded, compact_input)
     with st.form(f"compaction_settings_{loaded.key}"):
         st.subheader("Compaction settings")
         c1, c2, c3 = st.columns(3)
@@ -36,46 +38,56 @@ def settings_form(loaded, compact_input) -> view.PreviewSettings:
         force = c2.toggle("Compact even when under the threshold", value=applied.force, key="cmp_force",
                           help="Small sessions never reach the trigger; this previews the cut anyway.")
         if st.form_submit_button("Apply settings"):
-            view.apply_settings(loaded, view.PreviewSettings(
+            logic.apply_settings(loaded, logic.PreviewSettings(
                 context_window=int(window), reserve_tokens=int(reserve), keep_recent_tokens=int(keep),
                 pruned_first=bool(pruned_first), force=bool(force)))
-    return view.applied_settings(loaded, compact_input)
+    return logic.applied_settings(loaded, compact_input)
 
 
-def summarizer_choice() -> view.SummarizerChoice:
+def summarizer_choice() -> logic.SummarizerChoice:
     """Offline by default; an endpoint needs base URL, model and a key kept only in this browser session."""
     kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summarizer", horizontal=True)
     if kind == OFFLINE:
-        return view.SummarizerChoice(kind="offline")
+        return logic.SummarizerChoice(kind="offline")
     c1, c2, c3 = st.columns(3)
     base_url = c1.text_input("Base URL", value="https://api.openai.com/v1", key="cmp_base_url")
     model = c2.text_input("Model", value="gpt-4o-mini", key="cmp_model")
     # The key lives only in this user's session state: never shown, logged, cached or written.
     c3.text_input("API key", type="password", key="cmp_api_key",
                   help="Kept only in this browser session's state; never shown, logged or saved.")
-    return view.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip())
+    c1, c2, c3 = st.columns(3)
+    timeout = c1.number_input("Timeout per attempt (seconds)", min_value=1.0, max_value=600.0,
+                              value=logic.DEFAULT_TIMEOUT_S, step=5.0, key="cmp_timeout")
+    retries = c2.number_input("Retries after a failed attempt", min_value=0, max_value=5,
+                              value=logic.DEFAULT_RETRIES, key="cmp_retries")
+    choice = logic.SummarizerChoice(kind="endpoint", base_url=base_url.strip(), model=model.strip(),
+                                    timeout_s=float(timeout), retries=int(retries))
+    c3.caption(f"A silent endpoint holds this page for at most about {choice.longest_wait_s():,.0f} s; "
+               "you can cancel while it waits, and the offline summary is shown instead.")
+    return choice
 
 
-def cut_preview(plan_view: view.PlanView, loaded, preview) -> None:
+def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
     st.subheader("Where the cut falls")
     ui.inert(plan_view.trigger_reason)
     if plan_view.cut_reason:
         ui.inert(plan_view.cut_reason)
     recorded = plan_view.recorded_cut if not preview.pruned_first else None
-    fig = charts.timeline_figure(plan_view.frame, cut=plan_view.cut_index, recorded_cut=recorded,
-                                 split_turn=plan_view.split_turn, revision=f"cmp-{loaded.key}")
-    st.plotly_chart(fig, key="compaction_timeline", config={"displaylogo": False})
+    components.timeline(plan_view.frame, key="compaction_timeline", cache_key=plan_view.key,
+                        cut=plan_view.cut_index, recorded_cut=recorded, split_turn=plan_view.split_turn)
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Context now", f"{plan_view.context_tokens:,} tokens",
-              help=f"Threshold {plan_view.threshold:,} = window − reserve ({plan_view.context_source})")
+    c1.metric("Context now", f"{ui.compact_number(plan_view.context_tokens)} tokens",
+              help=f"{plan_view.context_tokens:,} tokens ({plan_view.context_source}); compaction triggers above "
+                   f"{plan_view.threshold:,} = window − reserve.")
     c2.metric("Summarised", f"{plan_view.summarised:,} messages")
     c3.metric("Split-turn prefix", f"{plan_view.prefix:,} messages",
               help="When the cut falls inside a turn, the turn's start is summarised separately.")
     c4.metric("Kept verbatim", f"{plan_view.kept:,} messages")
+    st.caption(logic.token_basis(plan_view))
 
 
 def recorded_compactions(loaded, preview) -> None:
-    rows = view.recorded_rows(loaded.session, preview)
+    rows = logic.recorded_rows(loaded.session, preview)
     if not rows:
         return
     st.subheader("Recorded compactions")
@@ -86,12 +98,12 @@ def recorded_compactions(loaded, preview) -> None:
                  key="recorded_table")
 
 
-def show_result(outcome: view.Outcome) -> None:
+def show_result(outcome: logic.Outcome) -> None:
     result = outcome.result
     if outcome.error:
         left, right = st.columns(2)
         left.error("The summariser endpoint failed: " + ui.escape_markdown(outcome.error) + "\n\n"
-                   + view.endpoint_hint(outcome.error), icon=":material/error:")
+                   + logic.endpoint_hint(outcome.error), icon=":material/error:")
         right.info("The offline summary below is still available: it needs no network and was made "
                    "from the same cut.", icon=":material/info:")
     if not result.compacted_any:
@@ -101,7 +113,10 @@ def show_result(outcome: view.Outcome) -> None:
     st.subheader("Result")
     ui.inert(f"summariser: {result.summarizer_name} · counter: {result.counter}")
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
+    c1.metric("Tokens before → after", f"{ui.compact_number(result.tokens_before)} → "
+              f"{ui.compact_number(result.tokens_after)}",
+              help=f"{result.tokens_before:,} → {result.tokens_after:,} tokens of the messages, counted with "
+                   f"{result.counter} (as in the explorer, without its placeholders).")
     saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
     c2.metric("Saved", f"{result.tokens_saved:,} tokens", f"{saved:.1f} % of the context", delta_color="off",
               delta_arrow="off")
@@ -135,7 +150,7 @@ def show_result(outcome: view.Outcome) -> None:
             st.code(request.user_message, language=None, wrap_lines=True, height=400)
 
     st.subheader("Compacted conversation")
-    st.dataframe(view.compacted_frame(result), hide_index=True, width="stretch", key="compacted_table",
+    st.dataframe(logic.compacted_frame(result), hide_index=True, width="stretch", key="compacted_table",
                  column_config={"preview": st.column_config.TextColumn("preview", width="large")})
     c1, c2 = st.columns(2)
     c1.download_button("Compacted session (native JSONL)", data=lambda: native_dumps(result.compacted),
@@ -148,13 +163,24 @@ def show_result(outcome: view.Outcome) -> None:
                        key="dl_compacted_openai")
 
 
+def wait_for(job, compact_input, preview, choice) -> None:
+    """Poll the running compaction; the Cancel button stops waiting (Streamlit reruns at the next poll)."""
+    if not job.future.done():
+        st.button("Cancel", key="cmp_cancel", on_click=logic.cancel, args=(compact_input, preview, choice),
+                  icon=":material/cancel:")
+        status = st.empty()
+        while not job.future.done():
+            waited = time.monotonic() - job.started
+            bound = f" (at most about {job.longest_wait_s:,.0f} s)" if job.longest_wait_s else ""
+            status.caption(f"Summarising… {waited:,.0f} s{bound}")
+            time.sleep(0.25)
+        status.empty()
+    logic.finish(job)
+
+
 def render() -> None:
     st.title("Compaction preview")
-    module = state.compaction_module()
-    if module is None:
-        st.info("Compaction needs the `pruner.compaction` module, which is not installed yet.")
-        return
-    loaded = state.ensure_session()
+    loaded = session_state.ensure_session()
     if loaded is None:
         st.info("No session loaded: pick or upload one on the Session explorer page.")
         return
@@ -165,20 +191,22 @@ def render() -> None:
     if not loaded.session.messages:
         st.info("This session has no messages: there is nothing to compact.")
         return
-    preview = view.applied_settings(loaded, None)
-    compact_input = view.compaction_input(loaded, preview)
+    preview = logic.applied_settings(loaded, None)
+    compact_input = logic.compaction_input(loaded, preview)
     preview = settings_form(loaded, compact_input)
-    compact_input = view.compaction_input(loaded, preview)
-    plan_view = view.plan(loaded, compact_input, preview)
+    compact_input = logic.compaction_input(loaded, preview)
+    plan_view = logic.plan(loaded, compact_input, preview)
     cut_preview(plan_view, loaded, preview)
     recorded_compactions(loaded, preview)
 
     st.subheader("Compact")
     choice = summarizer_choice()
     if st.button("Compact", type="primary", key="compact_button"):
-        with st.spinner("Summarising…"):
-            view.run_compaction(loaded, compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
-    outcome = view.outcome_for(loaded, preview, choice)
+        logic.start_compaction(compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
+    job = logic.running_job()
+    if job is not None:
+        wait_for(job, compact_input, preview, choice)
+    outcome = logic.outcome_for(loaded, preview, choice)
     if outcome is not None:
         show_result(outcome)
     elif ss.get("cmp_outcome") is not None:

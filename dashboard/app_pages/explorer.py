@@ -3,125 +3,101 @@
 from __future__ import annotations
 
 import json
-import re
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from pruner import ENCODINGS, ROLES, STATUSES
-from pruner.formats.export.openai import to_openai_messages
+from pruner.bench import workloads
 from pruner.formats import FORMATS
-from pruner.formats.native import dumps as native_dumps
 
-from dashboard import charts, state, tables, ui
-from dashboard.theme import STATUS_MEANINGS, status_cell_style
+from dashboard import analysis, cache, charts, components, loading, session_state, tables, ui
+from dashboard.logic import explorer as logic
+from dashboard.theme import STATUS_MEANINGS
 
 AUTO_FORMAT = "detect automatically"
-SOURCES = ("Sample", "Upload", "Generated workload")
-PAGE_SIZES = (50, 100, 250)
+SOURCES = {"sample": "Sample", "upload": "Upload", "workload": "Generated workload"}
+#: Up to this many matching rows the table is one page, so sorting by a column header sorts them all.
+ONE_PAGE_ROWS = 2_000
+PAGE_SIZES = (250, 1_000, ONE_PAGE_ROWS)
+#: The timeline's width in the left column (the inspector takes the right).
+TIMELINE_WIDTH_PX = 700
 ss = st.session_state
 
 
 # ------------------------------------------------------------------ choosing the session
 
-def try_load(load) -> None:
-    """Load a session; on a bad file keep the previous one and remember the error to show."""
-    try:
-        loaded = load()
-        state.analyse(loaded, state.settings())  # a session the pruner rejects must not replace the current one
-    except Exception as exc:
-        ss["load_error"] = ui.error_text(exc)
+def sync_sidebar(loaded) -> None:
+    """Make the sidebar show the loaded session (it may come from a link, a reload or another page)."""
+    if loaded is None or ss.get("sidebar_for") == loaded.key:
         return
-    state.set_current(loaded)
-    ss["load_error"] = None
-
-
-def on_sample_chosen() -> None:
-    try_load(lambda: state.load_sample(ss["sample_choice"]))
+    ss["sidebar_for"] = loaded.key
+    if loaded.origin not in SOURCES:  # opened from another page (a corpus, say): the sidebar's sources stay
+        return
+    ss["source_kind"] = SOURCES[loaded.origin]
+    if loaded.origin == "sample":
+        ss["sample_choice"] = loaded.file
+    elif loaded.origin == "workload":
+        _, name, turns, seed = loaded.key.split(":")
+        ss["workload_name"], ss["workload_turns"], ss["workload_seed"] = name, int(turns), int(seed)
 
 
 def sample_picker(current) -> None:
-    names = state.list_samples()
+    names = loading.list_samples()
     if not names:
         st.info("No sample sessions found in sample_sessions/.")
         return
     if ss.get("sample_choice") not in names:
-        ss["sample_choice"] = current.label if current and current.origin == "sample" and \
-            current.label in names else names[0]
-    st.selectbox("Sample session", names, key="sample_choice", on_change=on_sample_chosen,
+        ss["sample_choice"] = names[0]
+    st.selectbox("Sample session", names, key="sample_choice",
+                 on_change=lambda: logic.open_sample(ss["sample_choice"]),
                  help="Every loadable file in sample_sessions/: one per supported format, "
                       "the demo, and generated workloads.")
-    if current is None or current.origin != "sample" or current.label != ss["sample_choice"]:
-        st.button("Load this sample", on_click=on_sample_chosen, key="load_sample")
+    if current is None or current.origin != "sample" or current.file != ss["sample_choice"]:
+        st.button("Load this sample", on_click=lambda: logic.open_sample(ss["sample_choice"]), key="load_sample")
 
 
-def upload_picker() -> None:
-    uploaded = st.file_uploader("Transcript file", key="upload_file",
-                                help="Any supported format; it is read in memory and never stored. "
-                                     f"Limit: {state.max_upload_bytes():,} bytes.")
-    choice = st.selectbox("Format", [AUTO_FORMAT, *FORMATS], key="upload_format",
-                          help="Detected from the content; choose one if detection fails or guesses wrong.")
+def _open_uploaded() -> None:
+    uploaded = ss.get("upload_file")
     if uploaded is None:
         return
-    token = (uploaded.file_id, choice)
-    if ss.get("upload_token") != token:  # load once per file and format, not on every rerun
-        ss["upload_token"] = token
-        fmt = None if choice == AUTO_FORMAT else choice
-        try_load(lambda: state.load_file_bytes(uploaded.getvalue(), file=uploaded.name, origin="upload",
-                                               format=fmt))
+    choice = ss.get("upload_format", AUTO_FORMAT)
+    logic.open_upload(uploaded.name, uploaded.getvalue(), format=None if choice == AUTO_FORMAT else choice,
+                      skip_bad_lines=bool(ss.get("upload_skip_bad")))
+
+
+def upload_picker(current) -> None:
+    st.file_uploader("Transcript file", key="upload_file", on_change=_open_uploaded,
+                     help="Any supported format. It is read in memory; the server keeps the last few uploads "
+                          "in memory (never on disk) so a reload or a link can reopen them.")
+    st.selectbox("Format", [AUTO_FORMAT, *FORMATS], key="upload_format", on_change=_open_uploaded,
+                  help="Detected from the content; choose one if detection fails or guesses wrong.")
+    st.checkbox("Skip unreadable lines", key="upload_skip_bad", on_change=_open_uploaded,
+                help="In JSON Lines files, skip lines that cannot be read instead of refusing the file; "
+                     "the page then says how many were skipped.")
+    if current is not None and current.origin == "upload" and ss.get("upload_file") is None:
+        ui.inert(f"Open: {current.file} (held in this server's memory; digest {current.digest[:12]}…)")
 
 
 def workload_picker() -> None:
-    module = state.workloads_module()
-    if module is None:
-        st.info("Generated workloads need the `pruner.bench.workloads` module, which is not installed yet. "
-                "Pick a sample or upload a file instead.")
-        return
+    ss.setdefault("workload_turns", 200)  # set here, not as the widgets' value: sync_sidebar may set them too
+    ss.setdefault("workload_seed", 0)
     with st.form("workload_form"):
-        name = st.selectbox("Workload", list(module.WORKLOADS), key="workload_name")
-        turns = st.number_input("Turns", min_value=1, max_value=5000, value=200, step=50, key="workload_turns")
-        seed = st.number_input("Seed", min_value=0, max_value=1_000_000, value=0, key="workload_seed")
-        if st.form_submit_button("Generate", type="primary"):
-            try_load(lambda: state.load_workload(name, turns=int(turns), seed=int(seed)))
-
-
-def load_from_link() -> None:
-    """Open the session a link names, once per visit: ``?sample=NAME`` or ``?workload=NAME&turns=N&seed=S``."""
-    if ss.get("link_applied"):
-        return
-    ss["link_applied"] = True
-    params = st.query_params
-    if "sample" in params:
-        try_load(lambda: state.load_sample(params["sample"]))
-        if ss.get("load_error") is None:
-            ss["sample_choice"] = params["sample"]
-    elif "workload" in params:
-        try:
-            turns, seed = int(params.get("turns", 200)), int(params.get("seed", 0))
-        except ValueError:
-            ss["load_error"] = "the link's turns and seed must be whole numbers"
-            return
-        try_load(lambda: state.load_workload(params["workload"], turns=turns, seed=seed))
-
-
-def link_needs_pruning() -> bool:
-    """Whether this first run of a visit opens a linked workload that is not pruned yet."""
-    params = st.query_params
-    if ss.get("link_applied") or "workload" not in params:
-        return False
-    try:
-        key = state.workload_key(params["workload"], turns=int(params.get("turns", 200)),
-                                 seed=int(params.get("seed", 0)))
-    except ValueError:
-        return False
-    return not state.is_analysed(key, state.settings())
+        st.selectbox("Workload", list(workloads.WORKLOADS), key="workload_name")
+        st.number_input("Workload turns", min_value=1, max_value=loading.MAX_WORKLOAD_TURNS, step=50,
+                        key="workload_turns")
+        st.number_input("Seed", min_value=0, max_value=1_000_000, key="workload_seed")
+        st.form_submit_button("Generate", type="primary", on_click=lambda: logic.open_workload(
+            ss["workload_name"], turns=int(ss["workload_turns"]), seed=int(ss["workload_seed"])))
 
 
 def settings_form() -> None:
     """The pruning settings, applied only when the form is submitted."""
-    current = state.settings()
+    current = session_state.settings()
     with st.form("prune_settings"):
         st.subheader("Pruning settings")
+        # the widget keys are session_state.SETTINGS_WIDGETS (cleared when another page sets the settings)
         expire = st.checkbox("Pass 1: expire superseded, stale and timed-out messages",
                              value=current.expire, key="set_expire")
         dedupe = st.checkbox("Pass 2: remove exact and near duplicates", value=current.deduplicate,
@@ -134,245 +110,278 @@ def settings_form() -> None:
         encoding = st.selectbox("Token counter encoding", ENCODINGS, index=ENCODINGS.index(current.encoding),
                                 key="set_encoding")
         if st.form_submit_button("Apply settings", type="primary"):
-            state.set_settings(state.PruneSettings(expire=expire, deduplicate=dedupe, restore=restore,
-                                                   near_duplicate_threshold=float(threshold),
-                                                   encoding=encoding))
+            session_state.set_settings(replace(current, expire=expire, deduplicate=dedupe, restore=restore,
+                                               near_duplicate_threshold=float(threshold), encoding=encoding))
+
+
+def dialogue_picker(file, loaded) -> None:
+    """For a file holding several dialogues: every dialogue with its size and reduction; the chosen one opens."""
+    showing = loaded is not None and loaded.digest == file.digest
+    with st.expander(f"{file.name} holds {len(file.sessions):,} dialogues: pick one", expanded=not showing):
+        rows = logic.dialogue_rows(file, session_state.settings())
+        st.caption("Click a row to open that dialogue; click a column header to sort (all dialogues are "
+                   "listed). Tokens are counted as in the explorer; the reduction uses the current settings.")
+        st.dataframe(rows, hide_index=True, width="stretch", key="dialogue_table", selection_mode="single-row",
+                     on_select=lambda: _on_dialogue_row(rows), height=min(38 + 35 * len(rows), 420),
+                     alt=f"The {len(rows):,} dialogues of {file.name}")
+        c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+        c1.number_input("Dialogue number", min_value=0, max_value=len(rows) - 1, step=1, key="dialogue_number",
+                        value=loaded.dialogue if showing and loaded.dialogue is not None else 0)
+        c2.button("Open this dialogue", key="open_dialogue",
+                  on_click=lambda: logic.choose_dialogue(int(ss["dialogue_number"])))
+
+
+def _on_dialogue_row(rows: pd.DataFrame) -> None:
+    chosen = (ss.get("dialogue_table") or {}).get("selection", {}).get("rows", [])
+    if chosen:
+        logic.choose_dialogue(int(rows.iloc[chosen[0]]["dialogue"]))
 
 
 # ------------------------------------------------------------------ what pruning did
 
-def headline(loaded, analysis) -> None:
-    s = analysis.result.stats
+def headline(loaded, analysed) -> None:
+    s = analysed.result.stats
     ui.inert(f"{loaded.label} · {loaded.origin} · format {loaded.format} "
-             f"({'detected' if loaded.detected else 'chosen'}) · {s.messages_before:,} messages · "
-             f"{loaded.session.last_turn:,} turns")
+             f"({'detected' if loaded.detected else 'chosen'}) · {ui.plural(s.messages_before, 'message')} · "
+             f"{ui.plural(loaded.session.last_turn, 'turn')}")
+    messages, messages_exact = components.before_after(s.messages_before, s.messages_after)
+    tokens, tokens_exact = components.before_after(s.tokens_before, s.tokens_after)
     cols = st.columns(4)
-    cols[0].metric("Messages before → after", f"{s.messages_before:,} → {s.messages_after:,}")
-    cols[1].metric("Tokens before → after", f"{s.tokens_before:,} → {s.tokens_after:,}",
-                   help="After = kept messages plus the short placeholders sent for pruned tool results.")
-    cols[2].metric("Token reduction", f"{100 * s.reduction:.1f} %")
+    cols[0].metric("Messages before → after", messages, help=f"{messages_exact} messages")
+    cols[1].metric("Tokens before → after", tokens,
+                   help=f"{tokens_exact} tokens, counted with {s.counter}: each message's text plus its tool "
+                        f"calls' names and arguments. After = the kept messages plus the "
+                        f"{s.placeholder_tokens:,} tokens of placeholders sent for pruned tool results. The "
+                        "compaction page and the Guide use the same count.")
+    cols[2].metric("Token reduction", f"{100 * s.reduction:.1f} %",
+                   help=f"{s.tokens_before - s.tokens_after:,} of {s.tokens_before:,} tokens")
     cols[3].metric("Prune time", f"{s.elapsed_ms:,.1f} ms", help=f"{s.rounds} round(s) of the three passes")
-    cols = st.columns(4)
-    for col, status in zip(cols, STATUSES):
-        col.metric(status, f"{s.by_status.get(status, 0):,}", help=STATUS_MEANINGS[status])
-    st.caption(f"Token counter: `{s.counter}`")
+    counts = " · ".join(f"{status} {s.by_status.get(status, 0):,}" for status in STATUSES)
+    st.caption(f"Messages per status: {counts} · token counter `{s.counter}`",
+               help=" ".join(f"{status}: {STATUS_MEANINGS[status]}." for status in STATUSES))
+    why = logic.why_nothing_pruned(loaded.session, analysed.result)
+    if why:
+        st.info(why, icon=":material/info:")
 
 
-def on_timeline_select() -> None:
-    position = charts.selected_position(ss.get("timeline_chart"))
-    if position is not None:
-        ss["inspect_pos"] = position
+def timeline(loaded, analysed, position: int) -> None:
+    st.subheader("Timeline", help="Every message at its turn, in its role's lane, coloured by status. Click a "
+                 "mark to inspect it: arrows go from a removed message to the one that replaced it, and from a "
+                 "restored message to the one that needed it. On a long session each bar counts the messages of "
+                 "a stretch of turns; click one to zoom in.")
+    components.timeline(analysed.frame, key="timeline_chart", cache_key=(loaded.key, session_state.settings()),
+                        selected=position, width_px=TIMELINE_WIDTH_PX, on_position=logic.select)
 
 
-def timeline(loaded, analysis) -> None:
-    st.subheader("Timeline")
-    st.caption("Every message at its turn, in its role's lane, coloured by status. Click a mark to inspect "
-               "it: arrows go from a removed message to the one that replaced it, and from a restored "
-               "message to the one that needed it.")
-    selected = ss.get("inspect_pos")
-    fig = state.shared("timeline", (loaded.key, state.settings(), selected),
-                       lambda: charts.timeline_figure(analysis.frame, selected=selected, revision=loaded.key))
-    st.plotly_chart(fig, key="timeline_chart", on_select=on_timeline_select, selection_mode="points",
-                    config={"displaylogo": False})
-
-
-def context_charts(loaded, settings, analysis) -> None:
+def context_charts(loaded, settings, analysed) -> None:
     st.subheader("Context per turn")
     # the unpruned context depends on the token counts only: the session and the encoding
-    before = state.shared("context_before", (loaded.key, settings.encoding),
-                          lambda: tables.context_before_frame(analysis.frame))
+    before = cache.shared("context_before", (loaded.key, settings.encoding),
+                          lambda: tables.context_before_frame(analysed.frame))
     request = (loaded.key, settings)
-    if state.context_is_cheap(loaded) or ss.get("context_requested") == request:
-        limit = state.MAX_CONTEXT_SAMPLES if state.context_is_cheap(loaded) else state.LARGE_CONTEXT_SAMPLES
+    cheap = analysis.context_is_cheap(loaded, settings)
+    series = None
+    if cheap or ss.get("context_requested") == request:
+        limit = analysis.MAX_CONTEXT_SAMPLES if cheap else analysis.LARGE_CONTEXT_SAMPLES
         with st.spinner("Pruning the conversation as it stood at each turn…"):
-            samples = state.context_samples(loaded, settings, analysis, limit=limit)
-    else:
-        samples = []
-    sampled = 0 < len(samples) < loaded.session.last_turn + 1
+            series = analysis.context_series(loaded, settings, analysed, limit=limit)
 
     def figures():
-        context = pd.concat([before, tables.context_frame(samples)], ignore_index=True)
-        return (charts.context_figure(tables.context_totals(context), sampled=sampled),
-                charts.composition_figure(context, stage="after" if samples else "before"))
-    sizes, composition = state.shared("context_figures", (loaded.key, settings, len(samples)), figures)
-    left, right = st.columns(2)
-    left.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
-    right.plotly_chart(composition, key="composition_chart", config={"displaylogo": False})
+        totals = tables.context_totals_frame(before, series.totals if series else ())
+        composition = tables.context_frame(series.by_role) if series else before
+        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn),
+                charts.composition_figure(composition if series else before, stage="after" if series else "before"))
+    sizes, composition = cache.shared("context_figures", (loaded.key, settings, series is not None), figures)
+    st.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
+    st.plotly_chart(composition, key="composition_chart", config={"displaylogo": False})
+    note = ""
+    if series is not None and not series.every_turn:
+        note = f" The pruned context is shown at {len(series.totals)} evenly spaced turns."
+    elif series is not None and len(series.by_role) < len(series.totals):
+        note = f" Its make-up by role is shown at {len(series.by_role)} evenly spaced turns."
     st.caption("The tokens the model receives when it answers at each turn: the conversation so far, "
-               "pruned as it stood then (not a running total over turns)."
-               + (f" The pruned context is shown at {len(samples)} evenly spaced turns." if sampled else ""))
-    if not samples:
-        st.button(f"Compute the pruned context at {state.LARGE_CONTEXT_SAMPLES} turns",
+               "pruned as it stood then (not a running total over turns)." + note)
+    if series is None:
+        st.button(f"Compute the pruned context at {analysis.LARGE_CONTEXT_SAMPLES} turns",
                   on_click=lambda: ss.update(context_requested=request), key="context_go",
-                  help="Long session: this prunes the conversation as it stood at each sampled turn, "
-                       "which takes a while, so it runs only when asked (and is cached).")
+                  help="Long session, or settings the incremental pruner cannot carry: this prunes the "
+                       "conversation as it stood at each sampled turn, which takes a while, so it runs only when "
+                       "asked (and is cached).")
 
 
-def on_table_select() -> None:
+def _on_table_select() -> None:
     rows = (ss.get("message_table") or {}).get("selection", {}).get("rows", [])
     positions = ss.get("table_positions") or []
     if rows and rows[0] < len(positions):
-        ss["inspect_pos"] = int(positions[rows[0]])
+        logic.select(int(positions[rows[0]]))
 
 
-def message_table(analysis) -> None:
+def message_table(analysed) -> None:
     st.subheader("Messages")
-    frame = analysis.frame
+    frame = analysed.frame
     last_turn = int(frame["turn"].max()) if len(frame) else 0
     c1, c2, c3 = st.columns(3)
     statuses = c1.multiselect("Status", STATUSES, key="filter_status")
     roles = c2.multiselect("Role", ROLES, key="filter_role")
     rules = c3.multiselect("Rule", tables.rule_options(frame), key="filter_rule")
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
-    turns = c1.slider("Turns", 0, max(last_turn, 1), (0, max(last_turn, 1)), key="filter_turns")
+    c1, c2, c3 = st.columns([3, 2, 1])
+    turns = c1.slider("Turns in the table", 0, max(last_turn, 1), (0, max(last_turn, 1)), key="filter_turns")
     text = c2.text_input("Search text or id", key="filter_text")
     changed_only = c3.toggle("Changed only", key="filter_changed")
-    page_size = c4.selectbox("Rows per page", PAGE_SIZES, key="page_size")
     shown = tables.filter_messages(frame, statuses=statuses, roles=roles, rules=rules, turns=turns,
                                    text=text, changed_only=changed_only)
+    c1, c2, c3 = st.columns([2, 1, 1])
+    sort_by = c1.selectbox("Sort by", tables.SORT_COLUMNS, key="sort_by",
+                           help="Orders every matching row, across all pages.")
+    descending = c2.toggle("Descending", key="sort_descending")
+    if ss.get("page_size_for") != len(frame):  # one page when the whole session fits, so header sorts sort all
+        ss["page_size_for"], ss["page_size"] = len(frame), ONE_PAGE_ROWS if len(frame) <= ONE_PAGE_ROWS else 250
+    page_size = c3.selectbox("Rows per page", PAGE_SIZES, key="page_size")
+    shown = tables.sort_messages(shown, sort_by, descending=descending)
     pages = tables.page_count(len(shown), page_size)
-    st.caption(f"{len(shown):,} of {len(frame):,} messages match. Select a row to inspect it.")
+    note = ("Clicking a column header sorts this page only; use Sort by to order all of them."
+            if pages > 1 else "Click a column header to sort them.")
+    st.caption(f"{len(shown):,} of {ui.plural(len(frame), 'message')} match. {note} Select a row to inspect it.")
     page = st.pagination(pages, key=f"table_page_{pages}") if pages > 1 else 1
     rows = tables.page_of(shown, page, page_size)
     ss["table_positions"] = rows["position"].tolist()
-    styled = rows[tables.TABLE_COLUMNS].style.map(status_cell_style, subset=["status"])
-    st.dataframe(styled, hide_index=True, width="stretch", key="message_table", on_select=on_table_select,
-                 selection_mode="single-row",
+    # Statuses carry their timeline marker (● ✖ ◆ ★) rather than a colour: a styled table costs
+    # the server most of a second per run at 2,000 rows.
+    st.dataframe(tables.with_status_marks(rows[tables.TABLE_COLUMNS]), hide_index=True, width="stretch",
+                 key="message_table", on_select=_on_table_select,
+                 selection_mode="single-row", alt="Messages matching the filters",
                  column_config={"preview": st.column_config.TextColumn("preview", width="large"),
-                                "reason": st.column_config.TextColumn("reason", width="large")})
+                                "reason": st.column_config.TextColumn("reason", width="large",
+                                                                      help="Select the row: the inspector "
+                                                                           "shows the whole reason")})
 
 
-def go_to(position: int) -> None:
-    ss["inspect_pos"] = position
-
-
-def on_find_id() -> None:
-    wanted = ss.get("find_id", "").strip()
-    frame = ss.get("inspect_frame")
-    if wanted and frame is not None:
-        hits = frame.index[frame["id"] == wanted].tolist()
-        if hits:
-            ss["inspect_pos"] = int(frame.loc[hits[0], "position"])
-
-
-def inspector(loaded, analysis) -> None:
+def inspector(loaded, analysed, position: int) -> None:
+    frame = analysed.frame
+    count = len(frame)
     st.subheader("Message inspector")
-    frame = analysis.frame
-    session = loaded.session
-    ss["inspect_frame"] = frame[["position", "id"]]
+    c1, c2 = st.columns(2, vertical_alignment="bottom")
+    c1.number_input("Message # (position in the session)", min_value=0, max_value=max(count - 1, 0),
+                    key="inspect_pos")
+    c2.text_input("Jump to a message id", key="find_id",
+                  on_change=lambda: logic.find_id(frame[["position", "id"]], ss.get("find_id", "")))
     c1, c2 = st.columns(2)
-    position = c1.number_input("Message # (position in the session)", min_value=0,
-                               max_value=max(len(frame) - 1, 0), key="inspect_pos")
-    c2.text_input("…or jump to a message id", key="find_id", on_change=on_find_id)
-    row = frame.iloc[int(position)]
-    message = session.messages[int(position)]
-    left, right = st.columns([1, 2])
-    with left:
-        st.markdown(f"**Status:** {row['status']} · **rule:** {row['rule'] or 'none'}")
-        st.caption("id")
-        st.code(message.id, language=None)
-        ui.inert(f"turn {message.turn} · {message.role} · {row['tokens']:,} tokens")
-        st.caption("why")
-        ui.inert(row["reason"] or "no pruning rule applies to it")
-        related = int(row["related_position"])
-        if related >= 0:
-            st.button(f"Go to the related message #{related}", on_click=go_to, args=(related,), key="go_related")
-        pointing = frame[frame["related_position"] == int(position)]
-        if len(pointing):
-            st.caption(f"{len(pointing):,} message(s) point at this one")
-            for p in pointing["position"].head(8):
-                st.button(f"Go to #{int(p)}", on_click=go_to, args=(int(p),), key=f"go_from_{int(p)}")
-        placeholder = analysis.result.placeholders.get(message.tool_call_id or "")
-        if placeholder:
-            st.caption("the model receives instead")
-            st.code(placeholder, language=None)
-    with right:
-        st.caption("content (shown as plain text)")
-        st.code(message.content or "(empty)", language=None, wrap_lines=True, height=320)
-        if message.tool_calls:
-            st.caption("tool calls")
-            st.code(json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
-                               indent=2, ensure_ascii=False, default=str), language="json", wrap_lines=True)
-        if message.tool_call_id:
-            ui.inert(f"answers call {message.tool_call_id}" + (f" ({message.tool_name})" if message.tool_name else ""))
-        if message.metadata:
-            with st.expander("metadata"):
-                st.code(json.dumps(dict(message.metadata), indent=2, ensure_ascii=False, default=str),
-                        language="json", wrap_lines=True)
+    c1.button("Previous", key="inspect_prev", on_click=logic.step, args=(-1, count), shortcut="Left",
+              disabled=position <= 0, width="stretch", icon=":material/arrow_back:", help="← key")
+    c2.button("Next", key="inspect_next", on_click=logic.step, args=(1, count), shortcut="Right",
+              disabled=position >= count - 1, width="stretch", icon=":material/arrow_forward:",
+              icon_position="right", help="→ key")
+    if ss.get("find_id_error"):
+        st.warning(ui.escape_markdown(ss["find_id_error"]), icon=":material/search_off:")
+    row = frame.iloc[position]
+    message = loaded.session.messages[position]
+    st.markdown(f"**#{position:,} · {row['status']}** · rule: {row['rule'] or 'none'}")
+    st.caption("id")
+    st.code(message.id, language=None, wrap_lines=True)
+    ui.inert(f"turn {message.turn:,} · {message.role} · {ui.plural(int(row['tokens']), 'token')}")
+    st.caption("why")
+    ui.inert(row["reason"] or "no pruning rule applies to it")
+    related = int(row["related_position"])
+    if related >= 0:
+        st.button(f"Go to the related message #{related:,}", on_click=logic.select, args=(related,),
+                  key="go_related")
+    pointing = frame[frame["related_position"] == position]
+    if len(pointing):
+        st.caption(f"{ui.plural(len(pointing), 'message')} point at this one")
+        cols = st.columns(4)
+        for k, p in enumerate(pointing["position"].head(8)):
+            cols[k % 4].button(f"#{int(p):,}", on_click=logic.select, args=(int(p),), key=f"go_from_{int(p)}")
+    placeholder = analysed.result.placeholders.get(message.tool_call_id or "")
+    if placeholder:
+        st.caption("the model receives instead")
+        st.code(placeholder, language=None, wrap_lines=True)
+    st.caption("content (shown as plain text)")
+    st.code(message.content or "(empty)", language=None, wrap_lines=True, height=320)
+    if message.tool_calls:
+        st.caption("tool calls")
+        st.code(json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+                           indent=2, ensure_ascii=False, default=str), language="json", wrap_lines=True)
+    if message.tool_call_id:
+        ui.inert(f"answers call {message.tool_call_id}" + (f" ({message.tool_name})" if message.tool_name else ""))
+    if message.metadata:
+        with st.expander("metadata"):
+            st.code(json.dumps(dict(message.metadata), indent=2, ensure_ascii=False, default=str),
+                    language="json", wrap_lines=True)
 
 
-def file_stem(label: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", label.rsplit("/", 1)[-1]).strip("._") or "session"
-    return stem.rsplit(".", 1)[0] if "." in stem else stem
-
-
-def downloads(loaded, analysis) -> None:
+def downloads(loaded, analysed) -> None:
     st.subheader("Downloads")
-    result, stem = analysis.result, file_stem(loaded.label)
-    c1, c2, c3 = st.columns(3)
-    c1.download_button("Pruned session (native JSONL)", data=lambda: native_dumps(result.kept),
-                       file_name=f"{stem}.pruned.jsonl", mime="application/jsonl", on_click="ignore",
-                       key="dl_native")
-    c2.download_button("Pruned messages (OpenAI JSON)",
-                       data=lambda: json.dumps(to_openai_messages(result), indent=2, ensure_ascii=False),
-                       file_name=f"{stem}.openai.json", mime="application/json", on_click="ignore",
-                       key="dl_openai")
-    c3.download_button("Decisions (CSV)", data=lambda: tables.decisions_frame(analysis.frame).to_csv(index=False),
-                       file_name=f"{stem}.decisions.csv", mime="text/csv", on_click="ignore", key="dl_csv")
+    stem = logic.file_stem(loaded.label)
+    files = logic.exports(loaded, session_state.settings(), analysed)
+    cols = st.columns(len(files))
+    for col, export in zip(cols, files):
+        if export.error:
+            col.error(f"{export.label}: cannot be written: {ui.escape_markdown(export.error)}",
+                      icon=":material/error:")
+            continue
+        col.download_button(export.label, data=export.data, file_name=f"{stem}{export.suffix}", mime=export.mime,
+                            on_click="ignore", key=export.key)
 
 
 # ------------------------------------------------------------------ the page
 
 def render() -> None:
     st.title("Session explorer")
-    loading = st.empty()
-    if link_needs_pruning():
+    loading_note = st.empty()
+    if logic.link_needs_pruning():
         # The browser fetches and compiles plotly.js (several MB) only when a first chart
         # arrives; sending a tiny one now lets it do that while the session is generated and
         # pruned (seconds for a long one), instead of after. It is removed before anything
         # else is drawn. (Not when the result is cached: then it only delays the timeline.)
-        loading.plotly_chart(charts.loading_figure("Loading and pruning the session…"),
-                             key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
-    load_from_link()
-    loading.empty()
-    current = state.ensure_session()
+        loading_note.plotly_chart(charts.loading_figure("Loading and pruning the session…"),
+                                  key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
+    loaded = session_state.ensure_session(check=logic.check)
+    loading_note.empty()
+    sync_sidebar(loaded)
     with st.sidebar:
         st.header("Session")
-        source = st.radio("Source", SOURCES, key="source_kind", horizontal=False)
-        if source == "Sample":
-            sample_picker(current)
-        elif source == "Upload":
-            upload_picker()
+        source = st.radio("Source", list(SOURCES.values()), key="source_kind")
+        if source == SOURCES["sample"]:
+            sample_picker(loaded)
+        elif source == SOURCES["upload"]:
+            upload_picker(loaded)
         else:
             workload_picker()
         settings_form()
-    if ss.get("load_error"):
-        st.error(ui.escape_markdown(ss["load_error"]) + "\n\n" + ui.format_hint(ss["load_error"])
-                 + ("\n\nThe previous session is still loaded." if state.current() else ""),
-                 icon=":material/error:")
-    loaded = state.current()
+    problem = session_state.load_error()
+    if problem is not None:
+        st.error(problem.text(still_loaded=loaded is not None), icon=":material/error:")
+    file = session_state.dialogue_file()
+    if file is not None:
+        dialogue_picker(file, loaded)
     if loaded is None:
-        st.info("No session loaded: upload a transcript or pick a sample in the sidebar.")
+        if file is None:
+            st.info("No session loaded: upload a transcript or pick a sample in the sidebar.")
+        session_state.write_link(page_keys=logic.PAGE_KEYS)
         return
-    if ss.get("inspect_for") != loaded.key:  # a new session: inspect its first pruned message with a link
-        frame = state.analyse(loaded, state.settings()).frame
-        changed = frame[frame["status"] != "kept"]
-        linked = changed[changed["related_position"] >= 0]
-        first = linked if len(linked) else changed
-        ss["inspect_pos"] = int(first["position"].iloc[0]) if len(first) else 0
-        ss["inspect_for"] = loaded.key
-    settings = state.settings()
+    settings = session_state.settings()
     with st.spinner("Pruning…"):
-        analysis = state.analyse(loaded, settings)
-    headline(loaded, analysis)
+        analysed = analysis.analyse(loaded, settings)
+    headline(loaded, analysed)
+    notice = logic.repairs_notice(loaded.session)
+    if notice:
+        st.warning(ui.escape_markdown(notice), icon=":material/build:")
     if not loaded.session.messages:
         st.info("This session has no messages: there is nothing to prune. Pick or upload another one.")
+        session_state.write_link(page_keys=logic.PAGE_KEYS)
         return
-    timeline(loaded, analysis)
-    context_charts(loaded, settings, analysis)
-    message_table(analysis)
-    inspector(loaded, analysis)
-    downloads(loaded, analysis)
+    position = logic.inspected(loaded, analysed.frame)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        timeline(loaded, analysed, position)
+        context_charts(loaded, settings, analysed)
+        message_table(analysed)
+    with right:
+        components.sticky("inspector_panel")
+        with st.container(key="inspector_panel"):
+            inspector(loaded, analysed, position)
+    downloads(loaded, analysed)
+    session_state.write_link(page={"msg": str(position)}, page_keys=logic.PAGE_KEYS)
 
 
 ui.guarded(render)

@@ -1,70 +1,73 @@
-"""Guide: step through pruning and compaction on a small demo session, one pass at a time."""
+"""Guide: step through pruning and compaction on the open session, one pass at a time."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state, tables, ui
-from dashboard.state import PruneSettings
+from pruner.compaction import compact
+
+from dashboard import analysis, cache, components, session_state, tables, ui
+from dashboard.logic import compaction as compaction_logic
+from dashboard.logic import guide as logic
 from dashboard.theme import STATUS_MEANINGS
 
-DEMO = state.DEFAULT_SAMPLE
 ss = st.session_state
-
-#: (title, settings for that step or None for compaction, what the step does and why)
-STEPS = (
-    ("1. As it arrives", PruneSettings(expire=False, deduplicate=False, restore=False),
-     "The conversation as the agent recorded it: every message is sent to the model at every turn. "
-     "The marks show each message at its turn, in its role's lane. Nothing is removed yet."),
-    ("2. Pass 1: expire", PruneSettings(expire=True, deduplicate=False, restore=False),
-     "Pass 1 removes what newer messages have made stale: a tool result superseded by a newer call with "
-     "the same arguments, a file read made stale by a later write to that file, and a message whose "
-     "time-to-live (expires_after_turn) has run out. Each removal points at what replaced it."),
-    ("3. Pass 2: deduplicate", PruneSettings(expire=True, deduplicate=True, restore=False),
-     "Pass 2 removes text the model has already seen: exact repeats, and near-duplicates whose word "
-     "3-grams mostly appear in one kept message. Each removal points at the kept original."),
-    ("4. Pass 3: restore", PruneSettings(expire=True, deduplicate=True, restore=True),
-     "Pass 3 checks that nothing kept now refers to something removed. A kept message that refers to a "
-     "key (REF:key) needs the message that defines it (DEFINE:key); a kept tool result needs the call "
-     "that asked for it. Such messages are brought back, marked restored, pointing at who needed them."),
-    ("5. Compaction", None,
-     "When the pruned conversation still outgrows the context window, compaction replaces the oldest "
-     "turns with a structured summary and keeps the newest ones verbatim. Here it is forced on the "
-     "pruned demo, keeping about its newest third."),
-)
-TITLES = [s[0] for s in STEPS]
 
 
 def step_by(delta: int) -> None:
-    index = TITLES.index(ss.get("guide_step", TITLES[0]))
-    ss["guide_step"] = TITLES[min(max(index + delta, 0), len(TITLES) - 1)]
+    ss["guide_step"] = logic.moved(ss.get("guide_step"), delta)
 
 
 def navigation() -> int:
+    if ss.get("guide_step") not in logic.TITLES:
+        linked = st.query_params.get("step", "")
+        ss["guide_step"] = logic.TITLES[int(linked) - 1] if linked.isdigit() and \
+            1 <= int(linked) <= len(logic.TITLES) else logic.TITLES[0]
+    index = logic.TITLES.index(ss["guide_step"])
     c1, c2, c3 = st.columns([1, 6, 1])
-    c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch")
-    c3.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch")
-    ss.setdefault("guide_step", TITLES[0])
+    c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch", shortcut="Left",
+              disabled=index == 0, help="Previous step (← key)")
+    c3.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch", shortcut="Right",
+              disabled=index == len(logic.TITLES) - 1, help="Next step (→ key)")
     with c2:
-        title = st.segmented_control("Step", TITLES, key="guide_step", label_visibility="collapsed")
-    return TITLES.index(title or TITLES[0])
+        title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
+    return logic.TITLES.index(title or logic.TITLES[0])
 
 
-def pruning_step(demo, index: int) -> None:
-    title, settings, text = STEPS[index]
-    now = state.analyse(demo, settings)
-    before = state.analyse(demo, STEPS[index - 1][1]) if index > 0 else None
+def window_picker(loaded) -> tuple[int, int] | None:
+    """For a long session, the window of turns the guide steps through (the passes see only these turns)."""
+    if not logic.needs_window(loaded):
+        return None
+    if ss.get("guide_window_for") != loaded.key:
+        ss["guide_window_for"] = loaded.key
+        linked = logic.parse_window(st.query_params.get("window"))
+        ss["guide_window"] = logic.clamp_window(loaded, *linked) if linked else logic.default_window(loaded)
+    lo, hi = loaded.session.messages[0].turn, loaded.session.last_turn
+    first, last = st.slider(f"Guide window (at most {logic.MAX_TURNS} turns)", lo, hi, key="guide_window")
+    window = logic.clamp_window(loaded, first, last)
+    if window != (first, last):
+        st.caption(f"Using turns {window[0]:,}–{window[1]:,}: the guide shows at most {logic.MAX_TURNS} turns.")
+    st.caption("The passes run on these turns only, as if the conversation were just them; the explorer "
+               "prunes the whole session.")
+    return window
+
+
+def pruning_step(session, index: int) -> None:
+    title, config, _ = logic.STEPS[index]
+    now = analysis.analyse(session, config)
+    before = analysis.analyse(session, logic.STEPS[index - 1][1]) if index > 0 else None
     s = now.result.stats
     c1, c2, c3 = st.columns(3)
     c1.metric("Messages sent", f"{s.messages_after:,} of {s.messages_before:,}")
     c2.metric("Tokens sent", f"{s.tokens_after:,}", f"{s.tokens_after - s.tokens_before:+,} vs as it arrives",
-              delta_color="inverse")
+              delta_color="inverse",
+              help=f"Counted with {s.counter}, as in the explorer: kept messages plus the "
+                   f"{s.placeholder_tokens:,} tokens of placeholders for pruned tool results.")
     changes = tables.status_changes(before.frame, now.frame) if before is not None else now.frame.iloc[0:0]
-    c3.metric("Changed in this step", f"{len(changes):,} messages")
+    c3.metric("Changed in this step", ui.plural(len(changes), "message"))
     st.subheader(title)
-    fig = charts.timeline_figure(now.frame, highlight=changes["position"].tolist() if len(changes) else (),
-                                 revision="guide")
-    st.plotly_chart(fig, key=f"guide_timeline_{index}", config={"displaylogo": False})
+    components.timeline(now.frame, key=f"guide_timeline_{index}", cache_key=(session.key, config),
+                        highlight=changes["position"].tolist() if len(changes) else ())
     if len(changes):
         st.markdown("**What changed, and why**")
         for status in sorted(set(changes["status"])):
@@ -72,56 +75,59 @@ def pruning_step(demo, index: int) -> None:
         st.dataframe(changes, hide_index=True, width="stretch", key=f"guide_changes_{index}",
                      column_config={"reason": st.column_config.TextColumn("reason", width="large")})
     elif index > 0:
-        st.info("This pass changes nothing in the demo with these settings.")
+        st.info("This pass changes nothing in this session with these settings.")
 
 
-def compaction_step(demo) -> None:
-    module = state.compaction_module()
-    if module is None:
-        st.info("Compaction needs the `pruner.compaction` module, which is not installed yet.")
-        return
-    from dashboard import compaction_view as view
-
-    pruned = state.analyse(demo, STEPS[3][1]).result
-    counter_tokens = pruned.stats.tokens_after
-    preview = view.default_settings(counter_tokens)
+def compaction_step(session) -> None:
+    step4 = analysis.analyse(session, logic.STEPS[3][1])
+    pruned = step4.result
+    preview = compaction_logic.default_settings(pruned.stats.tokens_after)
 
     def build():
-        return module.compact(pruned.kept, preview.library(state.settings().encoding), force=True,
-                              use_usage=False)
-    result = state.memoised("guide_compaction", (demo.key, preview), build)
-    kept_frame = state.analyse(demo, STEPS[3][1]).frame
-    kept_frame = kept_frame[kept_frame["status"].isin(["kept", "restored"])]
-    frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_frame["tokens"].tolist())
-    st.subheader("5. Compaction (of the pruned demo)")
-    fig = charts.timeline_figure(frame, cut=result.cut_index, split_turn=result.split_turn, revision="guide")
-    st.plotly_chart(fig, key="guide_timeline_compaction", config={"displaylogo": False})
+        return compact(pruned.kept, preview.library(logic.STEPS[3][1].encoding), force=True, use_usage=False)
+    result = cache.memoised("guide_compaction", (session.key, preview), build)
+    kept_rows = step4.frame[step4.frame["status"].isin(["kept", "restored"])]
+    frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_rows["tokens"].tolist())
+    st.subheader("5. Compaction (of the pruned session)")
+    components.timeline(frame, key="guide_timeline_compaction", cache_key=(session.key, "compaction"),
+                        cut=result.cut_index, split_turn=result.split_turn)
     c1, c2, c3 = st.columns(3)
     c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
-    c2.metric("Messages summarised", f"{len(result.to_summarize) + len(result.turn_prefix):,}")
-    c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens")
+    c2.metric("Messages summarised", ui.plural(len(result.to_summarize) + len(result.turn_prefix), "message"))
+    c3.metric("Prompt-cache cost", f"{result.cache_invalidated_tokens:,} tokens",
+              help="Tokens of the previous prompt a prefix cache can no longer reuse: processed again once.")
+    note = logic.compaction_note(pruned.stats.tokens_after, pruned.stats.placeholder_tokens, result)
+    if note:
+        st.info(note, icon=":material/calculate:")
     ui.inert(result.cut_reason)
     st.markdown("**The summary that replaces them, section by section**")
     for name, body in result.sections.items():
-        with st.expander(ui.escape_markdown(name)):
+        with st.expander(ui.escape_markdown(name), expanded=True):
             st.code(body.strip() or "(empty)", language=None, wrap_lines=True)
 
 
 def render() -> None:
     st.title("Guide: how pruning works, step by step")
-    try:
-        demo = state.load_sample(DEMO)
-    except Exception as exc:
-        st.error(f"The guide's demo session {DEMO} could not be loaded: {ui.escape_markdown(ui.error_text(exc))}")
+    loaded = session_state.ensure_session()
+    if loaded is None or not loaded.session.messages:
+        st.info("Open a session with messages on the Session explorer page; the guide steps through it.")
         return
-    st.caption(f"The demo: {DEMO}, a short support-agent conversation written to trigger every rule. "
-               "Use Next to step through the passes; ringed marks are the messages that changed in the step.")
+    st.caption(f"The guide runs on the session open in the explorer: {loaded.label}. "
+               "Use ← and → (or the buttons) to step through the passes; ringed marks are the messages that "
+               "changed in the step.")
+    st.page_link("app_pages/explorer.py", label="Open another session on the Session explorer page",
+                 icon=":material/arrow_back:")
+    window = window_picker(loaded)
+    session = logic.windowed(loaded, window)
     index = navigation()
-    st.markdown(STEPS[index][2])
-    if STEPS[index][1] is not None:
-        pruning_step(demo, index)
+    st.markdown(logic.STEPS[index][2])
+    if logic.STEPS[index][1] is not None:
+        pruning_step(session, index)
     else:
-        compaction_step(demo)
+        compaction_step(session)
+    session_state.write_link(page={"step": str(index + 1),
+                                   "window": f"{window[0]}-{window[1]}" if window else None},
+                             page_keys=logic.PAGE_KEYS)
 
 
 ui.guarded(render)

@@ -11,7 +11,8 @@ Results schema (``schema: "pruner.bench/1"``), as written by ``to_json``::
 
     {"schema": "pruner.bench/1",
      "meta": {"counter", "encoding", "generator", "config" (the PruneConfig used),
-              "workloads" (name -> parameters), "sizes", "seeds", "timing_runs"},
+              "workloads" (name -> parameters), "sizes", "seeds", "timing_runs",
+              "environment" (command, date, machine, load: see ``environment.py``)},
      "rows": [ROW, ...],            # one per workload x size x seed, in run order
      "baselines": [BASELINE, ...],  # four per row: none, truncation, oracle, pruner
      "summary": SUMMARY}
@@ -68,6 +69,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
+from . import environment
 from .baselines import oracle, truncate_to_budget
 from ..errors import PrunerError
 from ..engine.fileops import FileTools
@@ -252,9 +254,10 @@ def summarise(rows: list[dict]) -> dict[str, Any]:
 
 def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterable[int] = SIZES,
                   seeds: int | Iterable[int] = 1, config: PruneConfig | None = None, timing_runs: int = TIMING_RUNS,
-                  progress: Progress | None = None) -> BenchmarkResults:
+                  progress: Progress | None = None, command: str = "run_benchmark()") -> BenchmarkResults:
     """Generate and measure every (workload, size, seed); ``seeds=N`` means seeds 0 .. N-1,
-    a sequence names the seeds. ``progress(i, n, what)`` is called before each configuration."""
+    a sequence names the seeds. ``progress(i, n, what)`` is called before each configuration.
+    ``command`` is recorded in ``meta["environment"]`` with the machine, load and date."""
     config = config or PruneConfig()
     workloads, sizes = tuple(workloads), tuple(sizes)
     for w in workloads:
@@ -270,6 +273,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
     if not seed_values:
         raise PrunerError("no seeds to run")
     plan = [(w, t, seed) for w in workloads for t in sizes for seed in seed_values]
+    env = environment.start(command)
     rows: list[dict] = []
     baselines: list[dict] = []
     for i, (w, t, seed) in enumerate(plan, start=1):
@@ -289,7 +293,8 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
     counter = get_counter(config.encoding)
     meta = {"counter": counter.name, "encoding": config.encoding, "generator": GENERATOR_VERSION,
             "config": _config_dict(config), "workloads": {w: WORKLOADS[w].as_dict() for w in workloads},
-            "sizes": list(sizes), "seeds": seed_values, "timing_runs": timing_runs}
+            "sizes": list(sizes), "seeds": seed_values, "timing_runs": timing_runs,
+            "environment": environment.finish(env)}
     return BenchmarkResults(rows=rows, summary=summarise(rows), baselines=baselines, meta=meta)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
 
 from .. import __version__
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already printed as one line
         return exc.code if isinstance(exc.code, int) else 2
+    # What the user typed, for result files that record the command that wrote them.
+    args.command_line = shlex.join(["pruner", *(sys.argv[1:] if argv is None else argv)])
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from ..bench.run import run_benchmark
@@ -18,6 +19,8 @@ from .types import positive_int
 from .common import write_output
 
 NAME = "bench"
+#: Where the default run keeps its results: the files the dashboard charts and the README's table renders.
+DEFAULT_RESULTS = ("sample_sessions/bench/results.json", "sample_sessions/bench/results.csv")
 HELP = "benchmark the pruner on synthetic workloads against no pruning, truncation and the oracle"
 
 _RULE_ABBREV = {"superseded_call": "sup", "file_state": "file", "ttl": "ttl", "exact_duplicate": "exact",
@@ -48,8 +51,10 @@ def add_arguments(p) -> None:
                    help="run seeds 0..N-1 and report mean and spread (default 1)")
     p.add_argument("--timing-runs", type=positive_int, default=20, metavar="N",
                    help="timed prune runs per configuration after a warm-up (default %(default)s)")
-    p.add_argument("--json", metavar="OUT", help="write the full results (rows, baselines, summary) as JSON")
-    p.add_argument("--csv", metavar="OUT", help="write one CSV line per configuration")
+    p.add_argument("--json", metavar="OUT", help="write the full results (rows, baselines, summary) as JSON "
+                   f"(the default run writes {DEFAULT_RESULTS[0]})")
+    p.add_argument("--csv", metavar="OUT", help=f"write one CSV line per configuration (the default run writes "
+                   f"{DEFAULT_RESULTS[1]})")
     p.add_argument("--scaling", action="store_true",
                    help=f"instead: prune time at {', '.join(f'{s:,}' for s in SCALING_SIZES)} turns of "
                         "tool_agent, and the cost of re-pruning after every turn")
@@ -60,6 +65,13 @@ def add_arguments(p) -> None:
     p.add_argument("--no-expire", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-dedupe", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--disable-rule", action="append", default=[], help=argparse.SUPPRESS)
+
+
+def is_default_run(args) -> bool:
+    """Every selection at its default: only such a run may replace the committed default results."""
+    return (list(args.workloads) == list(WORKLOADS) and list(args.sizes) == list(SIZES) and args.seeds == 1
+            and args.timing_runs == 20 and not (args.no_restore or args.no_expire or args.no_dedupe
+                                                 or args.disable_rule))
 
 
 def _progress(i: int, n: int, what: str) -> None:
@@ -201,10 +213,21 @@ def run(args) -> int:
     config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
                          disabled_rules=frozenset(args.disable_rule))
     results = run_benchmark(workloads=args.workloads, sizes=args.sizes, seeds=args.seeds, config=config,
-                            timing_runs=args.timing_runs, progress=_progress)
+                            timing_runs=args.timing_runs, progress=_progress,
+                            command=getattr(args, "command_line", "pruner bench"))
     print("\n".join(report_lines(results)))
-    if args.json:
-        write_output(args.json, results.to_json())
-    if args.csv:
-        write_output(args.csv, results.to_csv())
+    json_out, csv_out = args.json, args.csv
+    if is_default_run(args) and not (json_out or csv_out):
+        json_out, csv_out = DEFAULT_RESULTS
+        try:
+            os.makedirs(os.path.dirname(json_out), exist_ok=True)
+        except OSError as exc:
+            raise PrunerError(f"{os.path.dirname(json_out)}: cannot create it ({exc.strerror})") from None
+    if json_out:
+        write_output(json_out, results.to_json())
+    if csv_out:
+        write_output(csv_out, results.to_csv())
+    written = [p for p in (json_out, csv_out) if p and p != "-"]
+    if written:
+        print(f"results written to {' and '.join(written)}")
     return 0 if results.passed else 1

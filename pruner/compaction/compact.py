@@ -41,6 +41,9 @@ from .sections import format_file_lists, parse_file_lists, parse_sections, strip
 from .settings import CompactionSettings, TriggerDecision, should_compact
 
 SUMMARY_KIND = "compaction_summary"
+#: ``summarizer_name`` when no summariser ran (nothing was cut, or nothing new to summarise), so a
+#: result never credits a summariser, an LLM say, with a summary it did not write.
+NO_SUMMARIZER = "none"
 ON_ERROR = ("raise", "fallback")
 
 
@@ -120,7 +123,7 @@ class CompactionResult:
     cache_invalidated_tokens: int
     read_files: tuple[str, ...]
     modified_files: tuple[str, ...]
-    summarizer_name: str
+    summarizer_name: str  # what wrote the summary; NO_SUMMARIZER when no summariser was called
     # Details beyond the shared contract:
     cut_reason: str = ""
     context_source: str = "estimate"  # "usage" or "estimate"
@@ -245,7 +248,7 @@ def compact(session: Session, settings: CompactionSettings | None = None, summar
             cut_index=None, cut_message_id=None, split_turn=False, to_summarize=(), turn_prefix=(),
             kept=plan.messages(plan.window.window), request=None, summary="", sections={}, compacted=session,
             tokens_after=tokens_before, cache_invalidated_tokens=0, read_files=(), modified_files=(),
-            summarizer_name=summarizer.name, cut_reason=reason, previous_summary=previous,
+            summarizer_name=NO_SUMMARIZER, cut_reason=reason, previous_summary=previous,
             kept_tokens=plan.tokens(plan.window.window), **common)
 
     previous_body = strip_file_lists(previous) if previous else None
@@ -259,6 +262,8 @@ def compact(session: Session, settings: CompactionSettings | None = None, summar
         name = f"offline (fallback: {summarizer.name} failed)"
         history, prefix, request, prefix_req = _summarise(plan, OfflineSummarizer(), previous_body)
 
+    if request is None and prefix_req is None:  # nothing new to summarise: the earlier summary stands
+        name = NO_SUMMARIZER
     read_files, modified_files = _file_lists(plan, previous)
     parts = [history.strip()] if history else []
     if prefix:

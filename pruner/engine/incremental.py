@@ -26,13 +26,15 @@ import heapq
 import time
 from collections import ChainMap
 from bisect import bisect_left, insort
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Iterable
 
 from .index import SessionIndex
 from .fileops import READ
 from ..model import Message, Session, validate_messages
-from .prune import PruneConfig, PruneResult, _finish, collector_paused, prune
+from .context import Context, ContextChange, ContextTracker, change_between
+from .prune import PruneConfig, PruneResult, _finish, collector_paused, message_tokens, prune
+from ..tokens import get_counter
 from .rounds import settled
 from ..rules import RULES, Removal
 from ..rules.duplicates import _LOOKUPS, DuplicateWalk, is_candidate
@@ -42,23 +44,12 @@ _BUILTIN_RULES = frozenset({"superseded_call", "file_state", "ttl", "duplicate_c
 
 
 @dataclass(frozen=True)
-class Context:
-    """What the model receives after the latest append: the kept messages in order, and
-    the placeholder text that answers each kept call whose result was pruned
-    (call id -> text). ``tokens`` counts both, under the pruner's encoding; it equals
-    ``prune(...).stats.tokens_after`` of everything appended so far."""
-
-    messages: tuple[Message, ...]
-    placeholders: Mapping[str, str]
-    tokens: int
-
-
-@dataclass(frozen=True)
 class TurnUpdate:
     """What one ``append`` did (cheap to build, unlike a full ``PruneResult``)."""
 
     messages: int  # messages in the conversation now
     recomputed: bool  # True when the append fell back to pruning everything again
+    change: ContextChange = field(default_factory=ContextChange)  # how the context changed
 
 
 class _Alive12:
@@ -125,24 +116,45 @@ class IncrementalPruner:
         self._messages.extend(new)
         self.appends += 1
         recomputed = False
+        before = self._multi_round
         if not self._carry:
             self._multi_round = prune(self._session(), self.config, validate=False)
             recomputed = True
         else:
+            self._changed = set(range(start, len(self._messages)))
             self._advance(start)
+            self._tracker.grow()
+            change = self._tracker.refresh(self._changed, self._kept_by_passes, self._removal_of)
             if self._settled_now():
                 self._multi_round = None
             else:
                 self._multi_round = prune(self._session(), self.config, validate=False)
                 recomputed = True
+        if recomputed or before is not None:
+            # The context comes from (or returns from) a full prune: compare the two whole.
+            previous = (_result_context(before) if before is not None
+                        else self._tracker.previous_context() if self._carry else None)
+            change = change_between(previous, self.context())
         self.full_recomputes += recomputed
-        return TurnUpdate(messages=len(self._messages), recomputed=recomputed)
+        return TurnUpdate(messages=len(self._messages), recomputed=recomputed, change=change)
 
     def context(self) -> Context:
         """What the model receives now (kept messages and placeholders): what an agent
-        loop sends after each turn. ``result()`` gives the full explanation."""
-        r = self.result()
-        return Context(messages=r.kept.messages, placeholders=dict(r.placeholders), tokens=r.stats.tokens_after)
+        loop sends after each turn. It costs a copy of the kept list, not a rebuild of
+        the decisions; ``result()`` gives the full explanation."""
+        if self._multi_round is not None:
+            return _result_context(self._multi_round)
+        return self._tracker.context()
+
+    def _kept_by_passes(self, i: int) -> bool:
+        return self._alive12(i) or i in self._restored
+
+    def _removal_of(self, i: int) -> tuple[str, str, int | None]:
+        r = self._pass1_removal(i)
+        if r is not None:
+            return "expired", r.rule, r.related
+        r = self._dup[i]
+        return "duplicate", r.rule, r.related
 
     def result(self) -> PruneResult:
         """The full result for everything appended so far; equals ``prune()`` of it."""
@@ -179,6 +191,13 @@ class IncrementalPruner:
 
     def _reset(self) -> None:
         self._index = SessionIndex(self.config.file_tools)
+        counter = get_counter(self.config.encoding)
+        call_site = self._index.call_site
+        self._tracker = ContextTracker(
+            self._messages, call_owner=lambda cid: (call_site.get(cid) or (None,))[0],
+            tokens_of=lambda m: message_tokens(m, counter), count_text=counter.count,
+            policy=self.config.orphan_policy)
+        self._changed: set[int] = set()
         self._last_of_key: dict[str, int] = {}
         self._superseded: dict[int, int] = {}  # result -> next newer result of the same call
         self._previous: dict[int, int] = {}  # result -> the result of the same call before it
@@ -311,6 +330,7 @@ class IncrementalPruner:
             if not was_original and old is None:
                 continue  # left the walk in this same append
             verdict = self._walk.judge(p)
+            self._changed.add(p)
             if verdict is None:
                 if was_original:
                     continue
@@ -350,6 +370,7 @@ class IncrementalPruner:
                         removed.add(prev)
                         self._gone1[prev] = 1
                     self._superseded[prev] = i
+                    self._changed.add(prev)
                     self._previous[i] = prev
                 self._last_of_key[key] = i
             accesses = index.file_access[i]
@@ -362,6 +383,7 @@ class IncrementalPruner:
                                 removed.add(r)
                                 self._gone1[r] = 1
                             self._stale.setdefault(r, {})[a.path] = (i, a.op)
+                            self._changed.add(r)
                     self._invalidators.setdefault(a.path, []).append(i)
             for a in accesses:
                 if a.op == READ:
@@ -376,6 +398,7 @@ class IncrementalPruner:
                 removed.add(i)
                 self._gone1[i] = 1
             self._ttl.add(i)
+            self._changed.add(i)
         return removed
 
     # -- pass 3: needs, kept up to date --------------------------------------------------------
@@ -437,6 +460,7 @@ class IncrementalPruner:
                     needers.discard(entry)
                     if not needers:
                         del self._restored[target]
+                        self._changed.add(target)
                         self._restored_changed = True
                         heapq.heappush(heap, target)  # its own needs go too
             for need in new:
@@ -444,6 +468,8 @@ class IncrementalPruner:
                     target, entry = need
                     fresh = target not in self._restored
                     self._restored.setdefault(target, set()).add(entry)
+                    if fresh:
+                        self._changed.add(target)
                     self._restored_changed = self._restored_changed or fresh
                     if fresh:
                         heapq.heappush(heap, target)
@@ -500,3 +526,7 @@ class IncrementalPruner:
         return settled(self._index, restored, kept=kept, removed_by_pass1=lambda i: gone1[i] == 1,
                        later_results=later_results, later_invalidators=later_invalidators,
                        witness=self._witness)
+
+
+def _result_context(r: PruneResult) -> Context:
+    return Context(messages=r.kept.messages, placeholders=dict(r.placeholders), tokens=r.stats.tokens_after)

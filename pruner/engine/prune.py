@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from .index import build_index
+from .placeholders import placeholder_text
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
 from ..errors import ConfigurationError
 from ..model import STATUSES, Decision, Message, Session, canonical_json, validate_session
@@ -143,19 +144,6 @@ def _run_passes(messages: list[Message], config: PruneConfig):
     return index, alive, removals, restorations
 
 
-def _placeholder(status: str, rule: str, related: Message | None, m: Message) -> str:
-    where = f" at turn {related.turn} (id {related.id})" if related is not None else ""
-    if rule == "superseded_call":
-        return f"[superseded by the result{where}]"
-    if rule == "file_state":
-        return f"[stale file read; the file changed{where}]"
-    if status == "duplicate":
-        return f"[same as the result{where}]"
-    if rule == "ttl":
-        return f"[expired after turn {m.expires_after_turn}]"
-    return "[result removed by pruning]"
-
-
 def _settled(index, alive: list[bool], removals: dict, restorations: list[Removal]) -> bool:
     later_results, later_invalidators = full_session_lookups(index)
     return settled(index, [r.index for r in restorations], kept=alive.__getitem__,
@@ -192,7 +180,7 @@ def _settle_orphans(msgs: list[Message], alive: list[bool], final: dict[int, tup
             for i in results:
                 status, r = final[i]
                 related = msgs[r.related] if r.related is not None else None
-                placeholders[msgs[i].tool_call_id] = _placeholder(status, r.rule, related, msgs[i])
+                placeholders[msgs[i].tool_call_id] = placeholder_text(status, r.rule, related, msgs[i])
     return placeholders
 
 

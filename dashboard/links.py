@@ -1,0 +1,130 @@
+"""The page's URL says what is open, so a reload keeps it and a copied link reopens the same view.
+
+Parameters (only the ones that differ from the defaults are written):
+
+* the source: ``sample=NAME``, ``workload=NAME&turns=N&seed=S``, or ``upload=SHA256``
+  (an upload the server still holds), with ``format=NAME`` when the format was
+  chosen rather than detected, and ``dialogue=N`` for a file holding several;
+* the pruning settings: ``expire=0``, ``dedupe=0``, ``restore=0``,
+  ``threshold=X``, ``encoding=NAME`` (the library's ``PruneConfig`` fields);
+* whatever a page adds for its own view (the explorer: ``msg=N``, the message
+  being inspected; the guide: ``step=N``).
+
+A bad value raises a ``PrunerError`` naming the parameter; the page shows it
+and keeps what it had.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from pruner import ENCODINGS, PruneConfig
+from pruner.errors import ConfigurationError, FormatError
+
+from .loading import LoadedFile, LoadedSession, load_sample_file, load_upload, load_workload
+
+#: Every parameter this module reads or writes (a page's own ones are added by the page).
+SOURCE_KEYS = ("sample", "workload", "turns", "seed", "upload", "format", "dialogue")
+SETTING_KEYS = ("expire", "dedupe", "restore", "threshold", "encoding")
+_DEFAULT = PruneConfig()
+_FLAGS = {"expire": "expire", "dedupe": "deduplicate", "restore": "restore"}
+
+
+def source_params(loaded: LoadedSession) -> dict[str, str]:
+    """The parameters that reopen ``loaded`` (none for a source another page names in its own way)."""
+    if loaded.origin not in ("sample", "upload", "workload"):
+        return {}
+    if loaded.origin == "workload":
+        _, name, turns, seed = loaded.key.split(":")
+        return {"workload": name, "turns": turns, "seed": seed}
+    params = {"sample": loaded.file} if loaded.origin == "sample" else {"upload": loaded.digest}
+    if not loaded.detected:
+        params["format"] = loaded.format
+    if loaded.dialogue is not None:
+        params["dialogue"] = str(loaded.dialogue)
+    return params
+
+
+def settings_params(config: PruneConfig) -> dict[str, str]:
+    """The parameters for the settings that differ from the library's defaults."""
+    params = {name: "0" for name, field in _FLAGS.items() if not getattr(config, field)}
+    if config.near_duplicate_threshold != _DEFAULT.near_duplicate_threshold:
+        params["threshold"] = f"{config.near_duplicate_threshold:g}"
+    if config.encoding != _DEFAULT.encoding:
+        params["encoding"] = config.encoding
+    return params
+
+
+def settings_from(params: Mapping[str, str]) -> PruneConfig:
+    """The settings a link names (the defaults for what it leaves out); ``ConfigurationError`` if bad."""
+    changes: dict = {}
+    for name, field in _FLAGS.items():
+        if name in params:
+            if params[name] not in ("0", "1"):
+                raise ConfigurationError(f"the link's {name} must be 0 or 1, not {params[name]!r}")
+            changes[field] = params[name] == "1"
+    if "threshold" in params:
+        try:
+            changes["near_duplicate_threshold"] = float(params["threshold"])
+        except ValueError:
+            raise ConfigurationError(f"the link's threshold must be a number, not {params['threshold']!r}") from None
+    if "encoding" in params:
+        if params["encoding"] not in ENCODINGS:
+            raise ConfigurationError(f"the link's encoding must be one of {', '.join(ENCODINGS)}")
+        changes["encoding"] = params["encoding"]
+    return replace(_DEFAULT, **changes)  # PruneConfig checks the threshold's range
+
+
+def _whole(params: Mapping[str, str], name: str, default: int | None) -> int | None:
+    if name not in params:
+        return default
+    try:
+        value = int(params[name])
+    except ValueError:
+        raise FormatError(f"the link's {name} must be a whole number, not {params[name]!r}", file="link") from None
+    if value < 0:
+        raise FormatError(f"the link's {name} must be 0 or more", file="link")
+    return value
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What a link opens: one session, or a file whose dialogue is still to be picked."""
+
+    loaded: LoadedSession | None
+    file: LoadedFile | None
+
+
+def names_a_source(params: Mapping[str, str]) -> bool:
+    return any(k in params for k in ("sample", "workload", "upload"))
+
+
+def open_source(params: Mapping[str, str]) -> Opened:
+    """Load what the link names; ``PrunerError`` when it cannot (the page keeps what it had)."""
+    if "workload" in params:
+        loaded = load_workload(params["workload"], turns=_whole(params, "turns", 200),
+                               seed=_whole(params, "seed", 0))
+        return Opened(loaded=loaded, file=None)
+    dialogue = _whole(params, "dialogue", None)
+    if "sample" in params:
+        file = load_sample_file(params["sample"])
+    elif "upload" in params:
+        file = load_upload(params["upload"], format=params.get("format") or None)
+    else:
+        raise FormatError("the link names no sample, workload or upload", file="link")
+    if dialogue is None and len(file.sessions) > 1:
+        return Opened(loaded=None, file=file)
+    return Opened(loaded=file.dialogue(dialogue), file=file if len(file.sessions) > 1 else None)
+
+
+def merged(current: Mapping[str, str], *, loaded: LoadedSession | None, config: PruneConfig,
+           page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = ()) -> dict[str, str]:
+    """``current`` with this module's (and the page's) parameters replaced by what is open now."""
+    ours = set(SOURCE_KEYS) | set(SETTING_KEYS) | set(page_keys)
+    out = {k: v for k, v in current.items() if k not in ours}
+    if loaded is not None:
+        out |= source_params(loaded)
+    out |= settings_params(config)
+    out |= {k: v for k, v in (page or {}).items() if v is not None}
+    return out

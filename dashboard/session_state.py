@@ -1,0 +1,156 @@
+"""What one visitor has open: the loaded session, the pruning settings and the last load error.
+
+The settings are the library's own ``PruneConfig`` (the form changes some of
+its fields with ``dataclasses.replace``), so the dashboard never restates a
+default the library owns. On a visitor's first run, whatever page it is, the
+URL (``links``) says what to open; afterwards every page writes what is open
+back into the URL, so a reload or a copied link reopens the same view.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import streamlit as st
+
+from pruner import PruneConfig
+from pruner.errors import FormatError, InvalidSessionError
+
+from . import links, ui
+from .loading import DEFAULT_SAMPLE, LoadedFile, LoadedSession, list_samples, load_sample
+
+LOADED = "pruner_loaded"  # the session_state key holding the LoadedSession
+FILE = "pruner_dialogue_file"  # the LoadedFile whose dialogues the picker lists (several dialogues only)
+ERROR = "load_error"  # the last load's ui.Problem, or None
+_SETTINGS = "pruner_settings"
+_LINK_READ = "pruner_link_read"
+ss = st.session_state
+
+
+def current() -> LoadedSession | None:
+    return ss.get(LOADED)
+
+
+def set_current(loaded: LoadedSession) -> None:
+    ss[LOADED] = loaded
+
+
+def dialogue_file() -> LoadedFile | None:
+    return ss.get(FILE)
+
+
+def settings() -> PruneConfig:
+    return ss.get(_SETTINGS) or PruneConfig()
+
+
+def set_settings(value: PruneConfig) -> None:
+    ss[_SETTINGS] = value
+
+
+def load_error() -> ui.Problem | None:
+    return ss.get(ERROR)
+
+
+def open_file(file: LoadedFile, dialogue: int | None, *, check: Callable[[LoadedSession], object]) -> None:
+    """Show ``file``: its only dialogue, dialogue ``dialogue``, or (several, none chosen) the picker.
+
+    ``check`` is called on the session before it replaces the current one (the
+    explorer prunes it, so a session the pruner rejects never replaces a good one).
+    """
+    several = len(file.sessions) > 1
+    if several and dialogue is None:
+        ss[FILE], ss[ERROR] = file, None
+        return
+    loaded = file.dialogue(dialogue)
+    check(loaded)
+    set_current(loaded)
+    ss[FILE] = file if several else None
+    ss[ERROR] = None
+
+
+def attempt(action: Callable[[], None]) -> bool:
+    """Run a load; on any error keep what is open and remember the problem to show."""
+    try:
+        action()
+    except Exception as exc:
+        ss[ERROR] = ui.describe_load_error(exc)
+        return False
+    return True
+
+
+def read_link(check: Callable[[LoadedSession], object]) -> None:
+    """Once per visit: apply the settings and open the source the URL names."""
+    if ss.get(_LINK_READ):
+        return
+    ss[_LINK_READ] = True
+    params = dict(st.query_params)
+    if any(k in params for k in links.SETTING_KEYS):
+        attempt(lambda: set_settings(links.settings_from(params)))
+    if not links.names_a_source(params):
+        return
+
+    def open_linked() -> None:
+        opened = links.open_source(params)
+        if opened.loaded is None:
+            ss[FILE], ss[ERROR] = opened.file, None
+            return
+        check(opened.loaded)
+        set_current(opened.loaded)
+        ss[FILE], ss[ERROR] = opened.file, None
+    attempt(open_linked)
+
+
+def link_was_read() -> bool:
+    return bool(ss.get(_LINK_READ))
+
+
+def ensure_session(check: Callable[[LoadedSession], object] = lambda loaded: None) -> LoadedSession | None:
+    """The current session: on a visit's first run what the URL names, else (or failing that) the demo."""
+    read_link(check)
+    loaded = current()
+    if loaded is not None or dialogue_file() is not None:
+        return loaded
+    names = list_samples()
+    ordered = ([DEFAULT_SAMPLE] if DEFAULT_SAMPLE in names else []) + [n for n in names if n != DEFAULT_SAMPLE]
+    for name in ordered:
+        try:
+            loaded = load_sample(name)
+        except (FormatError, InvalidSessionError, OSError):
+            continue
+        set_current(loaded)
+        return loaded
+    return None
+
+
+#: The explorer's settings-form widgets: cleared when another page sets the settings, so the form shows them.
+SETTINGS_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
+EXPLORER_PAGE = "app_pages/explorer.py"
+
+
+def show_in_explorer(loaded: LoadedSession, config: PruneConfig | None = None) -> None:
+    """Open ``loaded`` (with ``config``, if given) on the Session explorer page: for other pages' links."""
+    if config is not None:
+        set_settings(config)
+        for key in SETTINGS_WIDGETS:
+            ss.pop(key, None)
+    set_current(loaded)
+    ss[FILE], ss[ERROR] = None, None
+    st.switch_page(EXPLORER_PAGE)
+
+
+def write_link(page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = ()) -> None:
+    """Put what is open (and the page's own view parameters) into the URL, if it changed."""
+    file = dialogue_file()
+    loaded = current()
+    if file is not None and (loaded is None or loaded.digest != file.digest):
+        # a many-dialogue file waiting for its dialogue: the link reopens the picker
+        source = {"sample": file.name} if file.origin == "sample" else {"upload": file.digest}
+        if not file.detected:
+            source["format"] = file.format
+        wanted = links.merged(st.query_params.to_dict(), loaded=None, config=settings(), page=page,
+                              page_keys=page_keys) | source
+    else:
+        wanted = links.merged(st.query_params.to_dict(), loaded=loaded, config=settings(), page=page,
+                              page_keys=page_keys)
+    if wanted != st.query_params.to_dict():
+        st.query_params.from_dict(wanted)

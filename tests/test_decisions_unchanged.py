@@ -1,0 +1,51 @@
+"""The engine decides exactly as main did before it was rebuilt for speed (issue 13).
+
+``tests/support/decision_record.py`` recorded, from main before the rebuild, every
+decision (id, status, rule, reason, related), the placeholders and the token totals on
+every sample session, the 2,000-turn workloads, the reference corpora and every real
+transcript (all 200 tau-bench dialogues), under both orphan policies. Each case here
+prunes the same input now and compares. Large inputs are compared by digest; their
+counts per rule are shown when the digest differs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pruner import load_session
+from tests.support.decision_record import (CONFIGS, DIGESTS_RECORD, SAMPLES, SAMPLES_RECORD, digest,
+                                           large_input_names, load_large, record, sample_files)
+
+_SAMPLES = json.loads(SAMPLES_RECORD.read_text(encoding="utf-8"))
+_DIGESTS = json.loads(DIGESTS_RECORD.read_text(encoding="utf-8"))
+
+
+def test_the_record_covers_every_sample_and_large_input():
+    assert sorted(_SAMPLES) == [p.name for p in sample_files()]
+    assert sorted(_DIGESTS) == sorted(large_input_names())
+    assert sum(name.startswith("real/tau-bench#") for name in _DIGESTS) == 200
+
+
+@pytest.mark.parametrize("name", sorted(_SAMPLES))
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_sample_decisions_are_unchanged(name, config):
+    now = json.loads(json.dumps(record(load_session(SAMPLES / name), CONFIGS[config])))
+    then = _SAMPLES[name][config]
+    for before, after in zip(then["decisions"], now["decisions"]):
+        assert after == before, f"{name}: decision on {before[0]} changed"
+    assert now == then
+
+
+@pytest.mark.parametrize("name", sorted(_DIGESTS))
+def test_large_input_decisions_are_unchanged(name):
+    session = load_large(name)
+    if session is None:
+        pytest.skip(f"{name} is not on this machine (../shared/data)")
+    for config, cfg in CONFIGS.items():
+        now = digest(record(session, cfg))
+        then = _DIGESTS[name][config]
+        assert (now["by_rule"], now["messages_after"], now["tokens_after"]) == \
+            (then["by_rule"], then["messages_after"], then["tokens_after"]), f"{name} ({config})"
+        assert now["sha256"] == then["sha256"], f"{name} ({config}): same counts, different decisions"
