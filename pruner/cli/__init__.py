@@ -17,7 +17,7 @@ from .. import __version__
 from ..errors import PrunerError
 from .common import error_line, terminal_safe
 
-_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed")
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed", "bench_limits")
 
 
 class _Parser(argparse.ArgumentParser):

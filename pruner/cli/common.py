@@ -68,7 +68,8 @@ def add_input_arguments(p) -> None:
     p.add_argument("--format", metavar="NAME", default=None,
                    help=f"read FILE as this format instead of detecting it ({', '.join(FORMATS)})")
     p.add_argument("--skip-bad-lines", action="store_true",
-                   help="in JSONL files, skip lines that cannot be read (and report how many)")
+                   help="in native JSONL files, skip lines that cannot be read and report them (agent logs "
+                        "always do)")
     p.add_argument("--max-bytes", type=byte_count, default=DEFAULT_MAX_BYTES, metavar="N",
                    help="refuse files larger than this (default %(default)s)")
     p.add_argument("--dialogue", type=non_negative_int, metavar="N", default=None,

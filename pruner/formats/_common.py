@@ -17,6 +17,7 @@ the result the call's tool name), maps results of retrieval tools to
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -98,7 +99,7 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
     skipped = 0
     repairs = Repairs()
     lines = text.split("\n")
-    seen: dict[Any, list[int]] = {}  # identity -> indexes of the lines that carried it
+    seen: dict[tuple, list[int]] = {}  # (identity, hash of the line) -> indexes of the lines with both
     for index, raw in enumerate(lines):
         lineno = index + 1
         if not raw.strip():
@@ -113,8 +114,11 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
             if not require_objects or isinstance(obj, dict):
                 key = identity(obj) if identity is not None and isinstance(obj, dict) else None
                 if key is not None:
-                    earlier = seen.setdefault(key, [])
-                    if any(lines[i].strip() == raw.strip() for i in earlier):
+                    # Keyed by the line's hash too, so many lines sharing an id (or a timestamp)
+                    # cost one comparison each, not one per earlier line.
+                    text_now = raw.strip()
+                    earlier = seen.setdefault((key, hash(text_now)), [])
+                    if any(lines[i].strip() == text_now for i in earlier):
                         repairs.add("repeated_lines", lineno)
                         continue
                     earlier.append(index)
@@ -233,7 +237,11 @@ class SessionBuilder:
         self.repairs = repairs if repairs is not None else Repairs()
         self.drafts: list[Draft] = []
         self._ids: dict[str, str] = {}  # message id -> where it was defined
-        self._calls_by_original: dict[str, list[tuple[int, str]]] = {}  # -> (draft number, call id), in order
+        # original call id -> its calls grouped by message, oldest first, each group the calls still
+        # unanswered (the groups with none left are dropped from the end as results arrive)
+        self._pending: dict[str, list[tuple[int, deque[str]]]] = {}
+        self._last_call: dict[str, str] = {}  # original call id -> the latest call made with it
+        self._suffix: dict[str, int] = {}  # base -> the next suffix to try (fresh ids in O(1))
         self._call_ids: set[str] = set()
         self._call_names: dict[str, str] = {}
         self._answered: dict[str, str] = {}  # call id -> where its result is
@@ -245,14 +253,19 @@ class SessionBuilder:
     def _here(self, where: str | None) -> str:
         return f"line {self.line}" if self.line is not None else (where or "?")
 
+    def _free(self, base: str, taken: Any) -> str:
+        """``base`` if not in ``taken``, else the first free ``base_2``, ``base_3``, ..."""
+        if base not in taken:
+            return base
+        n = self._suffix.get(base, 2)
+        while f"{base}_{n}" in taken:
+            n += 1
+        self._suffix[base] = n + 1
+        return f"{base}_{n}"
+
     def fresh_id(self, base: str) -> str:
         """``base`` if unused, else ``base_2``, ``base_3``, ..."""
-        if base not in self._ids:
-            return base
-        n = 2
-        while f"{base}_{n}" in self._ids:
-            n += 1
-        return f"{base}_{n}"
+        return self._free(base, self._ids)
 
     def add(self, *, id: str, role: str, content: str, where: str, tool_call_id: str | None = None,
             tool_name: str | None = None, metadata: dict[str, Any] | None = None) -> Draft:
@@ -282,39 +295,35 @@ class SessionBuilder:
         if draft.role != "assistant":
             raise self.error(f"a {draft.role} message makes tool call {original_id!r}; only assistant messages "
                              "make tool calls", where)
-        uid = original_id
-        if uid in self._call_ids:
-            n = 2
-            while f"{original_id}_{n}" in self._call_ids:
-                n += 1
-            uid = f"{original_id}_{n}"
+        uid = self._free(original_id, self._call_ids)
+        if uid != original_id:
             draft.metadata.setdefault("source", {}).setdefault("original_call_ids", {})[uid] = original_id
             self.repairs.add("renamed_call_ids", self.line, example=f"{original_id!r} -> {uid!r} ({self._here(where)})")
         self._call_ids.add(uid)
-        self._calls_by_original.setdefault(original_id, []).append((id(draft), uid))
+        groups = self._pending.setdefault(original_id, [])
+        if not groups or groups[-1][0] != id(draft):
+            groups.append((id(draft), deque()))
+        groups[-1][1].append(uid)
+        self._last_call[original_id] = uid
         self._call_names[uid] = name
         draft.tool_calls.append(ToolCall(id=uid, name=name, arguments=parse_arguments(arguments)))
         return uid
 
     def _call_for_result(self, original_call_id: str) -> tuple[str | None, str | None]:
         """``(call id, None)`` for the call a result answers, or ``(None, where the call's result is)``."""
-        calls = self._calls_by_original.get(original_call_id, ())
-        group = chosen = None
-        for draft_number, uid in reversed(calls):  # the latest message with an unanswered call of this id
-            if group is not None and draft_number != group:
-                break
-            if uid not in self._answered:
-                group, chosen = draft_number, uid
-        if chosen is not None:
-            return chosen, None
-        return None, self._answered[calls[-1][1]]
+        groups = self._pending[original_call_id]
+        while groups and not groups[-1][1]:
+            groups.pop()  # every call of the latest message with this id is answered
+        if groups:  # the first unanswered call of the latest message that has one
+            return groups[-1][1].popleft(), None
+        return None, self._answered[self._last_call[original_call_id]]
 
     def add_result(self, *, original_call_id: Any, id: str, content: str, where: str,
                    metadata: dict[str, Any] | None = None, recorded_name: Any = None) -> Draft:
         """A tool result answering the call made with ``original_call_id`` (see the class)."""
         if not isinstance(original_call_id, str) or not original_call_id:
             raise self.error("tool result has no call id; it must name the tool call it answers", where)
-        if original_call_id not in self._calls_by_original:
+        if original_call_id not in self._last_call:
             raise self.error(f"tool result answers call id {original_call_id!r}, but no earlier tool call "
                              "has that id; add the call or delete the result", where)
         meta = dict(metadata or {})

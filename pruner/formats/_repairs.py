@@ -25,9 +25,8 @@ from collections import Counter
 from dataclasses import fields, replace
 from typing import Any, Mapping
 
-from ..errors import FormatError
+from ..errors import FormatError, InvalidSessionError
 from ..model import Message, Session, ToolCall, validate_session
-from ..errors import InvalidSessionError
 
 #: Where a session keeps the repairs made when it was read.
 REPAIRS_KEY = "repairs"

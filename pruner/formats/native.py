@@ -22,7 +22,6 @@ messages before it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from ..errors import FormatError, InvalidSessionError
@@ -36,6 +35,7 @@ DESCRIPTION = "pruner's own JSONL: a header line, then one message per line"
 ORDER = 0  # where --help and FORMATS list it
 HEADER_KEY = "pruner_session"
 VERSION = 1
+_PLAIN_FIELDS = frozenset({"id", "role", "content", "turn"})
 _MESSAGE_FIELDS = {"id", "role", "content", "turn", "tool_calls", "tool_call_id", "tool_name",
                    "tool_call_key", "expires_after_turn", "defines", "refs", "required", "metadata"}
 
@@ -87,7 +87,13 @@ def _str_list(value: Any, fname: str, file: str, line: int) -> tuple[str, ...]:
     return tuple(value)
 
 
-def message_from_dict(d: Any, *, file: str, line: int) -> Message:
+def message_from_dict(d: Any, *, file: str, line: int, previous_turn: int = 0) -> Message:
+    """The message a line holds; a line without ``turn`` gets ``previous_turn``, plus one for a user."""
+    if type(d) is dict and d.keys() <= _PLAIN_FIELDS:  # the common short message: the same checks, fewer steps
+        mid, role, content, turn = d.get("id"), d.get("role"), d.get("content", ""), d.get("turn", -1)
+        if type(mid) is str and mid and role in ROLES and type(content) is str and type(turn) is int:
+            return Message(id=mid, role=role, content=content,
+                           turn=turn if turn >= 0 else previous_turn + (role == "user"))
     if not isinstance(d, dict):
         raise FormatError(f"expected a JSON object for a message, got {type_name(d)}",
                           file=file, line=line)
@@ -116,6 +122,8 @@ def message_from_dict(d: Any, *, file: str, line: int) -> Message:
     turn = d.get("turn", -1)
     if not isinstance(turn, int) or isinstance(turn, bool):
         raise FormatError("field 'turn' must be an integer", file=file, line=line)
+    if turn < 0:  # left out: count it from the user messages before it
+        turn = previous_turn + (d["role"] == "user")
     for fname in ("tool_call_id", "tool_name", "tool_call_key"):
         if d.get(fname) is not None and not isinstance(d[fname], str):
             raise FormatError(f"field '{fname}' must be a string", file=file, line=line)
@@ -128,15 +136,15 @@ def message_from_dict(d: Any, *, file: str, line: int) -> Message:
     metadata = d.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise FormatError("field 'metadata' must be an object", file=file, line=line)
-    extra = {k: v for k, v in d.items() if k not in _MESSAGE_FIELDS}
-    if extra:  # keep what we do not model rather than dropping it
-        metadata = {**metadata, "extra": extra}
+    unknown = d.keys() - _MESSAGE_FIELDS
+    if unknown:  # keep what we do not model rather than dropping it
+        metadata = {**metadata, "extra": {k: v for k, v in d.items() if k in unknown}}
     return Message(
         id=d["id"], role=d["role"], content=content, turn=turn, tool_calls=tuple(calls),
         tool_call_id=d.get("tool_call_id"), tool_name=d.get("tool_name"),
         tool_call_key=d.get("tool_call_key"), expires_after_turn=eat,
-        defines=_str_list(d.get("defines", []), "defines", file, line),
-        refs=_str_list(d.get("refs", []), "refs", file, line),
+        defines=_str_list(d["defines"], "defines", file, line) if "defines" in d else (),
+        refs=_str_list(d["refs"], "refs", file, line) if "refs" in d else (),
         required=required, metadata=metadata)
 
 
@@ -184,7 +192,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False) -> 
             header = _header(obj, file=file, line=lineno)
             continue
         try:
-            messages.append(message_from_dict(obj, file=file, line=lineno))
+            messages.append(message_from_dict(obj, file=file, line=lineno,
+                                              previous_turn=messages[-1].turn if messages else 0))
         except FormatError:
             if skip_bad_lines:
                 repairs.add("skipped_lines", lineno)
@@ -193,19 +202,11 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False) -> 
         line_of.append(lineno)
     if header is None:
         raise FormatError("empty file: no header line", file=file)
-    turn = 0
-    numbered = []
-    for m in messages:  # fill in turns the file left out
-        if m.role == "user" and m.turn < 0:
-            turn += 1
-        elif m.turn >= 0:
-            turn = m.turn
-        numbered.append(m if m.turn >= 0 else replace(m, turn=turn))
     metadata = {k: v for k, v in (header.get("metadata") or {}).items() if k != REPAIRS_KEY}
     skipped = sum(r["count"] for r in repairs.as_metadata())
     if skipped:
         metadata["skipped_bad_lines"] = skipped
-    session = Session(messages=tuple(numbered), name=header.get("name") or "",
+    session = Session(messages=tuple(messages), name=header.get("name") or "",
                       source_format=header.get("source_format") or NAME, metadata=repairs.merge_into(metadata))
     try:
         validate_session(session)

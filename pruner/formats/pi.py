@@ -32,6 +32,7 @@ one when none was).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Iterable
 
 from ..model import Session
@@ -73,14 +74,16 @@ def _unique_ids(entries: list[tuple[int, dict]], b: SessionBuilder) -> list[tupl
         originals.add(eid)
     taken: set[str] = set()
     assigned: dict[str, list[tuple[int, str]]] = {}  # original id -> (line, unique id), in file order
+    suffix: dict[str, int] = {}  # original id -> the next suffix to try
     renamed: list[tuple[int, dict]] = []
     for lineno, e in entries:
         eid = e["id"]
         uid = eid
         if uid in taken:
-            n = 2
+            n = suffix.get(eid, 2)
             while f"{eid}_{n}" in taken or f"{eid}_{n}" in originals:
                 n += 1
+            suffix[eid] = n + 1
             uid = f"{eid}_{n}"
             first = assigned[eid][0][0]
             b.repairs.add("renamed_ids", lineno, example=f"{eid!r} -> {uid!r} (line {lineno}; first at line {first})")
@@ -92,8 +95,9 @@ def _unique_ids(entries: list[tuple[int, dict]], b: SessionBuilder) -> list[tupl
     for lineno, e in renamed:
         parent = e.get("parentId")
         if isinstance(parent, str) and parent in assigned and len(assigned[parent]) > 1:
-            before = [uid for line, uid in assigned[parent] if line < lineno]
-            e = {**e, "parentId": before[-1] if before else assigned[parent][0][1]}
+            written = assigned[parent]
+            before = bisect_left(written, (lineno,))  # how many were written before this line
+            e = {**e, "parentId": written[before - 1][1] if before else written[0][1]}
         out.append((lineno, e))
     return out
 

@@ -42,14 +42,16 @@ class _Ids:
     def __init__(self) -> None:
         self.map: dict[str, str] = {}
         self.used: set[str] = set()
+        self.suffix: dict[str, int] = {}
 
     def __call__(self, cid: str) -> str:
         if cid in self.map:
             return self.map[cid]
         base = cid if _ID_OK.match(cid) else (re.sub(r"[^A-Za-z0-9_-]", "_", cid) or "call")
-        out, n = base, 2
+        out, n = base, self.suffix.get(base, 2)
         while out in self.used:
             out, n = f"{base}_{n}", n + 1
+        self.suffix[base] = n  # the next try: many ids that clean up alike cost O(1) each
         self.used.add(out)
         self.map[cid] = out
         return out
