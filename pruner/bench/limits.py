@@ -17,7 +17,9 @@ the worst that can be built for this reader (``CASES``):
 Each case is written at each size and read by a fresh ``python -m pruner`` process
 (``inspect``, then ``prune -o`` to the null device), so the figures include start-up
 and everything a user waits for. The child's peak resident memory and CPU time come
-from ``os.wait4``; wall-clock time is measured around it (noisy on a busy machine,
+from ``os.wait4`` (Linux keeps a process's peak across ``exec``, so a child forked from a large
+parent would report the parent's size: inputs are written in chunks to keep this process small);
+wall-clock time is measured around it (noisy on a busy machine,
 which the environment block records). One more row shows what happens above the
 limit: a file one byte over it is refused before it is read.
 """
@@ -48,8 +50,15 @@ def _no_whitespace(size: int, fh) -> None:
     head = '[{"role": "system", "content": "s"}, {"role": "user", "content": "'
     tail = '"}]'
     # Seeded random letters, not one letter repeated: BPE finds far more merges to try in them.
-    letters = random.Random(0).choices(string.ascii_lowercase, k=max(size - len(head) - len(tail), 0))
-    fh.write(head + "".join(letters) + tail)
+    # Written in chunks, so this process stays small: a child forked from it starts with its
+    # peak memory, and ``wait4`` would report that instead of the child's own.
+    rng, left = random.Random(0), max(size - len(head) - len(tail), 0)
+    fh.write(head)
+    while left:
+        chunk = min(left, MB)
+        fh.write("".join(rng.choices(string.ascii_lowercase, k=chunk)))
+        left -= chunk
+    fh.write(tail)
 
 
 def _deep_nesting(size: int, fh) -> None:

@@ -31,7 +31,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..model import Session
-from ._common import Draft, Probe, SessionBuilder, identity_by, parse_jsonl, unmapped
+from ._builder import Draft, SessionBuilder
+from ._common import Probe, identity_by, parse_jsonl, unmapped
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 
 NAME = "claude_code"

@@ -32,7 +32,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..model import Session
-from ._common import Probe, SessionBuilder, identity_by, parse_jsonl, usage
+from ._builder import SessionBuilder
+from ._common import Probe, identity_by, parse_jsonl, usage
 from .openai_responses import ITEM_TYPES, ItemReader
 
 NAME = "codex"

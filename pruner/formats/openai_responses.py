@@ -25,8 +25,8 @@ from typing import Any, Iterable
 from ..errors import FormatError
 from ..jsonio import loads_json
 from ..model import Session
-from ._common import Draft, Probe, SessionBuilder, document, flatten_content, jpath, type_name, unmapped, \
-    with_source
+from ._builder import Draft, SessionBuilder
+from ._common import Probe, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "openai_responses"
 ORDER = 20  # where --help and FORMATS list it

@@ -36,7 +36,8 @@ from bisect import bisect_left
 from typing import Any, Iterable
 
 from ..model import Session
-from ._common import Probe, SessionBuilder, flatten_content, identity_by, parse_jsonl, unmapped, usage, with_source
+from ._builder import SessionBuilder
+from ._common import Probe, flatten_content, identity_by, parse_jsonl, unmapped, usage, with_source
 
 NAME = "pi"
 ORDER = 50  # where --help and FORMATS list it
