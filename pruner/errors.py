@@ -58,13 +58,22 @@ class FormatError(PrunerError):
 
 
 class FileTooLargeError(FormatError):
-    """A file over the size limit (``size`` and ``limit`` in bytes); refused before it is read."""
+    """A file over the size limit (``size`` and ``limit`` in bytes); refused before it is parsed.
 
-    def __init__(self, *, size: int, limit: int, file: str | None = None):
+    ``charged`` is set when the file is under the limit by length but its JSON holds so many
+    arrays and objects that reading it would cost as much as a file of ``charged`` bytes.
+    """
+
+    def __init__(self, *, size: int, limit: int, file: str | None = None, charged: int | None = None):
         self.size = size
         self.limit = limit
-        super().__init__(f"the file is {size:,} bytes, over the {limit:,}-byte limit", file=file,
-                         setting="max_bytes")
+        self.charged = charged
+        if charged is None:
+            message = f"the file is {size:,} bytes, over the {limit:,}-byte limit"
+        else:
+            message = (f"the file is {size:,} bytes, but its JSON nests so many arrays and objects that reading "
+                       f"it costs as much memory as {charged:,} bytes of text, over the {limit:,}-byte limit")
+        super().__init__(message, file=file, setting="max_bytes")
 
 
 class DialogueChoiceError(FormatError):

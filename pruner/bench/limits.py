@@ -21,7 +21,8 @@ from ``os.wait4`` (Linux keeps a process's peak across ``exec``, so a child fork
 parent would report the parent's size: inputs are written in chunks to keep this process small);
 wall-clock time is measured around it (noisy on a busy machine,
 which the environment block records). One more row shows what happens above the
-limit: a file one byte over it is refused before it is read.
+limit: a file one byte over it is refused before it is read, and 55 MB of deep nesting, charged
+8 bytes per array and object (``pruner.formats.charged_size``), is refused before it is parsed.
 """
 
 from __future__ import annotations
@@ -160,6 +161,15 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
         code, wall, cpu, peak = measure_command(["inspect", over])
         rows.append(Row("over_the_limit", DEFAULT_MAX_BYTES // MB, DEFAULT_MAX_BYTES + 1, "inspect", code,
                         round(wall, 2), round(cpu, 2), round(peak, 1)))
+        # Deep nesting is charged CONTAINER_BYTES per array and object: 55 MB of it is over the limit.
+        deep = os.path.join(folder, "deep-over-the-limit.jsonl")
+        with open(deep, "w", encoding="utf-8") as fh:
+            _deep_nesting(55 * MB, fh)
+        if progress:
+            progress("deep nesting charged over the limit: inspect")
+        code, wall, cpu, peak = measure_command(["inspect", deep])
+        rows.append(Row("deep_over_the_limit", 55, os.path.getsize(deep), "inspect", code, round(wall, 2),
+                        round(cpu, 2), round(peak, 1)))
     return {"schema": "pruner-limits/1",
             "meta": {"environment": environment.finish(env), "sizes_mb": list(sizes_mb),
                      "default_max_bytes": DEFAULT_MAX_BYTES,

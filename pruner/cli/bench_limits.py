@@ -46,9 +46,13 @@ def run(args) -> int:
     for r in per_10mb(results):
         say(f"{r['case']:<14} {r['command']:<8} {r['size_mb']:>4}MB {r['exit_code']:>4} {r['wall_s']:>7.1f} "
             f"{r['cpu_s']:>6.1f} {r['peak_mb']:>8.0f} {r['cpu_s_per_10mb']:>11.2f} {r['peak_mb_per_10mb']:>8.0f}")
-    over = [r for r in results["rows"] if r["case"] == "over_the_limit"]
-    for r in over:
-        say(f"a file one byte over the {results['meta']['default_max_bytes']:,}-byte limit: exit {r['exit_code']} "
-            f"after {r['wall_s']:.2f} s, peak {r['peak_mb']:.0f} MB (refused before reading)")
+    limit = f"{results['meta']['default_max_bytes']:,}-byte limit"
+    for r in results["rows"]:
+        if r["case"] == "over_the_limit":
+            say(f"a file one byte over the {limit}: exit {r['exit_code']} after {r['wall_s']:.2f} s, "
+                f"peak {r['peak_mb']:.0f} MB (refused before reading)")
+        elif r["case"] == "deep_over_the_limit":
+            say(f"{r['size_mb']} MB of deep nesting, charged over the {limit}: exit {r['exit_code']} after "
+                f"{r['wall_s']:.2f} s, peak {r['peak_mb']:.0f} MB (refused before parsing)")
     say(f"wrote {args.json}", file=sys.stderr)
     return 0

@@ -174,15 +174,31 @@ def loads_all(text: str, *, file: str = "<input>", format: str | None = None, sk
     return [loads(text, file=file, format=name, skip_bad_lines=skip_bad_lines, retrieval_tools=retrieval_tools)]
 
 
-def _check_size(size: int, max_bytes: int, file: str) -> None:
-    if size > check_byte_limit(max_bytes):
-        raise FileTooLargeError(size=size, limit=max_bytes, file=file)
+#: What one JSON array or object costs to read, in bytes of plain text that cost as much memory.
+#: Measured by ``pruner bench-limits``: a ``[`` becomes a Python list of about 100 bytes, while
+#: text costs about 6 bytes of memory per byte; 8 keeps real transcripts (one array or object
+#: per 65 to 280 bytes in every sample and real file) far from the limit.
+CONTAINER_BYTES = 8
+
+
+def charged_size(data: bytes) -> int:
+    """The size a file is held to the limit by: its length, or ``CONTAINER_BYTES`` per array and
+    object when that is more (deeply nested JSON costs far more memory than its length says)."""
+    return max(len(data), CONTAINER_BYTES * (data.count(b"[") + data.count(b"{")))
+
+
+def _check_size(data: bytes, max_bytes: int, file: str) -> None:
+    if len(data) > check_byte_limit(max_bytes):
+        raise FileTooLargeError(size=len(data), limit=max_bytes, file=file)
+    charged = charged_size(data)
+    if charged > max_bytes:
+        raise FileTooLargeError(size=len(data), limit=max_bytes, file=file, charged=charged)
 
 
 def load_bytes(data: bytes, *, file: str = "<input>", format: str | None = None,
                skip_bad_lines: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                retrieval_tools: Any = None, dialogue: int | None = None) -> Session:
-    _check_size(len(data), max_bytes, file)
+    _check_size(data, max_bytes, file)
     return loads(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines,
                  retrieval_tools=retrieval_tools, dialogue=dialogue)
 
@@ -196,7 +212,8 @@ def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad
                  dialogue: int | None = None) -> Session:
     """Read a transcript file of any registered format. The file is only read, never changed.
 
-    ``max_bytes`` (default 200 MB) refuses bigger files before reading them;
+    ``max_bytes`` (default 200 MB) refuses bigger files before reading them, and files whose
+    JSON holds more arrays and objects than that many bytes of text would (``charged_size``);
     ``retrieval_tools`` and ``dialogue`` are as for ``loads``.
     """
     file, data = _read(path, max_bytes)
@@ -208,6 +225,7 @@ def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_b
                    max_bytes: int = DEFAULT_MAX_BYTES, retrieval_tools: Any = None) -> list[Session]:
     """Every dialogue of a file (tau-bench style files hold many; other files one)."""
     file, data = _read(path, max_bytes)
+    _check_size(data, max_bytes, file)
     return loads_all(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines,
                      retrieval_tools=retrieval_tools)
 

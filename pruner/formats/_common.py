@@ -86,10 +86,8 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
     out: list[tuple[int, Any]] = []
     skipped = 0
     repairs = Repairs()
-    lines = text.split("\n")
-    seen: dict[tuple, list[int]] = {}  # (identity, hash of the line) -> indexes of the lines with both
-    for index, raw in enumerate(lines):
-        lineno = index + 1
+    seen: set[tuple[Any, str]] = set()  # (identity, line) of every line with an identity so far
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
@@ -102,14 +100,13 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
             if not require_objects or isinstance(obj, dict):
                 key = identity(obj) if identity is not None and isinstance(obj, dict) else None
                 if key is not None:
-                    # Keyed by the line's hash too, so many lines sharing an id (or a timestamp)
-                    # cost one comparison each, not one per earlier line.
-                    text_now = raw.strip()
-                    earlier = seen.setdefault((key, hash(text_now)), [])
-                    if any(lines[i].strip() == text_now for i in earlier):
+                    # The line's own text is part of the key, so many lines sharing an id (or a
+                    # timestamp) cost one look-up each; the set holds the lines, not copies.
+                    entry = (key, raw.strip())
+                    if entry in seen:
                         repairs.add("repeated_lines", lineno)
                         continue
-                    earlier.append(index)
+                    seen.add(entry)
                 out.append((lineno, obj))
                 continue
             problem = f"expected a JSON object on each line, got {type_name(obj)}"
@@ -122,20 +119,21 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
     return JsonlRecords(tuple(out), skipped, repairs)
 
 
-def _is_hashable_id(value: Any) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool) and value != ""
-
-
 def identity_by(*keys: str, inner: str | None = None) -> Callable[[dict], Any]:
     """An ``identity`` for ``parse_jsonl``: the first of ``keys`` holding a string or number,
     looked up in the record and then in its ``inner`` object."""
-    def identity(record: dict) -> Any:
-        for scope in (record, record.get(inner) if inner else None):
-            if isinstance(scope, dict):
-                for key in keys:
-                    if _is_hashable_id(scope.get(key)):
-                        return (key, scope[key])
+    def first(scope: dict) -> Any:
+        for key in keys:
+            value = scope.get(key)
+            if (type(value) is str and value) or type(value) is int:
+                return (key, value)
         return None
+
+    def identity(record: dict) -> Any:
+        found = first(record)
+        if found is None and inner is not None and type(record.get(inner)) is dict:
+            found = first(record[inner])
+        return found
     return identity
 
 

@@ -19,11 +19,15 @@ def render(results: dict[str, Any]) -> str:
         out.append(f"| {r['case'].replace('_', ' ')}: {cases[r['case']]} | `{r['command']}` "
                    f"| {r['cpu_s_per_10mb']:.1f} s | {r['peak_mb_per_10mb']:,.0f} MB "
                    f"| {r['wall_s']:.1f} s, {r['cpu_s']:.1f} s, {r['peak_mb']:,.0f} MB{exit_note} |")
+    limit = f"{results['meta']['default_max_bytes']:,}-byte limit"
     for r in results["rows"]:
         if r["case"] == "over_the_limit":
-            out.append(f"| a file one byte over the {results['meta']['default_max_bytes']:,}-byte limit | "
-                       f"`{r['command']}` | refused before reading: exit {r['exit_code']} | | "
-                       f"{r['wall_s']:.2f} s, {r['cpu_s']:.2f} s, {r['peak_mb']:,.0f} MB |")
+            out.append(f"| a file one byte over the {limit} | `{r['command']}` | refused before reading: exit "
+                       f"{r['exit_code']} | | {r['wall_s']:.2f} s, {r['cpu_s']:.2f} s, {r['peak_mb']:,.0f} MB |")
+        elif r["case"] == "deep_over_the_limit":
+            out.append(f"| {r['size_mb']} MB of deep nesting, charged 8 bytes per array and object: over the {limit} "
+                       f"| `{r['command']}` | refused before parsing: exit {r['exit_code']} | | {r['wall_s']:.2f} s, "
+                       f"{r['cpu_s']:.2f} s, {r['peak_mb']:,.0f} MB |")
     out.append("")
     out.append(f"Per 10 MB: the difference between {min(sizes)} MB and {max(sizes)} MB, divided by "
                f"{(max(sizes) - min(sizes)) // 10}; each command runs in a fresh process, start-up included.")
