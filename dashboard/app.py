@@ -25,6 +25,7 @@ PAGES = (
     ("explorer", "Session explorer", "timeline"),
     ("benchmarks", "Benchmarks", "bar_chart"),
     ("compaction", "Compaction preview", "compress"),
+    ("replay", "Replay and cost", "payments"),
     ("guide", "Guide", "school"),
 )
 

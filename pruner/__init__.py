@@ -14,6 +14,7 @@ from .formats.export import dumps, export, to_anthropic_messages, to_openai_mess
 from .model import ROLES, STATUSES, Decision, Message, Session, ToolCall, validate_session
 from .engine.incremental import IncrementalPruner
 from .engine.prune import PruneConfig, PruneResult, PruneStats, message_tokens, prune
+from .replay import ReplaySettings, calibrate, replay
 from .tokens import ENCODINGS, get_counter
 
 __version__ = "0.2.0"
@@ -25,5 +26,5 @@ __all__ = [
     "Decision", "ENCODINGS", "FORMATS", "FileTools", "FormatError", "InvalidSessionError", "Message",
     "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "STATUSES", "Session",
     "SummarizerError", "ToolCall", "get_counter", "load_session", "message_tokens", "prune",
-    "save_session", "validate_session",
+    "save_session", "validate_session", "replay", "ReplaySettings", "calibrate",
 ]

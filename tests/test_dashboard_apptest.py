@@ -394,7 +394,8 @@ def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchma
     assert shown["tagged facts preserved"] == \
         f"{summary['tagged_facts_preserved']['count']}/{summary['tagged_facts_preserved']['of']}"
     assert shown["idempotent"] == f"{summary['idempotent']['count']}/{summary['idempotent']['of']}"
-    assert len(at.get("plotly_chart")) == 5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0)
+    cost_charts = len({r["workload"] for r in committed.rows if r.get("cost")})  # one per workload
+    assert len(at.get("plotly_chart")) == 5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0) + cost_charts
     reference = frame_with(at, "reference (published)")
     assert "33.1–33.7 %" in set(reference["reference (published)"])  # the published tool-agent range
     assert list(frame_with(at, "token reduction %")["workload"]) == list(summary["per_workload"])

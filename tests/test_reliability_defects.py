@@ -304,7 +304,7 @@ def test_defect_08_names_from_a_file_are_escaped_on_the_terminal(tmp_path, capsy
         for text in (out, err):
             assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text, args
     code, out, _ = _run(["inspect", path], capsys)
-    assert "evil\\x1b]0;pwned\\x07" in out  # shown, as an escape
+    assert "evil\\u001b]0;pwned\\u0007" in out  # shown, as an escape
 
 
 def test_defect_08_an_endpoints_error_text_is_escaped(openai_server, tmp_path, capsys, monkeypatch):

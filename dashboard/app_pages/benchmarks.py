@@ -9,7 +9,9 @@ import streamlit as st
 from pruner import PruneConfig
 from pruner.bench import workloads
 
-from dashboard import charts, tables, ui
+from pruner.bench.cost import summary_lines as cost_summary_lines
+
+from dashboard import charts, replay_charts, tables, ui
 from dashboard.logic import benchmarks as logic
 from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
 
@@ -139,6 +141,25 @@ def speed_section() -> None:
                + f". The reference's total is {logic.REFERENCE.per_turn_note}.")
 
 
+def cost_section(results) -> None:
+    """Dollars per strategy across workloads and sizes: the replay of the same sessions (pruner.bench.cost)."""
+    frame = replay_charts.bench_cost_frame(results.rows)
+    if frame.empty:
+        st.info("These results have no cost columns; run the benchmark again to price every strategy.")
+        return
+    meta = (results.meta or {}).get("cost", {})
+    st.subheader("Cost per strategy (the replay of the same sessions)")
+    st.caption(ui.escape_markdown(f"{meta.get('model', '?')} list prices, {meta.get('prices', '?')}; "
+                                  f"{meta.get('provider', '?')} prompt cache. {meta.get('note', '')}"))
+    names = list(dict.fromkeys(frame["workload"]))
+    for col, workload in zip(st.columns(len(names)), names):
+        col.plotly_chart(replay_charts.bench_cost_figure(frame, workload, money_label=meta.get("model", "")),
+                         key=f"bench_cost_{workload}", config={"displaylogo": False})
+    lines = cost_summary_lines(results.summary.get("cost") or {})
+    if lines:
+        st.code("\n".join(lines), language=None, wrap_lines=True)
+
+
 def render() -> None:
     st.title("Benchmarks")
     committed = logic.committed_results()
@@ -159,6 +180,7 @@ def render() -> None:
         reference_section(committed)
         charts_section(committed, mine)
     speed_section()
+    cost_section(mine or committed)
     st.subheader("Summary (computed from the rows)")
     st.dataframe(tables.bench_summary_frame(shown.summary), hide_index=True, width="stretch", key="bench_summary")
     st.subheader("Every configuration")

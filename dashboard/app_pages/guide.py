@@ -100,6 +100,8 @@ def compaction_step(session) -> None:
     if note:
         st.info(note, icon=":material/calculate:")
     ui.inert(result.cut_reason)
+    st.page_link("app_pages/replay.py", label="What every request of this session sends, and costs, under each "
+                 "strategy: open the Replay page", query_params={"strategy": "compact"})
     st.markdown("**The summary that replaces them, section by section**")
     for name, body in result.sections.items():
         with st.expander(ui.escape_markdown(name), expanded=True):

@@ -43,6 +43,11 @@ ROW (``to_csv`` writes the same fields, one line per row; ``removed_by_rule`` an
   ``truncation_reduction_pct``, ``truncation_tagged_facts_missing``,
   ``truncation_untagged_facts_lost``, ``truncation_live_items_lost``: keep the system prompt
   and the last N messages, N the largest that fits the pruner's ``tokens_after``
+* ``cost`` (strategy -> ``dollars``, ``cached_share``, ``peak_context``, ``rejected``, ``prunes``,
+  ``compactions``, ``facts_missing_max``, ``requests_missing_facts``, ``requests``): the replay of
+  the same session under each counterfactual strategy (``pruner.bench.cost``; ``meta["cost"]``
+  names the prices); the CSV has ``dollars_<strategy>`` and ``cached_share_<strategy>``;
+  ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings)
 
 BASELINE: ``workload``, ``turns``, ``seed``, ``method`` (``none`` | ``truncation`` | ``oracle``
 | ``pruner``), ``messages_after``, ``tokens_after``, ``reduction_pct``, ``pct_of_oracle``,
@@ -55,7 +60,9 @@ and ``idempotent`` (``{"count", "of"}``), ``untagged_facts`` / ``untagged_facts_
 ``per_size`` (one entry per workload x size: ``seeds`` and ``{"mean", "sd", "min", "max"}`` of
 ``reduction_pct``, ``pct_of_oracle``, ``prune_ms``), ``truncation``
 (``configurations_losing_facts``, ``tagged_facts_missing``), ``failures`` (one sentence per
-failed configuration) and ``passed``.
+failed configuration) and ``passed``; ``cost`` (``pruner.bench.cost.summarise``): the cheapest
+strategy per configuration, where a pruning strategy costs more than ``full``, and
+``cache_aware_prune`` against ``full``, ``prune_every_request`` and ``clear_tool_uses``.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
+from . import cost as cost_columns
 from . import environment
 from .baselines import oracle, truncate_to_budget
 from ..errors import PrunerError
@@ -249,15 +257,18 @@ def summarise(rows: list[dict]) -> dict[str, Any]:
                        "tagged_facts_missing": sum(r["truncation_tagged_facts_missing"] for r in rows)},
         "failures": fails,
         "passed": not fails and n > 0,
+        **({"cost": cost_columns.summarise(rows)} if any(r.get("cost") for r in rows) else {}),
     }
 
 
 def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterable[int] = SIZES,
                   seeds: int | Iterable[int] = 1, config: PruneConfig | None = None, timing_runs: int = TIMING_RUNS,
-                  progress: Progress | None = None, command: str = "run_benchmark()") -> BenchmarkResults:
+                  progress: Progress | None = None, command: str = "run_benchmark()",
+                  cost: bool = True) -> BenchmarkResults:
     """Generate and measure every (workload, size, seed); ``seeds=N`` means seeds 0 .. N-1,
     a sequence names the seeds. ``progress(i, n, what)`` is called before each configuration.
-    ``command`` is recorded in ``meta["environment"]`` with the machine, load and date."""
+    ``command`` is recorded in ``meta["environment"]`` with the machine, load and date.
+    ``cost`` adds the replay's cost columns (``pruner.bench.cost``) to every row."""
     config = config or PruneConfig()
     workloads, sizes = tuple(workloads), tuple(sizes)
     for w in workloads:
@@ -286,6 +297,8 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
         gc.freeze()
         try:
             row, base = measure(session, config=config, timing_runs=timing_runs)
+            if cost:
+                row["cost"], row["replay_s_by_strategy"], row["replay_s"] = cost_columns.timed(session)
         finally:
             gc.unfreeze()
         rows.append(row)
@@ -295,27 +308,34 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
             "config": _config_dict(config), "workloads": {w: WORKLOADS[w].as_dict() for w in workloads},
             "sizes": list(sizes), "seeds": seed_values, "timing_runs": timing_runs,
             "environment": environment.finish(env)}
+    if cost:
+        meta["cost"] = cost_columns.meta()
     return BenchmarkResults(rows=rows, summary=summarise(rows), baselines=baselines, meta=meta)
 
 
 # ----- files ------------------------------------------------------------------------------
 
-_NESTED = ("removed_by_rule", "restored_by_rule")
+_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy")
 
 
 def rows_to_csv(rows: list[dict]) -> str:
-    """Rows as CSV; the per-rule dicts become ``removed_<rule>`` / ``restored_<rule>`` columns."""
+    """Rows as CSV; the per-rule dicts become ``removed_<rule>`` / ``restored_<rule>`` columns, and the
+    cost columns ``dollars_<strategy>`` / ``cached_share_<strategy>``."""
     removed = sorted({k for r in rows for k in r.get("removed_by_rule", {})})
     restored = sorted({k for r in rows for k in r.get("restored_by_rule", {})})
+    priced = list(dict.fromkeys(k for r in rows for k in r.get("cost", {})))
     plain = [k for k in (rows[0] if rows else {}) if k not in _NESTED]
-    header = plain + [f"removed_{k}" for k in removed] + [f"restored_{k}" for k in restored]
+    header = (plain + [f"removed_{k}" for k in removed] + [f"restored_{k}" for k in restored]
+              + [f"{what}_{k}" for k in priced for what in ("dollars", "cached_share")])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for r in rows:
+        cost = r.get("cost", {})
         writer.writerow([("" if r.get(k) is None else r.get(k)) for k in plain]
                         + [r["removed_by_rule"].get(k, 0) for k in removed]
-                        + [r["restored_by_rule"].get(k, 0) for k in restored])
+                        + [r["restored_by_rule"].get(k, 0) for k in restored]
+                        + [cost.get(k, {}).get(what, "") for k in priced for what in ("dollars", "cached_share")])
     return out.getvalue()
 
 

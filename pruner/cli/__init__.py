@@ -3,7 +3,9 @@
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
 input (``PrunerError``) become one line on stderr and exit status 2, with the
-flag for the setting the error names (``common.SETTING_FLAGS``).
+flag for the setting the error names (``common.SETTING_FLAGS``). Everything a
+subcommand prints goes through ``common.TerminalSafeStream``: transcripts and
+servers are untrusted, and no control character they hold may act on a terminal.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import sys
 
 from .. import __version__
 from ..errors import PrunerError
-from .common import error_line, terminal_safe
+from .common import TerminalSafeStream, error_line, terminal_safe
 
-_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "bench", "bench_speed", "bench_limits")
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "bench_limits")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     # What the user typed, for result files that record the command that wrote them.
     args.command_line = shlex.join(["pruner", *(sys.argv[1:] if argv is None else argv)])
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeStream(stdout), TerminalSafeStream(stderr)
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                             "(this is a bug in pruner; please report it with the input)", one_line=True),
               file=sys.stderr)
         return 70
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 if __name__ == "__main__":  # pragma: no cover

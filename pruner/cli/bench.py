@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from ..bench.cost import summary_lines as cost_summary_lines
 from ..bench.run import run_benchmark
 from ..bench.scaling import SCALING_SIZES, run_scaling
 from ..errors import PrunerError
@@ -135,7 +136,23 @@ def report_lines(results) -> list[str]:
                 for g in s["per_size"]]
         out += _table(["workload", "turns", "seeds", "reduction", "% of oracle", "prune time", "facts kept",
                        "idempotent"], body, right={1, 2})
+    if rows and rows[0].get("cost"):
+        out += ["", *cost_lines(results)]
     out += ["", *summary_lines(s)]
+    return out
+
+
+def cost_lines(results) -> list[str]:
+    """Dollars and cached share per strategy for every configuration (the replay of the same session)."""
+    m = results.meta.get("cost", {})
+    out = [f"COST (replay of the same sessions, {m.get('provider')} prompt cache, {m.get('model')} list prices, "
+           f"{m.get('prices')}; dollars / cached share / requests over the window)"]
+    names = list(results.rows[0]["cost"])
+    body = [[r["workload"], str(r["turns"]), str(r["seed"])]
+            + [f"${c['dollars']:,.2f} {100 * c['cached_share']:.0f}%" + (f" {c['rejected']}!" if c["rejected"] else "")
+               for c in (r["cost"][n] for n in names)]
+            + [f"{r['replay_s']:.1f}"] for r in results.rows]
+    out += _table(["workload", "turns", "seed", *names, "replay s"], body, right=set(range(1, len(names) + 4)))
     return out
 
 
@@ -158,6 +175,7 @@ def summary_lines(s) -> list[str]:
     t = s["truncation"]
     out.append(f"truncation, same budget:  lost tagged facts in {t['configurations_losing_facts']}/{n} "
                f"configurations ({t['tagged_facts_missing']} facts)")
+    out += cost_summary_lines(s.get("cost", {}))
     out += [f"FAILED: {f}" for f in s["failures"]]
     out.append("result: " + ("PASS" if s["passed"] else "FAIL"))
     return out

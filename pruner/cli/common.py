@@ -33,14 +33,29 @@ SETTING_FLAGS = {
 
 
 def _escape(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    # The JSON spelling: readable, and inside a JSON string it stands for the very same character.
+    return f"\\u{ord(match.group()):04x}"
 
 
 def terminal_safe(text: object, *, one_line: bool = False) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``) instead of acting;
+    """``text`` with every control character shown as an escape (``\\u001b``) instead of acting;
     with ``one_line``, newlines and tabs too."""
     return (_UNSAFE_OR_NEWLINE if one_line else _UNSAFE).sub(_escape, str(text))
+
+
+class TerminalSafeStream:
+    """A text stream that writes everything through ``terminal_safe``: ``main`` puts it in front of
+    stdout and stderr, so no subcommand can print a control character by mistake."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def say(lines: str | Iterable[str], *, file=None) -> None:

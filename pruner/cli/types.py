@@ -88,3 +88,18 @@ def base_url(text: str) -> str:
         return check_base_url(text)
     except ConfigurationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def strategy_list(text: str) -> list[str]:
+    """Comma-separated replay strategy names, each registered (``pruner.replay``)."""
+    from ..replay import strategy_names
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = strategy_names()
+    if not names:
+        raise argparse.ArgumentTypeError(f"no strategy named; choose from {', '.join(known)}")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown strateg{'y' if len(unknown) == 1 else 'ies'} "
+                                         f"{', '.join(repr(n[:40]) for n in unknown)}; choose from {', '.join(known)}")
+    return names

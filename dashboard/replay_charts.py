@@ -1,0 +1,137 @@
+"""Pure plotly builders for the Replay page (no Streamlit; unit-tested on their JSON).
+
+Every chart counts requests (model calls), not turns, on its x axis. Hover text
+is built from numbers and strategy names only, plus the events' own sentences,
+HTML-escaped (a transcript never reaches a chart).
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"strategy": ["full", "full"], "request": [0, 1], "turn": [1, 1],
+...     "input": [100, 150], "dollars": [0.1, 0.2], "cumulative_dollars": [0.1, 0.3],
+...     "cached_share": [0.0, 0.6], "event_kinds": ["", "prune"], "events": ["", "prune: 150 → 90"]})
+>>> fig = context_figure(frame, window=120)
+>>> [t.name for t in fig.data]
+['full', 'full: prune (1)']
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.graph_objects as go
+
+#: One colour per built-in strategy (Okabe-Ito, then greys); others cycle through the rest.
+STRATEGY_COLOURS = {
+    "as_recorded": "#000000", "full": "#999999", "truncate": "#D55E00", "prune_every_request": "#E69F00",
+    "cache_aware_prune": "#0072B2", "compact": "#009E73", "prune_then_compact": "#56B4E9",
+    "clear_tool_uses": "#CC79A7",
+}
+_SPARE = ("#F0E442", "#7F7F7F", "#8C564B", "#17BECF")
+EVENT_SYMBOLS = {"prune": "triangle-down", "compact": "diamond", "truncate": "x", "clear": "square"}
+WINDOW_COLOUR = "#B22222"
+#: Above this many points a trace is drawn with WebGL.
+WEBGL_THRESHOLD = 2_000
+
+
+def colour(strategy: str, order: int = 0) -> str:
+    return STRATEGY_COLOURS.get(strategy) or _SPARE[order % len(_SPARE)]
+
+
+def _scatter(n: int):
+    return go.Scattergl if n > WEBGL_THRESHOLD else go.Scatter
+
+
+def _lines(frame: pd.DataFrame, y: str, hover: str) -> list:
+    traces = []
+    for k, (name, part) in enumerate(frame.groupby("strategy", sort=False)):
+        traces.append(_scatter(len(part))(
+            x=part["request"].tolist(), y=part[y].tolist(), mode="lines", name=name, legendgroup=name,
+            line={"color": colour(name, k), "width": 2}, customdata=part["turn"].tolist(),
+            hovertemplate=f"<b>{html.escape(name)}</b> · request %{{x}} (turn %{{customdata}})<br>{hover}"
+                          "<extra></extra>"))
+    return traces
+
+
+def _event_markers(frame: pd.DataFrame, y: str) -> list:
+    traces = []
+    marked = frame[frame["event_kinds"] != ""]
+    for k, (name, part) in enumerate(marked.groupby("strategy", sort=False)):
+        kinds = sorted({kind for ks in part["event_kinds"] for kind in ks.split(",") if kind})
+        text = [f"{html.escape(e)}<br>this request: ${d:,.4f}" for e, d in zip(part["events"], part["dollars"])]
+        traces.append(go.Scatter(
+            x=part["request"].tolist(), y=part[y].tolist(), mode="markers",
+            name=f"{name}: {', '.join(kinds)} ({len(part):,})", legendgroup=name, showlegend=True,
+            marker={"color": colour(name, k), "size": 9, "symbol": EVENT_SYMBOLS.get(kinds[0], "circle"),
+                    "line": {"color": "#ffffff", "width": 1}},
+            text=text, hovertemplate=f"<b>{html.escape(name)}</b> · request %{{x}}<br>%{{text}}<extra></extra>"))
+    return traces
+
+
+def _layout(fig: go.Figure, title: str, y_title: str, *, selected: int | None = None) -> go.Figure:
+    fig.update_layout(title=title, xaxis_title="request (model call)", yaxis_title=y_title, height=440,
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.22,
+                                                                          "yanchor": "top"},
+                      hovermode="closest")
+    if selected is not None:
+        fig.add_vline(x=selected, line={"color": "#333333", "width": 1, "dash": "dot"})
+    return fig
+
+
+def context_figure(frame: pd.DataFrame, *, window: int, selected: int | None = None) -> go.Figure:
+    """Context size per request for each strategy (provider tokens), the window as a line, and a
+    marker wherever a strategy pruned, compacted, truncated or cleared."""
+    fig = go.Figure(_lines(frame, "input", "%{y:,} tokens sent") + _event_markers(frame, "input"))
+    fig.add_hline(y=window, line={"color": WINDOW_COLOUR, "width": 1.5, "dash": "dash"},
+                  annotation_text=f"context window {window:,}", annotation_position="top left")
+    return _layout(fig, "Context sent at each request", "tokens (provider's)", selected=selected)
+
+
+def cost_figure(frame: pd.DataFrame, *, money_label: str = "", selected: int | None = None) -> go.Figure:
+    """Cumulative dollars per strategy."""
+    fig = go.Figure(_lines(frame, "cumulative_dollars", "$%{y:,.4f} so far")
+                    + _event_markers(frame, "cumulative_dollars"))
+    return _layout(fig, "Cumulative cost", "USD" + (f" ({money_label})" if money_label else ""),
+                   selected=selected)
+
+
+def cached_share_figure(frame: pd.DataFrame, *, selected: int | None = None) -> go.Figure:
+    """The share of each request's input read from the cache."""
+    data = frame.assign(cached_pct=100 * frame["cached_share"])
+    fig = go.Figure(_lines(data, "cached_pct", "%{y:.1f} % of the input read from the cache"))
+    fig.update_yaxes(range=[0, 100])
+    return _layout(fig, "Cached share of each request", "% of input read from the cache", selected=selected)
+
+
+def bench_cost_frame(rows: list[dict]) -> pd.DataFrame:
+    """One row per benchmark configuration and priced strategy: workload, turns, strategy, dollars,
+    cached share, requests over the window, facts missing at worst."""
+    out = []
+    for r in rows:
+        for name, c in (r.get("cost") or {}).items():
+            out.append({"workload": r["workload"], "turns": r["turns"], "seed": r["seed"], "strategy": name,
+                        "dollars": c["dollars"], "cached_share": c["cached_share"], "rejected": c["rejected"],
+                        "facts_missing_max": c["facts_missing_max"]})
+    return pd.DataFrame(out, columns=["workload", "turns", "seed", "strategy", "dollars", "cached_share", "rejected",
+                                      "facts_missing_max"])
+
+
+def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = "") -> go.Figure:
+    """Dollars per strategy against the session's size, for one workload (log scales; mean over seeds)."""
+    part = frame[frame["workload"] == workload].groupby(["strategy", "turns"], sort=False, as_index=False).agg(
+        dollars=("dollars", "mean"), rejected=("rejected", "max"), facts=("facts_missing_max", "max"))
+    fig = go.Figure()
+    for k, (name, p) in enumerate(part.groupby("strategy", sort=False)):
+        p = p.sort_values("turns")
+        fig.add_trace(go.Scatter(
+            x=p["turns"].tolist(), y=p["dollars"].tolist(), mode="lines+markers", name=name,
+            line={"color": colour(name, k), "width": 2},
+            customdata=list(zip(p["rejected"].tolist(), p["facts"].tolist())),
+            hovertemplate=f"<b>{html.escape(name)}</b> · %{{x:,}} turns<br>$%{{y:,.2f}}<br>requests over the window: "
+                          "%{customdata[0]:,}<br>facts missing at worst: %{customdata[1]}<extra></extra>"))
+    fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)",
+                      yaxis_title="USD (log)" + (f", {money_label}" if money_label else ""), height=400,
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25,
+                                                                          "yanchor": "top"})
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig

@@ -1,0 +1,124 @@
+"""The benchmark's cost columns: every counterfactual replay strategy, priced, per configuration.
+
+For each generated session (same workload, size and seed as the pruning row) the
+replay runs the seven counterfactual strategies under Anthropic's prompt cache at
+the default model's list prices (``pruner.replay``), and the row records per
+strategy its dollars, cached share, peak context, requests over the window,
+prunes and compactions, and the facts a later message needs that were missing
+from a context. The SUMMARY says which strategy is cheapest where, where pruning
+costs more than sending everything, and where ``cache_aware_prune`` beats
+``full``, ``prune_every_request`` and ``clear_tool_uses``, by how much and with
+how many facts lost.
+
+>>> from pruner.bench.workloads import generate
+>>> figures, seconds = measure(generate("tool_agent", turns=10, seed=0))
+>>> sorted(figures) == sorted(STRATEGIES_PRICED), figures["full"]["dollars"] > 0
+(True, True)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable
+
+from ..model import Session
+from ..replay import ReplaySettings, default_prices, replay
+
+#: The strategies the benchmark prices (``as_recorded`` equals ``full`` on a generated session).
+STRATEGIES_PRICED = ("full", "truncate", "prune_every_request", "cache_aware_prune", "compact",
+                     "prune_then_compact", "clear_tool_uses")
+PRUNING = ("prune_every_request", "cache_aware_prune", "prune_then_compact")
+PEERS = ("full", "prune_every_request", "clear_tool_uses")  # what cache_aware_prune is compared with
+
+
+def settings() -> ReplaySettings:
+    return ReplaySettings()
+
+
+def meta() -> dict[str, Any]:
+    """What the cost columns were computed with (the money label every figure needs)."""
+    s = settings()
+    prices = default_prices()
+    price = prices.get(s.model_name, s.provider)
+    return {"provider": s.provider, "model": price.model, "prices": prices.label,
+            "usd_per_mtok": {"input": price.input, "cached_input": price.cached_input,
+                             "cache_write_5m": price.cache_write_5m, "output": price.output},
+            "context_window": price.context_window, "strategies": list(STRATEGIES_PRICED),
+            "note": "no recorded usage: our own token counts (tiktoken o200k_base) and the cache model alone; "
+                    "requests over the window are priced as if the API had accepted them"}
+
+
+def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
+    """Per strategy its cost figures, and the seconds each replay took (timings, kept apart)."""
+    r = replay(session, STRATEGIES_PRICED, settings=settings(), snapshots=False)
+    figures, seconds = {}, {}
+    for name, run in r.runs.items():
+        t = run.totals
+        figures[name] = {
+            "dollars": round(t["dollars"], 4), "cached_share": round(t["cached_share"], 4),
+            "peak_context": t["peak_context"], "rejected": t["rejected"], "prunes": t["prunes"],
+            "compactions": len(t["compactions"]), "facts_missing_max": t["facts_missing_max"] or 0,
+            "requests_missing_facts": t["requests_missing_facts"] or 0, "requests": t["requests"],
+        }
+        seconds[name] = round(run.seconds, 3)
+    return figures, seconds
+
+
+def _pct(a: float, b: float) -> float | None:
+    return round(100 * (a - b) / b, 1) if b else None
+
+
+def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Which strategy is cheapest where; where pruning costs more than full; cache_aware_prune vs its peers."""
+    rows = [r for r in rows if r.get("cost")]
+    cheapest, dearer, versus = [], [], []
+    within = 0
+    for r in rows:
+        cost = r["cost"]
+        where = {"workload": r["workload"], "turns": r["turns"], "seed": r["seed"]}
+        best = min(STRATEGIES_PRICED, key=lambda s: (cost[s]["dollars"], STRATEGIES_PRICED.index(s)))
+        cheapest.append({**where, "strategy": best, "dollars": cost[best]["dollars"],
+                         "full": cost["full"]["dollars"]})
+        for s in PRUNING:
+            if cost[s]["dollars"] > cost["full"]["dollars"]:
+                dearer.append({**where, "strategy": s, "dollars": cost[s]["dollars"],
+                               "full": cost["full"]["dollars"], "pct": _pct(cost[s]["dollars"],
+                                                                            cost["full"]["dollars"])})
+        aware = cost["cache_aware_prune"]
+        within += aware["dollars"] <= 1.01 * cost["full"]["dollars"]
+        versus.append({**where, "dollars": aware["dollars"], "facts_missing_max": aware["facts_missing_max"],
+                       **{f"vs_{p}_pct": _pct(aware["dollars"], cost[p]["dollars"]) for p in PEERS},
+                       **{f"{p}_facts_missing_max": cost[p]["facts_missing_max"] for p in PEERS}})
+    return {"cheapest": cheapest, "pruning_dearer_than_full": dearer, "cache_aware_prune": versus,
+            "cache_aware_within_1pct_of_full": {"count": within, "of": len(rows)}}
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The cost part of the SUMMARY, as sentences."""
+    if not summary or not summary.get("cheapest"):
+        return []
+    out = ["cheapest strategy:        " + "; ".join(
+        f"{c['workload']} {c['turns']:,}: {c['strategy']} ${c['dollars']:,.2f} (full ${c['full']:,.2f})"
+        for c in summary["cheapest"])]
+    dearer = summary["pruning_dearer_than_full"]
+    out.append("pruning dearer than full: " + ("; ".join(
+        f"{d['workload']} {d['turns']:,} {d['strategy']} {d['pct']:+.1f}%" for d in dearer) or "nowhere"))
+    w = summary["cache_aware_within_1pct_of_full"]
+    out.append(f"cache_aware_prune:        within 1% of full (or cheaper) in {w['count']}/{w['of']}; vs full, "
+               "prune_every_request, clear_tool_uses (facts missing at worst: its own / theirs):")
+    for v in summary["cache_aware_prune"]:
+        out.append(f"  {v['workload']} {v['turns']:,}: ${v['dollars']:,.2f}, "
+                   + ", ".join(f"{_signed(v[f'vs_{p}_pct'])} vs {p}" for p in PEERS)
+                   + f"; facts missing {v['facts_missing_max']} / "
+                   + "/".join(str(v[f"{p}_facts_missing_max"]) for p in PEERS))
+    return out
+
+
+def _signed(pct: float | None) -> str:
+    return "n/a" if pct is None else f"{pct:+.1f}%"
+
+
+def timed(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, float], float]:
+    started = time.perf_counter()
+    figures, seconds = measure(session)
+    return figures, seconds, round(time.perf_counter() - started, 3)

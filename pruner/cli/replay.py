@@ -1,0 +1,114 @@
+"""``pruner replay FILE``: what the model receives at every request, and what it costs with caching."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+from ..errors import ConfigurationError, PrunerError
+from ..replay import ReplaySettings, default_prices, load_prices, replay
+from ..replay.calibration import from_replay
+from ..replay.detect import detect
+from ..replay.report import events_text, show_context, table, to_csv, to_json
+from ..replay.settings import DEFAULT_MODELS
+from .common import add_input_arguments, load_from_args
+from .types import non_negative_int, positive_int, strategy_list
+
+NAME = "replay"
+HELP = "replay a session request by request under each strategy and price it with prompt caching"
+
+
+def add_arguments(p) -> None:
+    add_input_arguments(p)
+    p.add_argument("--strategies", type=strategy_list, default=None, metavar="A,B",
+                   help="strategies to replay (default: all)")
+    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=None,
+                   help="whose prompt cache and prices (default: the session's, else anthropic)")
+    p.add_argument("--model", metavar="NAME", default=None,
+                   help="model whose prices apply (default: the session's, else " + ", ".join(
+                       f"{k} {v}" for k, v in sorted(DEFAULT_MODELS.items())) + ")")
+    p.add_argument("--prices", metavar="FILE", default=None,
+                   help="a prices JSON file in the shape of pruner/replay/prices.json (default: the shipped one)")
+    p.add_argument("--context-window", type=positive_int, default=None, metavar="N",
+                   help="the model's window in provider tokens (default: the price table's)")
+    p.add_argument("--ttl", choices=("5m", "1h"), default="5m", help="Anthropic cache lifetime (default 5m)")
+    p.add_argument("--reserve-tokens", type=non_negative_int, default=16_384, metavar="N",
+                   help="compact (and truncate) when the context exceeds window minus this (default 16384)")
+    p.add_argument("--keep-recent-tokens", type=non_negative_int, default=20_000, metavar="N",
+                   help="newest tokens a compaction keeps verbatim (default 20000)")
+    p.add_argument("--clear-trigger", type=non_negative_int, default=100_000, metavar="N",
+                   help="clear_tool_uses: input tokens that trigger clearing (default 100000)")
+    p.add_argument("--clear-keep", type=non_negative_int, default=3, metavar="N",
+                   help="clear_tool_uses: newest tool uses kept (default 3)")
+    p.add_argument("--clear-at-least", type=non_negative_int, default=0, metavar="N",
+                   help="clear_tool_uses: clear only if at least this many tokens go (default 0)")
+    p.add_argument("--clear-exclude-tool", action="append", default=[], metavar="NAME",
+                   help="clear_tool_uses: never clear this tool's results (repeatable)")
+    p.add_argument("--no-inherit-cold", action="store_true",
+                   help="do not make the requests the recording shows cold cold for every strategy")
+    p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
+                   help="print the exact messages sent at request K (from 0) under each strategy")
+    p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
+    p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
+
+
+def run(args) -> int:
+    session = load_from_args(args)
+    prices = load_prices(args.prices) if args.prices else default_prices()
+    provider, model, how = args.provider, args.model, None
+    if provider is None and model is None:
+        provider, model, how = detect(session, prices)
+    elif provider is None:
+        provider = prices.get(model).provider
+    settings = ReplaySettings(
+        provider=provider, model=model, context_window=args.context_window, ttl=args.ttl,
+        reserve_tokens=args.reserve_tokens, keep_recent_tokens=args.keep_recent_tokens,
+        clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
+        clear_exclude_tools=tuple(args.clear_exclude_tool), inherit_cold=not args.no_inherit_cold)
+    result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
+    if args.show is not None and args.show >= len(result.requests):
+        raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
+                                 f"(0 to {len(result.requests) - 1})")
+    out = sys.stdout
+    n = len(result.requests)
+    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls) in "
+          f"{session.last_turn:,} turns; format {session.source_format}", file=out)
+    print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
+    print(f"cache: {result.cache_description}; window {result.window:,} tokens", file=out)
+    for note in result.notes:
+        print(f"note: {note}", file=out)
+    calibration = from_replay(result)
+    if calibration is not None:
+        print("\n".join(calibration.lines()), file=out)
+    print(table(result), file=out)
+    for line in events_text(result):
+        print(line, file=out)
+    if args.show is not None:
+        for name in result.runs:
+            print("\n".join(show_context(result, name, args.show)), file=out)
+    if args.json:
+        _write(args.json, json.dumps(to_json(result), ensure_ascii=False, indent=1) + "\n",
+                         source=args.file)
+    if args.csv:
+        _write(args.csv, to_csv(result), source=args.file)
+    return 0
+
+
+def _write(path: str, text: str, *, source: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file beside it, then a rename)."""
+    if os.path.exists(path) and os.path.samefile(path, source):
+        raise PrunerError(f"{path}: refusing to overwrite the input file; choose another file")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".pruner-", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise PrunerError(f"{path}: cannot write ({exc.strerror})") from None

@@ -1,0 +1,87 @@
+"""Replay settings: provider, model, window, and each strategy's knobs (all with defaults).
+
+Token settings are in the provider's tokens (what its window and trigger count),
+as a user reads them in the provider's documentation; the replay converts them
+to the pruner's own counts with the measured ratio (``pruner.replay.calibration``).
+
+>>> s = ReplaySettings()
+>>> s.provider, s.model_name, s.clear_trigger, s.clear_keep
+('anthropic', 'claude-sonnet-4-5-20250929', 100000, 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..engine.prune import PruneConfig
+from ..errors import ConfigurationError
+from .cache import ANTHROPIC_TTLS, CACHE_MODELS
+
+#: The model each provider's dollars use unless ``--model`` says otherwise.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5-20250929", "openai": "gpt-5.1"}
+
+#: The placeholder our ``clear_tool_uses`` replay sends for a cleared result. Anthropic's
+#: documentation only says "placeholder text" and gives none, so this text is our choice.
+CLEAR_PLACEHOLDER = "[tool result cleared by context editing]"
+
+#: ``clear_tool_uses_20250919`` defaults (https://platform.claude.com/docs/en/build-with-claude/context-editing,
+#: "Configuration options for tool result clearing"): trigger "100,000 input tokens", keep
+#: "3 tool uses", clear_at_least "None", exclude_tools "None".
+CLEAR_TRIGGER = 100_000
+CLEAR_KEEP = 3
+
+#: Pi's compaction defaults (pruner.compaction.CompactionSettings).
+RESERVE_TOKENS = 16_384
+KEEP_RECENT_TOKENS = 20_000
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """What to replay with. ``context_window`` defaults to the model's (price table).
+
+    ``scale``: provider tokens per token of ours; ``None`` measures it from the
+    session's recorded usage (1.0 when it records none). ``inherit_cold``: a
+    request the recording shows cold (no cache read) is cold for every strategy.
+    ``cache_aware_budget``: the share of ``full``'s cost so far that
+    ``cache_aware_prune`` may spend ahead of its savings (it never spends more).
+    """
+
+    provider: str = "anthropic"
+    model: str | None = None
+    context_window: int | None = None
+    ttl: str = "5m"
+    reserve_tokens: int = RESERVE_TOKENS
+    keep_recent_tokens: int = KEEP_RECENT_TOKENS
+    truncate_budget: int | None = None  # default: window - reserve, like the compaction trigger
+    clear_trigger: int = CLEAR_TRIGGER
+    clear_keep: int = CLEAR_KEEP
+    clear_at_least: int = 0
+    clear_exclude_tools: tuple[str, ...] = ()
+    clear_placeholder: str = CLEAR_PLACEHOLDER
+    inherit_cold: bool = True
+    scale: float | None = None
+    cache_aware_budget: float = 0.005
+    prune: PruneConfig = field(default_factory=PruneConfig)
+
+    def __post_init__(self):
+        if self.provider not in CACHE_MODELS:
+            raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}")
+        if self.ttl not in ANTHROPIC_TTLS:
+            raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}")
+        for name in ("reserve_tokens", "keep_recent_tokens", "clear_trigger", "clear_keep", "clear_at_least"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigurationError(f"replay setting {name} must be a whole number >= 0, got {value!r}")
+        for name in ("context_window", "truncate_budget"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise ConfigurationError(f"replay setting {name} must be a positive whole number, got {value!r}")
+        if self.scale is not None and not (isinstance(self.scale, (int, float)) and self.scale > 0):
+            raise ConfigurationError(f"replay setting scale must be a positive number, got {self.scale!r}")
+        if not 0 <= self.cache_aware_budget < 1:
+            raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)")
+        object.__setattr__(self, "clear_exclude_tools", tuple(self.clear_exclude_tools))
+
+    @property
+    def model_name(self) -> str:
+        return self.model or DEFAULT_MODELS[self.provider]

@@ -1,0 +1,75 @@
+"""Compaction inside a replay (shared by ``compact`` and ``prune_then_compact``).
+
+The agent checks before each request: when the context exceeds window minus
+reserve (provider tokens), it compacts with ``pruner.compaction.compact`` (Pi's
+rules: keep the newest ``keep_recent_tokens``, summarise the rest, merge into the
+previous summary) and then sends the system messages, the summary and the kept
+messages. The summarisation is a model call of its own, billed like any request:
+its input is the summariser's request (system prompt and the serialised
+history), its output the summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ...compaction import CompactionSettings, OfflineSummarizer, compact
+from ...model import Message, Session
+from ..strategy import Event, ExtraCall
+
+
+@dataclass(frozen=True)
+class Compaction:
+    summary: Message  # the message the model receives in place of the history
+    first_kept: int  # index in session.messages of the first message kept verbatim
+    head: tuple[Message, ...]  # leading system messages, kept ahead of the summary
+    detail: str
+    calls: tuple[ExtraCall, ...]
+
+    def event(self, tokens_before: int, tokens_after: int) -> Event:
+        return Event("compact", tokens_before, tokens_after, len(self.head), self.detail)
+
+
+class Compactor:
+    def __init__(self, env):
+        self.env = env
+        s = env.settings
+        self.threshold = env.window - s.reserve_tokens  # provider tokens
+        ours = env.ours
+        self.settings = CompactionSettings(
+            context_window=max(2, ours(env.window)), reserve_tokens=min(ours(s.reserve_tokens), ours(env.window) - 1),
+            keep_recent_tokens=ours(s.keep_recent_tokens), encoding=s.prune.encoding)
+        self.summarizer = env.summarizer or OfflineSummarizer()
+        self.current: Compaction | None = None
+
+    def over(self, tokens: int) -> bool:
+        return self.env.provider(tokens) > self.threshold
+
+    def run(self, context: Sequence[Message]) -> Compaction | None:
+        """Compact ``context`` (what would be sent now); None when no cut is possible."""
+        meta = {}
+        if self.current is not None:
+            head = len(self.current.head)
+            meta["recorded_compactions"] = [{"entry_id": self.current.summary.id, "first_kept_index": head + 1,
+                                             "position_index": head}]
+        session = Session(messages=tuple(context), name=self.env.session.name, metadata=meta)
+        result = compact(session, self.settings, self.summarizer, force=True, use_usage=False, validate=False)
+        if result.cut_index is None or result.cut_message_id not in self.env.index_of:
+            return None
+        pinned = len(result.pinned)
+        summary = result.compacted.messages[pinned]
+        book = self.env.book
+        calls = []
+        for what, req in (("summarise the history", result.request), ("summarise the split turn's start",
+                                                                      result.prefix_request)):
+            if req is not None:
+                calls.append(ExtraCall(what, book.text(req.system_prompt) + book.text(req.user_message), 0))
+        if calls:
+            calls[-1] = ExtraCall(calls[-1].what, calls[-1].input_tokens, book.text(result.summary))
+        first_kept = self.env.index_of[result.cut_message_id]
+        summarised = len(result.to_summarize) + len(result.turn_prefix)
+        detail = f"summarised {summarised} messages; kept the newest from {result.cut_message_id}"
+        self.current = Compaction(summary=summary, first_kept=first_kept, head=tuple(result.pinned), detail=detail,
+                                  calls=tuple(calls))
+        return self.current

@@ -1,0 +1,83 @@
+"""``clear_tool_uses``: Anthropic's server-side context editing, ``clear_tool_uses_20250919``.
+
+What an Anthropic user would pick instead of pruning. From the documentation
+(https://platform.claude.com/docs/en/build-with-claude/context-editing,
+retrieved 2026-11-30): "The ``clear_tool_uses_20250919`` strategy clears tool
+results when conversation context grows beyond your configured threshold. When
+activated, the API automatically clears the oldest tool results in
+chronological order, replacing them with placeholder text". Defaults: ``trigger``
+"100,000 input tokens"; ``keep`` "3 tool uses" ("how many recent tool use/result
+pairs to keep after clearing occurs"); ``clear_at_least`` "None" ("If the API
+can't clear at least the specified amount, the strategy will not be applied");
+``exclude_tools`` "None" ("tool names whose tool uses and results should never
+be cleared"). "Context editing is applied server-side before the prompt reaches
+Claude. Your client application maintains the full, unmodified conversation
+history", and on caching: "Tool result clearing: Invalidates cached prompt
+prefixes when content is cleared ... You'll incur cache write costs each time
+content is cleared".
+
+Our reading, where the page is silent: the strategy activates when the input as
+sent (after the clearings so far) exceeds the trigger, and then clears every tool
+result but the newest ``keep`` tool uses. Between activations the edited prefix
+stays the same, which is what "subsequent requests can reuse the newly cached
+prefix" requires, and what makes ``clear_at_least`` ("each time the strategy
+activates") a way to make each activation worth its cache write. (Were every
+request edited on its own, the cleared part would move at every request and no
+request would ever read more than the system prompt from the cache.) The
+placeholder text is not documented; we send ``settings.clear_placeholder``
+("[tool result cleared by context editing]").
+"""
+
+from __future__ import annotations
+
+from ..strategy import Event, Step, Strategy, register_strategy
+
+
+@register_strategy("clear_tool_uses", order=70,
+                   summary="Anthropic's server-side clear_tool_uses_20250919: whenever the input exceeds the trigger "
+                   "(100k), tool results older than the newest 3 tool uses are replaced by a placeholder")
+class ClearToolUses(Strategy):
+    def __init__(self, env):
+        super().__init__(env)
+        s = env.settings
+        self.trigger = s.clear_trigger
+        self.keep = s.clear_keep
+        self.at_least = s.clear_at_least
+        self.excluded = frozenset(s.clear_exclude_tools)
+        self.placeholder = s.clear_placeholder
+        self.results: list[int] = []  # positions in the session of every tool result so far
+        self.cleared = 0  # the oldest clearable results already cleared (a prefix of self.clearable)
+        self.clearable: list[int] = []  # session positions of results a clearing may touch, in order
+
+    def step(self, request, new):
+        env, wire = self.env, self.wire
+        session = env.session.messages
+        start = request.position - len(new)
+        for k, m in enumerate(new):
+            if m.tool_call_id is not None:
+                self.results.append(start + k)
+                if (m.tool_name or "") not in self.excluded:
+                    self.clearable.append(start + k)
+        before = wire.tokens + env.book.total(new)
+        wire.extend(new)
+        if env.provider(wire.tokens) <= self.trigger:
+            return Step()
+        # Clear every clearable result older than the newest `keep` tool uses.
+        newest_kept = self.results[-self.keep] if self.keep and len(self.results) >= self.keep else request.position
+        target = self.cleared
+        while target < len(self.clearable) and self.clearable[target] < newest_kept:
+            target += 1
+        if target == self.cleared:
+            return Step()
+        fresh = self.clearable[self.cleared:target]
+        gain = env.book.total(session[i] for i in fresh) - len(fresh) * env.book.text(self.placeholder)
+        if env.provider(gain) < self.at_least:
+            return Step()
+        for i in fresh:  # the cleared ones precede it, so its place in the wire is shifted by their count
+            position = i - self.cleared
+            m = session[i]
+            wire.delete(position, position + 1)
+            wire.set_substitute(m.tool_call_id, self.placeholder, position)
+            self.cleared += 1
+        return Step(events=(Event("clear", before, wire.tokens, wire.changed_at,
+                                  f"cleared {len(fresh)} tool result(s); {self.cleared} cleared so far"),))

@@ -1,0 +1,158 @@
+"""The strategy hook: one module per strategy in ``pruner/replay/strategies/``, registered by name.
+
+A strategy decides what the model receives at each request. It is causal: at
+request k it sees the messages up to that request (``step(request, new)`` gets
+the messages added since its previous request) and what it was billed so far
+(``billed``), never a later message. It keeps its context in ``self.wire``
+(``pruner.replay.wire.Wire``) and changes it in place, so the replay reads the
+longest common prefix with the previous request from the wire instead of
+recomputing it. ``step`` returns the events it caused (a prune, a compaction, a
+truncation, a clearing: tokens before -> after) and any extra model call it made
+(a compaction's summarisation request, billed like any other request).
+
+Register a strategy with ``@register_strategy(name, summary=...)``; every module
+of ``pruner.replay.strategies`` is imported when the package loads, so a new
+strategy is one new module (CONTRIBUTING.md, "Add a replay strategy").
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from ..errors import ConfigurationError
+from ..model import Message, Session
+from .requests import Request
+from .wire import TokenBook, Wire
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache import CacheModel, CacheUsage
+    from .settings import ReplaySettings
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a strategy did to the context at one request."""
+
+    kind: str  # "prune", "compact", "truncate", "clear"
+    tokens_before: int  # what the context would have held had the strategy not acted (our tokens)
+    tokens_after: int
+    position: int  # first message position it changed
+    detail: str = ""  # one sentence: why, or what it removed
+
+    @property
+    def removed(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+
+@dataclass(frozen=True)
+class ExtraCall:
+    """A model call a strategy made besides the request itself (e.g. a summarisation)."""
+
+    what: str
+    input_tokens: int  # our tokens; billed as uncached input
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class Step:
+    events: tuple[Event, ...] = ()
+    extra_calls: tuple[ExtraCall, ...] = ()
+
+
+class ReplayEnv:
+    """What every strategy may read: the session (only up to the current request, by
+    contract), settings, token counts, and the window in our units."""
+
+    def __init__(self, session: Session, settings: "ReplaySettings", book: TokenBook, *, scale: float,
+                 window: int, cache_model: Callable[[], "CacheModel"]):
+        self.session = session
+        self.settings = settings
+        self.book = book
+        self.scale = scale  # provider tokens per token of ours
+        self.window = window  # provider tokens
+        self.new_cache_model = cache_model
+        self.track_ids = False  # set by the replay when it checks facts (generated workloads)
+        self.summarizer = None  # for compaction; None: the offline summariser
+        self.pruner_feed = None  # the incremental pruner the pruning strategies share (made on first use)
+        self.index_of = {m.id: i for i, m in enumerate(session.messages)}
+        self.call_owner = {c.id: i for i, m in enumerate(session.messages) for c in m.tool_calls}
+        self.result_of_call = {m.tool_call_id: m.id for m in session.messages if m.tool_call_id is not None}
+
+    def ours(self, provider_tokens: int) -> int:
+        """A provider token count in our units."""
+        return int(provider_tokens / self.scale)
+
+    def provider(self, tokens: int) -> int:
+        return int(round(tokens * self.scale))
+
+    def position_after_call(self, messages: Sequence[Message], call_id: str) -> int:
+        """Where ``call_id``'s result goes in ``messages`` (session messages in session order):
+        right after the assistant message that made the call."""
+        owner = self.call_owner.get(call_id)
+        if owner is None:
+            return len(messages)
+        index_of = self.index_of
+        return bisect_right(messages, owner, key=lambda m: index_of.get(m.id, -1))
+
+
+class Strategy:
+    """Base class: subclasses implement ``step``; ``name`` and ``summary`` come from
+    ``register_strategy``."""
+
+    name = ""
+    summary = ""
+
+    def __init__(self, env: ReplayEnv):
+        self.env = env
+        self.wire = Wire(env.book, track_ids=env.track_ids)
+
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
+        raise NotImplementedError
+
+    def billed(self, request: Request, usage: "CacheUsage", dollars: float, *, cold: bool) -> None:
+        """Called after each request with what it was billed (a strategy may learn from it)."""
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    name: str
+    summary: str  # one sentence: what the model receives under it
+    factory: type[Strategy]
+    order: int  # where listings put it
+    counterfactual: bool  # False for as_recorded (what really happened)
+
+
+STRATEGIES: dict[str, StrategySpec] = {}
+
+
+def register_strategy(name: str, *, summary: str, order: int = 100, counterfactual: bool = True):
+    """Class decorator: register a ``Strategy`` subclass under ``name``."""
+    if not name or not name.replace("_", "").isalnum():
+        raise ConfigurationError(f"strategy name {name!r} must be letters, digits and underscores")
+
+    def decorate(cls: type[Strategy]) -> type[Strategy]:
+        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+            raise ConfigurationError(f"strategy {name!r} must be a subclass of pruner.replay.Strategy")
+        cls.name, cls.summary = name, summary
+        STRATEGIES[name] = StrategySpec(name=name, summary=summary, factory=cls, order=order,
+                                        counterfactual=counterfactual)
+        return cls
+    return decorate
+
+
+def strategy_names() -> list[str]:
+    """Registered strategies in listing order."""
+    return [s.name for s in sorted(STRATEGIES.values(), key=lambda s: (s.order, s.name))]
+
+
+def _load_builtin_strategies() -> None:
+    import importlib
+    import pkgutil
+
+    from . import strategies
+
+    for info in sorted(pkgutil.iter_modules(strategies.__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{strategies.__name__}.{info.name}")

@@ -1,0 +1,96 @@
+"""The Replay page in a real browser: step with the keyboard, see the exact messages, the charts, the events.
+
+Reuses the browser and the running app of ``tests/e2e/test_browser.py`` (Debian's
+Chromium through Playwright against ``streamlit run``; skipped without Chromium
+unless ``CI`` is set).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pruner import load_session
+from pruner.replay import replay
+from tests.e2e import test_browser as shared
+from tests.e2e.test_browser import SAMPLES, save_screenshot
+
+# The browser, the running app and a fresh tab: the fixtures of test_browser.py, whatever they need.
+for _name, _value in vars(shared).items():
+    if hasattr(_value, "_fixture_function_marker"):
+        globals()[_name] = _value
+
+pytestmark = pytest.mark.e2e
+
+#: The Replay page has drawn its three charts with a trace per strategy.
+CHARTS_DRAWN = """(names) => {
+    const plots = [...document.querySelectorAll('.js-plotly-plot')];
+    const full = plots.filter(el => names.every(n => (el._fullData || []).some(t => t.name === n)));
+    return full.length >= 3;
+}"""
+HEADING = "Request {k} of {n} (turn {turn}) under {strategy}"
+
+
+def heading(tab, k: int, n: int, turn: int, strategy: str):
+    return tab.get_by_role("heading", name=HEADING.format(k=k, n=n, turn=turn, strategy=strategy))
+
+
+def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and_events(page, app_url):
+    sample = "pi_session.jsonl"
+    session = load_session(SAMPLES / sample)
+    expected = replay(session)
+    n = len(expected.requests)
+    strategy = "as_recorded"
+    page.goto(f"{app_url}/replay?sample={sample}&strategy={strategy}")
+    page.wait_for_function(CHARTS_DRAWN, arg=list(expected.runs))
+    heading(page, 0, n, expected.requests[0].turn, strategy).wait_for()
+
+    # ← / → step through the requests from anywhere on the page.
+    page.locator("h1").first.click()
+    for k in range(1, 6):
+        page.keyboard.press("ArrowRight")
+        heading(page, k, n, expected.requests[k].turn, strategy).wait_for()
+    page.keyboard.press("ArrowLeft")
+    heading(page, 4, n, expected.requests[4].turn, strategy).wait_for()
+    page.keyboard.press("ArrowRight")
+    heading(page, 5, n, expected.requests[5].turn, strategy).wait_for()
+
+    # The exact messages of request 5: the recorded compaction's summary, marked as what it is.
+    sent = expected.context(strategy, 5)
+    summary = next(m for m in sent if m.role == "summary")
+    page.get_by_text(f"#0 · summary · {summary.id} · [summary recorded in the session]").wait_for()
+    codes = page.locator("[data-testid=stCode]").all_inner_texts()
+    for m in sent[-3:]:
+        assert any(m.content.strip()[:60] in text for text in codes), m.id
+
+    # The charts: context per request with the window line, cumulative dollars, cached share; markers
+    # where a strategy compacted (as_recorded follows the session's recorded compaction).
+    traces = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(el =>
+        (el._fullData || []).map(t => t.name))""")
+    assert any(any(name.startswith("as_recorded: compact") for name in names) for names in traces)
+    shapes = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(el =>
+        ((el._fullLayout || {}).annotations || []).map(a => a.text))""")
+    assert any(any(text.startswith("context window") for text in texts) for texts in shapes)
+
+    # The events table and the calibration against the recorded bill.
+    page.get_by_role("heading", name="Every prune, compaction, truncation and clearing").wait_for()
+    assert page.locator("[data-testid=stDataFrame]").count() >= 3  # totals, the context, the events
+    page.get_by_text("billed (as_recorded, from recorded usage)").first.wait_for()
+    assert page.locator("[data-testid=stException]").count() == 0
+    assert "Traceback" not in page.content()
+    page.wait_for_timeout(1500)
+    save_screenshot(page, "replay-pi-sample", height=2400)
+
+
+def test_replay_page_on_a_generated_workload_draws_every_strategy(page, app_url):
+    """The README's screenshot: a 200-turn tool_agent session, stepped to a request where
+    cache_aware_prune has left new duplicates out."""
+    names = ["full", "truncate", "prune_every_request", "cache_aware_prune", "compact", "prune_then_compact",
+             "clear_tool_uses", "as_recorded"]
+    page.goto(f"{app_url}/replay?workload=tool_agent&turns=200&seed=0&strategy=cache_aware_prune&request=300")
+    page.wait_for_function(CHARTS_DRAWN, arg=names)
+    page.get_by_role("heading", name="Request 300 of 406").first.wait_for()
+    page.keyboard.press("ArrowRight")
+    page.get_by_role("heading", name="Request 301 of 406").first.wait_for()
+    assert page.locator("[data-testid=stException]").count() == 0
+    page.wait_for_timeout(1500)
+    save_screenshot(page, "replay", height=2000)

@@ -1,0 +1,114 @@
+"""The replay reproduces what the provider really billed for the shared Pi session.
+
+``../shared/data/real/pi/large-session.jsonl`` is a real Pi coding session on Claude
+Sonnet 4.5: 453 requests, 14 of them aborted, billed $30.33 at Sonnet 4.5 list prices.
+These figures are printed by ``pruner replay ../shared/data/real/pi/large-session.jsonl
+--strategies as_recorded,full`` and quoted in the README; a change that breaks the
+calibration fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pruner import load_session
+from pruner.replay import ReplaySettings, calibrate, replay
+from pruner.replay.calibration import from_replay
+
+
+@pytest.fixture(scope="module")
+def pi_session(real_data_module):
+    return load_session(real_data_module / "pi" / "large-session.jsonl")
+
+
+@pytest.fixture(scope="module")
+def real_data_module():
+    from tests.conftest import REAL_DATA
+    if not REAL_DATA.is_dir():
+        pytest.skip(f"real transcripts not found at {REAL_DATA} (they live in ../shared/data/real)")
+    return REAL_DATA
+
+
+@pytest.fixture(scope="module")
+def calibration(pi_session):
+    return calibrate(pi_session)
+
+
+def test_as_recorded_reproduces_the_billed_dollars_exactly(calibration):
+    # 1,049 input + 43,229,469 read + 4,296,232 written (5-minute rate) + 83,156 output tokens.
+    expected = (1_049 * 3 + 43_229_469 * 0.3 + 4_296_232 * 3.75 + 83_156 * 15) / 1e6
+    assert calibration.billed == pytest.approx(expected, abs=1e-6)
+    assert round(calibration.billed, 2) == 30.33
+    assert (calibration.requests, calibration.aborted) == (439, 14)
+
+
+def test_pis_stored_cost_is_the_five_minute_write_rate(pi_session, calibration):
+    stored = sum(m.metadata.get("source", {}).get("usage", {}).get("cost", {}).get("total", 0)
+                 for m in pi_session.messages if m.role == "assistant")
+    assert stored == pytest.approx(calibration.billed, abs=1e-6)  # a 1-hour rate would give $40.00
+
+
+def test_the_token_ratio_is_measured_and_stated(calibration):
+    assert (calibration.last_provider_tokens, calibration.last_our_tokens) == (177_604, 137_393)
+    assert round(calibration.ours_over_provider, 2) == 0.77
+    assert round(calibration.ratio, 4) == 1.2927
+    assert (calibration.first_provider_tokens, calibration.first_our_tokens) == (1_687, 48)
+
+
+def test_cold_events_are_counted_and_the_cache_model_explains_only_five(calibration):
+    assert calibration.cold_events == 38
+    assert calibration.explained == {"first": 1, "ttl": 4}
+    gaps = [g for g in calibration.unexplained_gaps if g is not None]
+    assert len(calibration.unexplained_gaps) == 33 and max(gaps) < 300  # none is a TTL expiry
+
+
+def test_full_from_our_own_counts_lands_within_ten_percent_of_the_bill(calibration):
+    assert abs(calibration.full_error) < 0.10
+    assert round(calibration.full, 2) == 31.06
+    assert round(calibration.full_not_inherited, 2) == 17.50  # a warm cache there is off by about half
+    assert round(calibration.full_unscaled, 2) == 24.05
+
+
+def test_without_inheriting_cold_events_every_strategy_is_cheaper(pi_session):
+    inherited = replay(pi_session, ["full", "clear_tool_uses"], snapshots=False)
+    plain = replay(pi_session, ["as_recorded", "full", "clear_tool_uses"],
+                   settings=ReplaySettings(inherit_cold=False), snapshots=False)
+    for name in ("full", "clear_tool_uses"):
+        assert plain.runs[name].totals["dollars"] == pytest.approx(inherited.runs[name].totals["dollars_not_inherited"])
+        assert plain.runs[name].totals["dollars"] < inherited.runs[name].totals["dollars"]
+    assert from_replay(plain).full == pytest.approx(17.50, abs=0.005)
+
+
+def test_the_command_prints_the_calibration(real_data_module):
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(real_data_module / "pi" / "large-session.jsonl"),
+                        "--strategies", "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "billed (as_recorded, from recorded usage): $30.33" in p.stdout
+    assert "our count is 0.77x the provider's" in p.stdout
+    assert "recorded cold events (no cache read): 38; the cache model explains 5 (1 first, 4 ttl)" in p.stdout
+    assert "full (our counts x ratio, cold events inherited): $31.06 (+2.4 % against the bill)" in p.stdout
+    assert "full without the inherited cold events: $17.50" in p.stdout
+
+
+def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_module):
+    """The README's calibration block cannot run in its example test (the data is outside the
+    repository); here its command runs and every line it shows must be what it prints."""
+    import re
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```text\n\$ pruner replay (\.\./shared/data/real/pi/large-session\.jsonl) "
+                      r"--strategies as_recorded,full \| grep -A5 '\^calibration'\n(.*?)```", text, re.S)
+    assert match, "the README's calibration block is missing"
+    shown = match.group(2).rstrip("\n").splitlines()
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(ROOT / match.group(1)), "--strategies",
+                        "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)
+    lines = p.stdout.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("calibration"))
+    assert shown == lines[start:start + 6]
