@@ -30,5 +30,7 @@ def render(results: dict[str, Any]) -> str:
                        f"{r['cpu_s']:.2f} s, {r['peak_mb']:,.0f} MB |")
     out.append("")
     out.append(f"Per 10 MB: the difference between {min(sizes)} MB and {max(sizes)} MB, divided by "
-               f"{(max(sizes) - min(sizes)) // 10}; each command runs in a fresh process, start-up included.")
+               f"{(max(sizes) - min(sizes)) // 10}. Each command runs in a fresh process, so the {max(sizes)} MB "
+               "figures include start-up and the differences do not. Wall-clock time depends on how busy the "
+               "machine was (the load below); CPU time and memory much less.")
     return "\n".join(out)
