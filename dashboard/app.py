@@ -26,6 +26,7 @@ PAGES = (
     ("benchmarks", "Benchmarks", "bar_chart"),
     ("compaction", "Compaction preview", "compress"),
     ("replay", "Replay and cost", "payments"),
+    ("corpus", "Corpus", "dataset"),
     ("guide", "Guide", "school"),
 )
 

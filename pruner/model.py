@@ -153,6 +153,12 @@ def validate_session(session: Session) -> None:
     if not isinstance(session.metadata, Mapping):
         raise InvalidSessionError(f"session field 'metadata' must be a mapping, got {type(session.metadata).__name__}")
     validate_messages(session.messages, seen={}, call_ids=set(), answered={})
+    session.__dict__["_validated"] = True  # a Session is immutable: valid once, valid for good
+
+
+def is_validated(session: Session) -> bool:
+    """Whether ``validate_session`` already passed this very session object."""
+    return isinstance(session, Session) and session.__dict__.get("_validated", False)
 
 
 def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call_ids: set[str],

@@ -77,11 +77,14 @@ def test_bad_values_are_one_line_errors(capsys):
 
 
 def test_scaling_prints_flat_time_and_per_turn_cost(capsys):
-    assert main(["bench", "--scaling", "--scaling-sizes", "20,40", "--per-turn-turns", "15"]) == 0
+    assert main(["bench", "--scaling", "--scaling-sizes", "20,40", "--per-turn-turns", "15",
+                 "--no-reference-corpus"]) == 0
     out = capsys.readouterr().out
     assert "SCALING" in out and "ms per 1,000 messages" in out
-    assert "RE-PRUNING AFTER EVERY TURN (15 turns" in out
-    assert "full prune() of the whole history each turn" in out
+    assert "EVERY TURN, AS AN AGENT LOOP RUNS IT (the tool_agent workload: 15 turns" in out
+    assert "append() + context() after every turn" in out
+    assert "context equals prune()'s at the sampled turns: yes; decisions equal prune()'s at the end: yes" in out
+    assert "a full prune() of the conversation so far (a new session) after every turn" in out
 
 
 @pytest.fixture

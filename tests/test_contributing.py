@@ -1,5 +1,6 @@
 """The examples in CONTRIBUTING.md work as written: the example rule, registered through the
-public hook exactly as the guide shows, fires and explains itself."""
+public hook exactly as the guide shows, fires, explains itself, declares its short name and
+placeholder, and is carried by the incremental pruner through its tracker."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pruner import Message, Session, ToolCall, prune
-from pruner.rules import EXPLANATIONS, RULES
+from pruner import IncrementalPruner, Message, Session, ToolCall, prune
+from pruner.rules import EXPLANATIONS, RULES, placeholder_text, short_name
 
 GUIDE = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
 
@@ -40,8 +41,23 @@ def _session():
 
 def test_example_rule_registers_and_fires(example_rule):
     assert "empty_result" in RULES and RULES["empty_result"].stage == "expired"
-    d = prune(_session()).decision("r1")
+    result = prune(_session())
+    d = result.decision("r1")
     assert (d.status, d.rule, d.reason) == ("expired", "empty_result", "the tool returned no text")
+    assert short_name("empty_result") == "empty"
+    assert result.placeholders == {"c1": "[the tool returned no text]"}
+    assert placeholder_text("empty_result", None, _session().messages[2]) == "[the tool returned no text]"
+
+
+def test_example_rule_is_carried_by_the_incremental_pruner(example_rule):
+    session = _session()
+    pruner = IncrementalPruner()
+    for m in session.messages:
+        update = pruner.append([m])
+        assert not update.recomputed  # carried by its tracker, not by pruning everything again
+    assert pruner.result().decisions == prune(session).decisions
+    assert pruner.result().decision("r1").rule == "empty_result"
+    assert "c1" in pruner.context().placeholders
 
 
 def test_without_the_example_rule_the_empty_result_is_kept():

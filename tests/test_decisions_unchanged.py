@@ -6,6 +6,12 @@ every sample session, the 2,000-turn workloads, the reference corpora and every 
 transcript (all 200 tau-bench dialogues), under both orphan policies. Each case here
 prunes the same input now and compares. Large inputs are compared by digest; their
 counts per rule are shown when the digest differs.
+
+One decision changed on purpose, and its record was updated with the commit that made it:
+in the real Pi session, ``e485`` ("Successfully replaced text in .../dark.json. Changed 46
+characters to 48 characters.") has exactly 80% of its word 3-grams in ``e455``, so it is a
+near-duplicate at the default threshold; main's anchor sampling missed it, the new search
+(``pruner.engine.near``) finds it. Every other decision on every input is unchanged.
 """
 
 from __future__ import annotations

@@ -114,3 +114,22 @@ def test_each_append_says_how_the_context_changed(session, step, config):
                 placeholders[cid] = text
         assert placeholders == dict(ctx.placeholders)
         ids = [m.id for m in ctx.messages]
+
+
+def test_a_rule_without_a_tracker_makes_every_append_prune_in_full():
+    from pruner.rules import RULES, Removal, register_rule
+
+    @register_rule("test_drop_short_docs", stage="duplicate", description="test only: no tracker")
+    def drop_short_docs(index, alive, config):
+        return [Removal(i, "test_drop_short_docs") for i, m in enumerate(index.messages)
+                if alive[i] and m.role == "retrieved_doc" and len(m.content) < 50]
+    try:
+        session = Session.of([Message("u1", "user", "hi"), Message("d1", "retrieved_doc", "short doc"),
+                              Message("u2", "user", "again"), Message("d2", "retrieved_doc", "x" * 60)])
+        pruner = IncrementalPruner()
+        updates = [pruner.append([m]) for m in session.messages]
+        assert all(u.recomputed for u in updates)
+        assert pruner.result().decisions == prune(session).decisions
+        assert pruner.result().decision("d1").rule == "test_drop_short_docs"
+    finally:
+        del RULES["test_drop_short_docs"]

@@ -19,7 +19,8 @@ from .. import __version__
 from ..errors import PrunerError
 from .common import TerminalSafeStream, error_line, terminal_safe
 
-_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "bench_limits")
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "batch",
+                    "bench_batch", "bench_limits")
 
 
 class _Parser(argparse.ArgumentParser):

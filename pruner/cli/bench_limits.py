@@ -9,7 +9,7 @@ from ..bench.limits import CASES, SIZES_MB, per_10mb, run_limits, to_json
 from .common import say, write_output
 
 NAME = "bench-limits"
-HELP = "measure time and peak memory of the worst inputs (no whitespace, deep nesting, tiny messages) per 10 MB"
+HELP = "measure CPU time and peak memory per 10 MB of the worst inputs this reader can be given"
 DEFAULT_OUT = "sample_sessions/bench/limits.json"
 
 

@@ -90,6 +90,23 @@ def base_url(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def dask_address(text: str) -> str:
+    """A Dask scheduler address: ``tcp://HOST:PORT`` (or another protocol), or ``HOST:PORT``."""
+    rest = text.split("://", 1)[1] if "://" in text else text
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a scheduler address like tcp://HOST:PORT")
+    return text
+
+
+def positive_int_list(text: str) -> tuple[int, ...]:
+    """Comma-separated positive whole numbers, e.g. ``1,2``."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"{text!r} holds no number; expected e.g. 1,2")
+    return tuple(positive_int(x) for x in items)
+
+
 def strategy_list(text: str) -> list[str]:
     """Comma-separated replay strategy names, each registered (``pruner.replay``)."""
     from ..replay import strategy_names

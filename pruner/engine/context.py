@@ -17,7 +17,7 @@ from itertools import compress
 from typing import Callable, Iterable, Mapping
 
 from ..model import Message
-from .placeholders import placeholder_text
+from ..rules import placeholder_text
 
 
 @dataclass(frozen=True)
@@ -46,19 +46,18 @@ class ContextChange:
             object.__setattr__(self, "placeholders", {})
 
 
-#: ``removal(i)`` for a message the passes removed: ``(status, rule, related index or None)``.
-RemovalOf = Callable[[int], tuple[str, str, "int | None"]]
+#: ``removal(i)`` for a message the passes removed: ``(rule, related index or None)``.
+RemovalOf = Callable[[int], tuple[str, "int | None"]]
 
 
 class ContextTracker:
     """The context as flags, a token total and placeholders, refreshed message by message."""
 
-    def __init__(self, messages: list[Message], call_owner: Callable[[str], "int | None"], tokens_of,
-                 count_text: Callable[[str], int], policy: str):
-        self._messages = messages
-        self._call_owner = call_owner  # call id -> index of the assistant message that made the call
-        self._tokens_of = tokens_of  # message -> its tokens
-        self._count = count_text
+    def __init__(self, index, counter, policy: str):
+        self._index = index
+        self._messages = index.messages
+        self._counter = counter
+        self._count = counter.count
         self._policy = policy
         self._sent = bytearray()  # 1: the message is in the context
         self._sent_idx: list[int] = []  # the same, as sorted positions ...
@@ -74,15 +73,14 @@ class ContextTracker:
 
     def grow(self) -> None:
         """Take note of messages appended since the last call (not yet in the context)."""
-        msgs = self._messages
-        for i in range(len(self._sent), len(msgs)):
-            m = msgs[i]
+        owner_of = self._index.call_owner
+        tokens = self._index.tokens(self._counter)
+        for i in range(len(self._sent), len(self._messages)):
             self._sent.append(0)
-            self._tokens.append(self._tokens_of(m))
-            if m.tool_call_id is not None:
-                owner = self._call_owner(m.tool_call_id)
-                if owner is not None:
-                    self._results_of.setdefault(owner, []).append(i)
+            self._tokens.append(tokens[i])
+            owner = owner_of[i]
+            if owner >= 0:
+                self._results_of.setdefault(owner, []).append(i)
 
     def refresh(self, changed: Iterable[int], alive: Callable[[int], bool], removal: RemovalOf) -> ContextChange:
         """Bring the context up to date after the messages in ``changed`` may have changed.
@@ -91,17 +89,16 @@ class ContextTracker:
         ``removal(i)``: why a message that is not alive was removed.
         """
         msgs = self._messages
+        owner_of = self._index.call_owner
         owners: set[int] = set()
         touched: set[int] = set()
         for i in changed:
             touched.add(i)
-            m = msgs[i]
-            if m.tool_calls:
+            if msgs[i].tool_calls:
                 owners.add(i)
-            if m.tool_call_id is not None:
-                owner = self._call_owner(m.tool_call_id)
-                if owner is not None:
-                    owners.add(owner)
+            owner = owner_of[i]
+            if owner >= 0:
+                owners.add(owner)
         entered: list[int] = []
         left: list[int] = []
         placeholders: dict[str, str | None] = {}
@@ -157,10 +154,9 @@ class ContextTracker:
         new: dict[str, str] = {}
         if sent:
             for r in orphaned:
-                status, rule, related = removal(r)
+                rule, related = removal(r)
                 m = self._messages[r]
-                new[m.tool_call_id] = placeholder_text(
-                    status, rule, None if related is None else self._messages[related], m)
+                new[m.tool_call_id] = placeholder_text(rule, None if related is None else self._messages[related], m)
         old = self._held.pop(a, {})
         if new:
             self._held[a] = new

@@ -17,17 +17,15 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Mapping
+from dataclasses import dataclass
 
-from .index import build_index
-from .placeholders import placeholder_text
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
+from .index import SessionIndex, build_index, index_for
+from .result import PruneResult, PruneStats, finish  # noqa: F401  (PruneResult, PruneStats: public here)
+from .rounds import family_of, settled
 from ..errors import ConfigurationError
-from ..model import STATUSES, Decision, Message, Session, canonical_json, validate_session
-from ..rules import STAGES, Removal, explain, rules_for
-from .rounds import full_session_lookups, settled
-from ..rules.dependencies import restore_dependencies
+from ..model import Message, Session, canonical_json, is_validated, validate_session
+from ..rules import REMOVAL_STAGES, Removal, rules_for
 from ..tokens import DEFAULT_ENCODING, get_counter
 
 ORPHAN_POLICIES = ("placeholder", "drop_pair")
@@ -65,52 +63,14 @@ class PruneConfig:
                                      f"expected one of {', '.join(ORPHAN_POLICIES)}")
         object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
 
+    def stage_on(self, stage: str) -> bool:
+        return {"expired": self.expire, "duplicate": self.deduplicate, "restored": self.restore}[stage]
 
-@dataclass(frozen=True)
-class PruneStats:
-    messages_before: int
-    messages_after: int
-    tokens_before: int
-    tokens_after: int  # kept messages plus the placeholders the export sends
-    placeholder_tokens: int
-    by_status: Mapping[str, int]
-    by_rule: Mapping[str, int]
-    counter: str  # which token counter produced the numbers
-    elapsed_ms: float  # the passes only
-    rounds: int  # passes are re-run on the kept set until it no longer changes
-
-    @property
-    def reduction(self) -> float:
-        """Share of tokens removed (0..1)."""
-        return 1 - self.tokens_after / self.tokens_before if self.tokens_before else 0.0
-
-
-@dataclass(frozen=True)
-class PruneResult:
-    session: Session  # the input, unchanged
-    kept: Session  # the kept messages, input order, content unchanged
-    decisions: tuple[Decision, ...]  # one per input message, input order
-    stats: PruneStats
-    placeholders: Mapping[str, str] = field(default_factory=dict)  # call id -> placeholder text
-
-    def decision(self, message_id: str) -> Decision:
-        for d in self.decisions:
-            if d.id == message_id:
-                return d
-        raise KeyError(message_id)
-
-    def report(self) -> dict:
-        """The JSON-ready report: totals, counter, and every decision."""
-        s = self.stats
-        return {
-            "session": self.session.name, "source_format": self.session.source_format,
-            "messages_before": s.messages_before, "messages_after": s.messages_after,
-            "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
-            "placeholder_tokens": s.placeholder_tokens, "reduction_pct": round(100 * s.reduction, 2),
-            "encoding": s.counter, "elapsed_ms": round(s.elapsed_ms, 3), "rounds": s.rounds,
-            "by_status": dict(s.by_status), "by_rule": dict(s.by_rule),
-            "decisions": [d.as_dict() for d in self.decisions],
-        }
+    def family_on(self, family) -> bool:
+        """A rule family runs when its stage is on and neither it nor a name it emits is disabled."""
+        off = self.disabled_rules
+        return self.stage_on(family.stage) and family.name not in off and not (
+            family.stage == "restored" and off.intersection(family.emits))
 
 
 def message_tokens(m: Message, counter) -> int:
@@ -122,66 +82,26 @@ def message_tokens(m: Message, counter) -> int:
     return n
 
 
-def _run_passes(messages: list[Message], config: PruneConfig):
-    """One round of the three passes over ``messages`` (local indices)."""
-    index = build_index(messages, config.file_tools)
-    alive = [True] * len(messages)
-    removals: dict[int, tuple[str, Removal]] = {}  # local index -> (status, removal)
-    stages = [s for s, on in (("expired", config.expire), ("duplicate", config.deduplicate)) if on]
-    for stage in stages:
-        for rule in rules_for(stage):
-            if rule.name in config.disabled_rules:
+def run_passes(index: SessionIndex, config: PruneConfig):
+    """One round of the three passes: ``(alive, removals, restorations)``, positions in ``index``."""
+    alive = bytearray(b"\x01") * len(index.messages)
+    removals: dict[int, tuple[str, Removal]] = {}  # position -> (status, removal)
+    for stage in REMOVAL_STAGES:
+        for family in rules_for(stage):
+            if not config.family_on(family):
                 continue
-            for r in rule.apply(index, alive, config):
+            status = family.status
+            for r in family.apply(index, alive, config):
                 if alive[r.index]:
-                    alive[r.index] = False
-                    removals[r.index] = (STAGES[stage], r)
+                    alive[r.index] = 0
+                    removals[r.index] = (status, r)
     restorations: list[Removal] = []
-    if config.restore and "dependency" not in config.disabled_rules:
-        restorations = restore_dependencies(index, alive)
-        for r in restorations:
-            alive[r.index] = True
-    return index, alive, removals, restorations
-
-
-def _settled(index, alive: list[bool], removals: dict, restorations: list[Removal]) -> bool:
-    later_results, later_invalidators = full_session_lookups(index)
-    return settled(index, [r.index for r in restorations], kept=alive.__getitem__,
-                   removed_by_pass1=lambda i: removals[i][0] == "expired",
-                   later_results=later_results, later_invalidators=later_invalidators)
-
-
-def _to_original(r: Removal, current: list[int]) -> Removal:
-    return replace(r, index=current[r.index], related=None if r.related is None else current[r.related])
-
-
-def _settle_orphans(msgs: list[Message], alive: list[bool], final: dict[int, tuple[str, Removal]],
-                    policy: str) -> dict[str, str]:
-    """Placeholders for kept calls whose results were removed (``drop_pair`` first drops
-    assistant messages that held nothing but such calls). Updates ``alive`` and ``final``."""
-    call_owner = {c.id: i for i, m in enumerate(msgs) for c in m.tool_calls}
-    orphaned: dict[int, list[int]] = {}  # assistant index -> its removed results
-    for i, m in enumerate(msgs):
-        if not alive[i] and m.tool_call_id is not None:
-            owner = call_owner.get(m.tool_call_id)
-            if owner is not None and alive[owner]:
-                orphaned.setdefault(owner, []).append(i)
-    if policy == "drop_pair":
-        answered = {m.tool_call_id for m, a in zip(msgs, alive) if a and m.tool_call_id}
-        for owner, results in orphaned.items():
-            a = msgs[owner]
-            if not a.content.strip() and not a.defines and not any(c.id in answered for c in a.tool_calls):
-                alive[owner] = False
-                final[owner] = (final[results[0]][0],
-                                Removal(owner, "tool_pair", results[0], ("dropped_with_results",)))
-    placeholders: dict[str, str] = {}
-    for owner, results in orphaned.items():
-        if alive[owner]:
-            for i in results:
-                status, r = final[i]
-                related = msgs[r.related] if r.related is not None else None
-                placeholders[msgs[i].tool_call_id] = placeholder_text(status, r.rule, related, msgs[i])
-    return placeholders
+    for family in rules_for("restored"):
+        if config.family_on(family):
+            restorations += family.apply(index, alive, config)
+    for r in restorations:
+        alive[r.index] = 1
+    return alive, removals, restorations
 
 
 @contextmanager
@@ -207,87 +127,78 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
 
     Pure: the input is never modified, and the same input gives the same output.
     Idempotent: pruning the kept session again keeps exactly the same messages.
-    Raises ``InvalidSessionError`` (naming message and field) on invalid input.
+    Raises ``InvalidSessionError`` (naming message and field) on invalid input. A
+    session is checked once: one that was validated before (every loader validates
+    what it reads) is not checked again.
     """
     config = config or PruneConfig()
-    if validate:
+    if validate and not is_validated(session):
         validate_session(session)
-    get_counter(config.encoding)  # load the tokenizer before the clock starts
+    counter = get_counter(config.encoding)  # load the tokenizer before the clock starts
     with collector_paused():
-        return _prune(session, config)
+        start = time.perf_counter()
+        index = index_for(session, config.file_tools)
+        return _prune(session, index, config, counter, start)
 
 
-def _prune(session: Session, config: PruneConfig) -> PruneResult:
-    msgs = list(session.messages)
-    n = len(msgs)
-
-    start = time.perf_counter()
+def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter, start: float) -> PruneResult:
     final: dict[int, tuple[str, Removal]] = {}
     ever_restored: dict[int, Removal] = {}
     first_removal: dict[int, str] = {}
-    current = list(range(n))  # original indices of this round's input
-    rounds = 0
+    rounds = 1
+    alive, removals, restorations = run_passes(index, config)
+    # Without restorations the kept set is already a fixpoint; with them, a restored message can
+    # change what the passes see: prune the kept set again unless pruner.engine.rounds shows that
+    # would change nothing.
+    for i, (status, r) in removals.items():
+        first_removal[i] = r.rule
+        if not alive[i]:
+            final[i] = (status, r)
+    for r in restorations:
+        ever_restored.setdefault(r.index, r)
+    if restorations and 0 in alive and not _settled(index, alive, removals, restorations):
+        alive, rounds = _more_rounds(index, alive, config, final, ever_restored, first_removal)
+    return finish(session, index, alive, final, ever_restored, first_removal, config, counter, rounds, start)
+
+
+def _settled(index: SessionIndex, alive: bytearray, removals, restorations) -> bool:
+    families: dict[str, object] = {}
+
+    def removed_by(i: int):
+        rule = removals[i][1].rule
+        if rule not in families:
+            families[rule] = family_of(rule)
+        return families[rule]
+    return settled(index, [r.index for r in restorations], kept=alive.__getitem__, removed_by=removed_by)
+
+
+def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final, ever_restored,
+                 first_removal) -> tuple[bytearray, int]:
+    """Prune the kept set again (as a session of its own) until a round changes nothing."""
+    msgs = index.messages
+    current = [i for i in range(len(msgs)) if alive[i]]
+    rounds = 1
     while True:
         rounds += 1
-        index, alive, removals, restorations = _run_passes([msgs[i] for i in current], config)
+        sub = build_index([msgs[i] for i in current], config.file_tools)
+        sub_alive, removals, restorations = run_passes(sub, config)
         for li, (status, r) in removals.items():
             first_removal.setdefault(current[li], r.rule)
-            if not alive[li]:
+            if not sub_alive[li]:
                 final[current[li]] = (status, _to_original(r, current))
         for r in restorations:
             ever_restored.setdefault(current[r.index], _to_original(r, current))
-        survivors = [current[li] for li in range(len(current)) if alive[li]]
-        # Without restorations the kept set is already a fixpoint; with them, a restored
-        # message can change what the passes see: prune the kept set again unless
-        # pruner.engine.rounds shows that would change nothing.
+        survivors = [current[li] for li in range(len(current)) if sub_alive[li]]
         done = (not restorations or len(survivors) == len(current)
-                or _settled(index, alive, removals, restorations))
+                or _settled(sub, sub_alive, removals, restorations))
         current = survivors
         if done:
             break
-    alive_final = [False] * n
+    alive = bytearray(len(msgs))
     for i in current:
-        alive_final[i] = True
-    return _finish(session, msgs, alive_final, final, ever_restored, first_removal, config, rounds, start)
+        alive[i] = 1
+    return alive, rounds
 
 
-def _finish(session: Session, msgs: list[Message], alive_final: list[bool],
-            final: dict[int, tuple[str, Removal]], ever_restored: dict[int, Removal],
-            first_removal: dict[int, str], config: PruneConfig, rounds: int, start: float) -> PruneResult:
-    """Settle orphaned calls, then explain every decision and count tokens."""
-    counter = get_counter(config.encoding)
-    n = len(msgs)
-    placeholders = _settle_orphans(msgs, alive_final, final, config.orphan_policy)
-    elapsed_ms = (time.perf_counter() - start) * 1000
-
-    decisions = []
-    for i, m in enumerate(msgs):
-        if alive_final[i]:
-            r = ever_restored.get(i)
-            if r is not None:
-                reason = explain(r, msgs) + f" (it had been removed by {first_removal[i]})"
-                decisions.append(Decision(m.id, "restored", r.rule, reason, msgs[r.related].id))
-            else:
-                decisions.append(Decision(m.id, "kept", "", "no pruning rule applies to it"))
-        else:
-            status, r = final[i]
-            decisions.append(Decision(m.id, status, r.rule, explain(r, msgs),
-                                      None if r.related is None else msgs[r.related].id))
-    kept = session.with_messages(m for i, m in enumerate(msgs) if alive_final[i])
-
-    tokens = [message_tokens(m, counter) for m in msgs]
-    placeholder_tokens = sum(counter.count(t) for t in placeholders.values())
-    by_status = {s: 0 for s in STATUSES}
-    by_rule: dict[str, int] = {}
-    for d in decisions:
-        by_status[d.status] += 1
-        if d.rule:
-            by_rule[d.rule] = by_rule.get(d.rule, 0) + 1
-    stats = PruneStats(
-        messages_before=n, messages_after=len(kept.messages),
-        tokens_before=sum(tokens),
-        tokens_after=sum(t for t, a in zip(tokens, alive_final) if a) + placeholder_tokens,
-        placeholder_tokens=placeholder_tokens, by_status=by_status,
-        by_rule=dict(sorted(by_rule.items())), counter=counter.name, elapsed_ms=elapsed_ms, rounds=rounds)
-    return PruneResult(session=session, kept=kept, decisions=tuple(decisions), stats=stats,
-                       placeholders=placeholders)
+def _to_original(r: Removal, current: list[int]) -> Removal:
+    return r._replace(index=current[r.index], related=None if r.related is None else current[r.related])

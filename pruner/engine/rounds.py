@@ -3,15 +3,16 @@
 Pruning restores what kept messages need. A restored message is back in the
 kept set, and pruning that set again must keep exactly the same messages
 (idempotence). That holds without running the passes again when every
-restored message would be removed again and restored again for the same need:
+restored message would be removed again and restored again for the same need.
+Each rule declares when that is so for the messages it removed
+(``removes_again`` in ``pruner.rules``):
 
-* it was a pass-2 copy (the walk before it is unchanged, so it is a copy again), or
-* a reason pass 1 had to remove it is still in the kept set: a later result of
-  the same call, a later change of a file it read, or its TTL.
+* a pass-2 copy is a copy again: the walk before it is unchanged;
+* a pass-1 removal holds again when some pass-1 reason is still in the kept set: a
+  later result of the same call, a later change of a file it read, or its TTL.
 
-``prune`` and ``IncrementalPruner`` both ask ``settled``; when it says no,
-``prune`` runs the passes again on the kept set (and the incremental pruner
-prunes in full).
+A rule that declares nothing makes ``settled`` say no, and ``prune`` runs the passes
+again on the kept set (the incremental pruner prunes in full).
 """
 
 from __future__ import annotations
@@ -19,19 +20,27 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from .index import SessionIndex
-from .fileops import READ
+from ..rules import RULES, Rule, rules_for
+
+
+def family_of(rule_name: str) -> Rule | None:
+    """The registered family that writes ``rule_name`` into its decisions."""
+    for family in RULES.values():
+        if rule_name == family.name or rule_name in family.emits:
+            return family
+    return None
 
 
 def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], bool],
-            removed_by_pass1: Callable[[int], bool], later_results: Callable[[int], Iterable[int]],
-            later_invalidators: Callable[[int, str], Iterable[int]],
-            witness: dict[int, int] | None = None) -> bool:
+            removed_by: Callable[[int], "Rule | None"], witness: dict[int, int] | None = None) -> bool:
     """True when a second round of the passes over the kept messages changes nothing.
 
-    ``witness`` (optional, kept by the caller between calls) remembers, for each
-    restored message, the kept message that showed its removal reason still
-    holds; it is checked first, so a caller asking after every turn does not
-    search again while the witness stays kept.
+    ``removed_by(r)``: the rule family that removed restored message ``r`` (for a pass-1
+    removal any pass-1 family will do: every pass-1 reason is checked). ``witness``
+    (optional, kept by the caller between calls) remembers, for each restored message,
+    the kept message that showed a pass-1 reason to remove it still holds; it is checked
+    first, so a caller asking after every turn does not search again while the witness
+    stays kept.
     """
     msgs: Sequence = index.messages
     last = len(msgs) - 1
@@ -39,45 +48,27 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
         last -= 1
     if (msgs[last].turn if last >= 0 else 0) != index.last_turn:
         return False  # the kept set ends at an earlier turn: TTLs would read differently
+    expired = None
     for r in restored:
-        if not removed_by_pass1(r):
-            continue
         if witness is not None:
             w = witness.get(r)
             if w is not None and kept(w):
-                continue
-        found = next((j for j in later_results(r) if kept(j)), None)
-        if found is None:
-            found = next((v for a in index.file_access[r] if a.op == READ
-                          for v in later_invalidators(r, a.path) if kept(v)), None)
-        if found is not None:
-            if witness is not None:
-                witness[r] = found
+                continue  # a kept message still shows a pass-1 reason to remove it
+        family = removed_by(r)
+        if family is None:
+            return False
+        if family.stage != "expired":
+            if family.removes_again is None or not family.removes_again(index, r, kept):
+                return False
             continue
-        eat = msgs[r].expires_after_turn
-        if eat is not None and eat < index.last_turn:
-            continue
-        return False
+        if expired is None:
+            expired = [f for f in rules_for("expired") if f.removes_again is not None]
+        for f in expired:  # any pass-1 reason removes it again
+            found = f.removes_again(index, r, kept)
+            if found:
+                break
+        else:
+            return False
+        if witness is not None and found is not True:
+            witness[r] = found
     return True
-
-
-def full_session_lookups(index: SessionIndex):
-    """``later_results`` and ``later_invalidators`` for a whole index, built once."""
-    by_key: dict[str, list[int]] = {}
-    for i, k in enumerate(index.result_key):
-        if k is not None:
-            by_key.setdefault(k, []).append(i)
-    by_path: dict[str, list[int]] = {}
-    for i, accesses in enumerate(index.file_access):
-        for a in accesses:
-            if a.op != READ or not a.partial:
-                by_path.setdefault(a.path, []).append(i)
-
-    def later_results(r: int):
-        key = index.result_key[r]
-        return [j for j in by_key.get(key, ()) if j > r] if key is not None else ()
-
-    def later_invalidators(r: int, path: str):
-        return [v for v in by_path.get(path, ()) if v > r]
-
-    return later_results, later_invalidators

@@ -1,37 +1,71 @@
-"""Pruning rules, one module per family, registered by name.
+"""Pruning rules, one module per family, each declaring everything about itself where it registers.
 
-A rule is a pure function ``(index, alive, config) -> list[Removal]``: it reads
-the session index and which messages are still alive, and says which of them
-to remove, by which rule, pointing at which other message, with the facts
-behind it (``detail``). It never mutates anything; ``pruner.engine.prune`` applies the
-removals in rule order. Each rule name has an explanation that turns a removal
-into the one-sentence reason a person reads; it runs after the passes, so
-deciding stays cheap.
+A rule family is a pure function ``(index, alive, config) -> iterable of Removal``: it
+reads the session index (``pruner.engine.index``) and which messages are still alive,
+and says which of them to remove, by which rule name, pointing at which other message,
+with the facts behind it (``detail``). It never mutates anything; ``pruner.engine.prune``
+applies the removals in stage order, and within a stage in registration order.
 
-Add a rule by writing a module in this package that decorates its function with
-``@register_rule("name", stage=...)`` and registers an explanation for every rule
-name it emits with ``@explains("name")``; every module here is imported when the
-package loads (see CONTRIBUTING.md).
+``@register_rule(name, stage=..., description=...)`` declares, in one place:
+
+* ``stage``: ``expired`` (pass 1), ``duplicate`` (pass 2) or ``restored`` (pass 3, which
+  brings back what kept messages need; one family, ``pruner.rules.dependencies``);
+* ``short``: the rule's name in compact tables (``pruner bench``); default: the name;
+* ``placeholder``: what the export sends in place of a result this rule removed while its
+  call is kept: a format string (``{where}`` is " at turn T (id X)" for the related
+  message or empty, ``{message}`` the removed message) or ``fn(related, message) -> str``;
+* ``emits``: for a family that writes other rule names into its decisions (e.g.
+  ``duplicate_context`` emits ``exact_duplicate`` and ``near_duplicate``), the
+  ``Emits(short=..., placeholder=...)`` of each;
+* ``tracker``: the class that carries the rule from append to append in
+  ``IncrementalPruner`` (the protocols are in ``pruner.engine.trackers``). Without
+  one, ``IncrementalPruner`` prunes everything again on every append while the rule
+  is registered: always right, never fast;
+* ``removes_again``: ``fn(index, i, kept) -> witness index | True | None``: whether,
+  when a restoration brought back a message this stage removed, pruning the kept
+  set again would remove it again (``pruner.engine.rounds``). Without it, ``prune``
+  simply runs the passes again on the kept set.
+
+Every rule name a family emits also needs ``@explains(name)``: the one-sentence reason
+a person reads. Explanations run only when someone reads the decisions, so deciding
+stays cheap. Every module of this package is imported when the package loads, so a
+new rule is one new module here and nothing else (see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from ..errors import ConfigurationError
 from ..model import Message
 
-#: The removal stages in pass order, and the status their removals get.
-STAGES = {"expired": "expired", "duplicate": "duplicate"}
+#: The stages in pass order, and the status their decisions get.
+STAGES = {"expired": "expired", "duplicate": "duplicate", "restored": "restored"}
+#: The stages whose rules remove messages (``restored`` brings them back).
+REMOVAL_STAGES = ("expired", "duplicate")
 
 
-@dataclass(frozen=True)
-class Removal:
+class Removal(NamedTuple):
+    """One rule's verdict on one message: ``index`` (position), ``rule`` (the name written
+    into the decision), ``related`` (the position it points at) and ``detail`` (the facts
+    its explanation needs). A named tuple: rules make thousands per prune."""
+
     index: int
     rule: str
     related: int | None = None
-    detail: tuple = ()  # the facts the explanation needs (a key, a path, a share)
+    detail: tuple = ()
+
+
+DEFAULT_PLACEHOLDER = "[result removed by pruning]"
+
+
+@dataclass(frozen=True)
+class Emits:
+    """What a rule name written into decisions declares: its short name and placeholder."""
+
+    short: str | None = None
+    placeholder: str | Callable[[Message | None, Message], str] = DEFAULT_PLACEHOLDER
 
 
 @dataclass(frozen=True)
@@ -39,25 +73,78 @@ class Rule:
     name: str
     stage: str
     description: str
-    apply: Callable[..., list[Removal]]
+    apply: Callable[..., Any]
+    emits: Mapping[str, Emits] = field(default_factory=dict)  # rule name -> its declaration
+    tracker: type | None = None
+    removes_again: Callable[..., Any] | None = None
+
+    @property
+    def status(self) -> str:
+        return STAGES[self.stage]
 
 
 RULES: dict[str, Rule] = {}
 
 
-def register_rule(name: str, *, stage: str, description: str):
-    """Decorator: register ``fn`` as the rule ``name`` in ``stage`` (``expired`` or ``duplicate``)."""
+def register_rule(name: str, *, stage: str, description: str, short: str | None = None,
+                  placeholder: str | Callable | None = None, emits: Mapping[str, Emits] | None = None,
+                  tracker: type | None = None, removes_again: Callable | None = None):
+    """Decorator: register ``fn`` as the rule family ``name`` (see the module docstring)."""
     if stage not in STAGES:
         raise ConfigurationError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
+    if emits is None:
+        default = "[same as the result{where}]" if stage == "duplicate" else DEFAULT_PLACEHOLDER
+        emits = {name: Emits(short=short, placeholder=placeholder or default)}
+    elif short is not None or placeholder is not None:
+        raise ConfigurationError(f"rule {name!r}: give short and placeholder per emitted name in emits")
 
     def decorate(fn):
-        RULES[name] = Rule(name=name, stage=stage, description=description, apply=fn)
+        RULES[name] = Rule(name=name, stage=stage, description=description, apply=fn, emits=dict(emits),
+                           tracker=tracker, removes_again=removes_again)
         return fn
     return decorate
 
 
 def rules_for(stage: str) -> list[Rule]:
     return [r for r in RULES.values() if r.stage == stage]
+
+
+_DECLARED: dict[str, tuple[Rule | None, Emits]] = {}  # rule name -> (its family, its declaration)
+
+
+def declaration(rule_name: str) -> Emits:
+    """The declaration of a rule name as it appears in decisions (default: plain)."""
+    hit = _DECLARED.get(rule_name)
+    if hit is not None and (hit[0] is None or RULES.get(hit[0].name) is hit[0]) and (
+            hit[0] is not None or not any(rule_name in f.emits for f in RULES.values())):
+        return hit[1]
+    for family in RULES.values():
+        e = family.emits.get(rule_name)
+        if e is not None:
+            _DECLARED[rule_name] = (family, e)
+            return e
+    _DECLARED[rule_name] = (None, Emits())
+    return _DECLARED[rule_name][1]
+
+
+def short_name(rule_name: str) -> str:
+    return declaration(rule_name).short or rule_name
+
+
+def placeholder_text(rule_name: str, related: Message | None, message: Message) -> str:
+    """What the export sends for ``message``, a result ``rule_name`` removed, pointing at ``related``."""
+    p = declaration(rule_name).placeholder
+    if callable(p):
+        return p(related, message)
+    where = f" at turn {related.turn} (id {related.id})" if related is not None else ""
+    parts = _TEMPLATES.get(p)
+    if parts is None:  # a template that only says where: two literal halves, no format() per result
+        parts = _TEMPLATES[p] = tuple(p.split("{where}", 1)) if (
+            p.count("{") == 1 and "{where}" in p and "}" not in p.replace("{where}", "")) else ()
+    return parts[0] + where + parts[1] if parts else p.format(where=where, message=message)
+
+
+_TEMPLATES: dict[str, tuple[str, ...]] = {}
 
 
 EXPLANATIONS: dict[str, Callable[[Removal, Sequence[Message]], str]] = {}

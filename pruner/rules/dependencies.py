@@ -1,4 +1,4 @@
-"""Dependency restoration: bring back what kept messages still need, transitively.
+"""Dependency restoration (pass 3): bring back what kept messages still need, transitively.
 
 Two kinds of need:
 
@@ -12,35 +12,52 @@ Two kinds of need:
   call. (The other direction, a kept call whose result was removed, is met at
   export with a placeholder naming the newer result, so restoring it would undo
   the pruning for nothing.)
+
+Each need is judged against what passes 1 and 2 kept, never against other
+restorations, so the result does not depend on the order needs are met in, and
+appending messages never changes how earlier needs were met.
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
+from bisect import bisect_left, insort
+from typing import Callable
 
 from ..engine.index import SessionIndex
-from . import Removal, explains
+from . import Emits, Removal, explains, register_rule
 
 
-def restore_dependencies(index: SessionIndex, alive: list[bool]) -> list[Removal]:
+def needs_of(index: SessionIndex, i: int, alive, definers: dict[str, list[int]],
+             kept_definers: dict[str, list[int]]):
+    """The removed messages message ``i`` needs back: ``(index, rule, detail)`` triples."""
+    owner = index.call_owner[i]
+    if owner >= 0 and not alive[owner]:
+        yield owner, "tool_pair", index.messages[i].tool_call_id
+    for key in index.refs[i]:
+        candidates = definers.get(key)
+        if not candidates or candidates[0] > i:
+            continue  # nothing defines it before this message
+        kept = kept_definers[key]
+        if kept and kept[0] < i:
+            continue  # a message the passes kept already defines it before this one
+        yield candidates[bisect_left(candidates, i) - 1], "dependency", key
+
+
+def restore_dependencies(index: SessionIndex, alive) -> list[Removal]:
     """Restorations, in position order; ``alive`` (what passes 1 and 2 kept) is not modified.
 
-    Each need is judged against what passes 1 and 2 kept, never against other
-    restorations, so the result does not depend on the order needs are met in,
-    and appending messages never changes how earlier needs were met. A restored
-    message's own needs count too (transitively); ``related`` is the earliest
-    message that needed it.
+    A restored message's own needs count too (transitively); ``related`` is the
+    earliest message that needed it.
     """
-    msgs = index.messages
-    definers: dict[str, list[int]] = {}
-    for i, keys in enumerate(index.defines):
-        for k in keys:
-            definers.setdefault(k, []).append(i)
+    definers = index.definers
     kept_definers = {k: [i for i in v if alive[i]] for k, v in definers.items()}
-    needed_by: dict[int, tuple[int, int, str, str]] = {}  # restored -> (earliest needer, order, rule, detail)
-    heap = [i for i in range(len(msgs)) if alive[i] and (index.refs[i] or msgs[i].tool_call_id)]
+    owner = index.call_owner
+    # Only results whose call is gone and messages with references can need anything.
+    heap = [i for i in index.results if alive[i] and not alive[owner[i]]]
+    heap += [i for i in index.referrers if alive[i]]
     heapq.heapify(heap)
+    needed_by: dict[int, tuple[int, int, str, str]] = {}  # restored -> (earliest needer, order, rule, detail)
     seen: set[int] = set()
     while heap:
         i = heapq.heappop(heap)
@@ -56,22 +73,120 @@ def restore_dependencies(index: SessionIndex, alive: list[bool]) -> list[Removal
     return [Removal(j, rule, needer, (detail,)) for j, (needer, _, rule, detail) in sorted(needed_by.items())]
 
 
-def needs_of(index: SessionIndex, i: int, alive, definers: dict[str, list[int]],
-             kept_definers: dict[str, list[int]]):
-    """The removed messages message ``i`` needs back: ``(index, rule, detail)`` triples."""
-    m = index.messages[i]
-    if m.tool_call_id is not None:
-        site = index.call_site.get(m.tool_call_id)
-        if site is not None and not alive[site[0]]:
-            yield site[0], "tool_pair", m.tool_call_id
-    for key in index.refs[i]:
-        candidates = definers.get(key)
-        if not candidates or candidates[0] > i:
-            continue  # nothing defines it before this message
-        kept = kept_definers[key]
-        if kept and kept[0] < i:
-            continue  # a message the passes kept already defines it before this one
-        yield candidates[bisect_left(candidates, i) - 1], "dependency", key
+class DependencyTracker:
+    """The needs of every message kept so far, and so the restored set, kept up to date.
+
+    When a message starts or stops being kept by passes 1-2, only the needs it can
+    change are judged again: its own, those of its results, and those of the
+    messages referring to a key it defines between it and the next kept definer.
+    """
+
+    def __init__(self, index: SessionIndex, config, kept12: Callable[[int], bool]):
+        self.index = index
+        self.kept12 = kept12  # kept by passes 1-2
+        self._view = _Kept12(kept12)
+        self._kept_definers: dict[str, list[int]] = {}
+        self._referrers: dict[str, list[int]] = {}  # key -> messages that refer to it
+        self._results_of: dict[int, list[int]] = {}  # assistant index -> its results
+        self._needs: dict[int, list] = {}  # active needer -> [(target, (needer, order, rule, detail))]
+        self.restored: dict[int, set[tuple[int, int, str, str]]] = {}  # target -> needers' entries
+
+    def restoration(self, j: int) -> Removal | None:
+        needers = self.restored.get(j)
+        if not needers:
+            return None
+        needer, _, rule, detail = min(needers)
+        return Removal(j, rule, needer, (detail,))
+
+    def advance(self, start: int, died: list[int], revived: list[int], changed: set[int]) -> bool:
+        """Bring the needs up to date; returns whether the restored set changed."""
+        index, kept12 = self.index, self.kept12
+        n = len(index.messages)
+        restored_changed = False
+        recheck: set[int] = set()
+        for j in revived:  # j is kept by passes 1-2 again
+            for k in index.defines[j]:
+                kept = self._kept_definers[k]
+                hi = kept[0] if kept else n
+                insort(kept, j)
+                if j < hi:  # needers after j up to the old first kept definer now have one
+                    refs = self._referrers.get(k, [])
+                    recheck.update(refs[bisect_left(refs, j + 1): bisect_left(refs, hi + 1)])
+            recheck.add(j)
+            recheck.update(self._results_of.get(j, ()))
+        for j in died:  # j was kept by passes 1-2 and no longer is
+            for k in index.defines[j]:
+                kept = self._kept_definers[k]
+                was_first = kept[0] == j
+                kept.remove(j)
+                if was_first:  # needers after j up to the next kept definer lose it
+                    hi = kept[0] if kept else n
+                    refs = self._referrers.get(k, [])
+                    recheck.update(refs[bisect_left(refs, j + 1): bisect_left(refs, hi + 1)])
+            recheck.add(j)
+            recheck.update(self._results_of.get(j, ()))
+        for i in range(start, n):
+            for k in index.defines[i]:
+                kept = self._kept_definers.setdefault(k, [])
+                if kept12(i):
+                    insort(kept, i)
+            for k in index.refs[i]:
+                self._referrers.setdefault(k, []).append(i)
+            owner = index.call_owner[i]
+            if owner >= 0:
+                self._results_of.setdefault(owner, []).append(i)
+            recheck.add(i)
+        definers, kept_definers, view = index.definers, self._kept_definers, self._view
+        heap = sorted(recheck)
+        while heap:
+            i = heapq.heappop(heap)
+            active = kept12(i) or i in self.restored
+            old = self._needs.pop(i, [])
+            new = [(t, (i, order, rule, detail)) for order, (t, rule, detail) in enumerate(
+                needs_of(index, i, view, definers, kept_definers))] \
+                if active and (index.refs[i] or index.call_owner[i] >= 0) else []
+            if new:
+                self._needs[i] = new
+            for need in old:
+                if need not in new:
+                    target, entry = need
+                    needers = self.restored[target]
+                    needers.discard(entry)
+                    changed.add(target)  # the earliest needer may have changed
+                    if not needers:
+                        del self.restored[target]
+                        restored_changed = True
+                        heapq.heappush(heap, target)  # its own needs go too
+            for need in new:
+                if need not in old:
+                    target, entry = need
+                    fresh = target not in self.restored
+                    self.restored.setdefault(target, set()).add(entry)
+                    changed.add(target)
+                    if fresh:
+                        restored_changed = True
+                        heapq.heappush(heap, target)
+        return restored_changed
+
+
+class _Kept12:
+    """``view[i]``: is message ``i`` kept by passes 1 and 2 (what ``needs_of`` reads)."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __getitem__(self, i: int) -> bool:
+        return self._fn(i)
+
+
+@register_rule("dependencies", stage="restored", tracker=DependencyTracker,
+               emits={"dependency": Emits(short="dep"), "tool_pair": Emits(short="pair")},
+               description="bring back, transitively, what a kept message needs: the definer of a key "
+                           "it refers to (rule dependency) and the call its result answers (rule tool_pair)")
+def _restore(index: SessionIndex, alive, config) -> list[Removal]:
+    return restore_dependencies(index, alive)
 
 
 @explains("dependency")

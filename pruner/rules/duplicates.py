@@ -1,22 +1,19 @@
-"""Duplicate context: retrieved documents and tool results that repeat an earlier kept one."""
+"""Duplicate context (pass 2): documents and tool results that repeat an earlier kept one.
+
+Texts are compared by their normalised form (exact copies) and by their word 3-grams
+(near copies, ``pruner.engine.near``). One walk in position order judges each text at
+its first appearance among the messages pass 1 kept: a copy of the earliest *original*
+(a text not itself a copy) that nearly contains it, or an original. Every later
+appearance of a text repeats that verdict: an exact copy of the original, or the same
+near copy. So a removed copy always points at a message that stays.
+"""
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+import heapq
 
-from ..engine.index import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS, SessionIndex
-from . import Removal, explains, register_rule
-
-_ELIGIBLE_ROLES = frozenset({"tool", "retrieved_doc"})
-#: An anchor already held by this many earlier originals is boilerplate: it does
-#: not nominate candidates (that would make the search quadratic).
-_COMMON_ANCHOR = 16
-#: How many anchors of a text are looked up to nominate candidates.
-_LOOKUPS = 6
-
-
-def _eligible(index: SessionIndex, alive: list[bool]) -> list[int]:
-    return [i for i in range(len(index.messages)) if alive[i] and is_candidate(index, i)]
+from ..engine.index import SessionIndex
+from . import Emits, Removal, explains, register_rule
 
 
 def _what(m) -> str:
@@ -34,140 +31,170 @@ def _explain_near(r: Removal, messages) -> str:
     return f"{r.detail[0]:.0%} of its text already appears in {_what(messages[r.related])}"
 
 
-@register_rule("duplicate_context", stage="duplicate",
+def _original_for(containers: dict[int, int], first: dict[int, int], copy_of: dict, before: int):
+    """The earliest original (position, text, shared) before ``before`` among ``containers``
+    (``first``: where each text first appears; ``copy_of``: the texts that are copies)."""
+    best = None
+    for v, shared in containers.items():
+        q = first.get(v)
+        if q is not None and q < before and v not in copy_of and (best is None or q < best[0]):
+            best = (q, v, shared)
+    return best
+
+
+class DuplicateTracker:
+    """The walk carried from append to append: per text, where it first appears among the
+    messages pass 1 keeps, and whether it is an original or the copy of which original.
+
+    When pass 1 removes a text's first appearance, the text is judged again at its next
+    one; when a text stops or starts being an original (or moves), the texts it nearly
+    contains are judged again, in order of their first appearance, so each is judged
+    after everything before it has settled.
+    """
+
+    def __init__(self, index: SessionIndex, config, gone):
+        self.index = index
+        self.threshold = config.near_duplicate_threshold
+        self.gone = gone  # gone[i]: pass 1 removed message i
+        self._occ: dict[int, list[int]] = {}  # text -> positions pass 1 keeps, in order
+        self._copy_of: dict[int, tuple[int, int]] = {}  # text -> (original text, shared) for near copies
+        self._judged_at: dict[int, int] = {}  # text -> the position its verdict was made at
+        self._start = 0  # the first new message of the current append
+
+    def is_copy(self, i: int) -> bool:
+        """Message ``i`` (kept by pass 1) is removed as a copy."""
+        t = self.index.text_no[i]
+        return t >= 0 and (self._occ[t][0] != i or t in self._copy_of)
+
+    def removal(self, i: int) -> Removal | None:
+        t = self.index.text_no[i]
+        if t < 0 or self.gone[i]:
+            return None
+        occ = self._occ[t]
+        c = self._copy_of.get(t)
+        if c is None:
+            return None if occ[0] == i else Removal(i, "exact_duplicate", occ[0])
+        v, shared = c
+        return Removal(i, "near_duplicate", self._occ[v][0], (shared / len(self.index.texts[t].shingles),))
+
+    def advance(self, start: int, left: list[int], changed: set[int]) -> tuple[list[int], list[int]]:
+        """Messages ``left`` (earlier ones) were removed by pass 1 in this append; messages from
+        ``start`` on are new. Returns the earlier positions that stopped (``died``) and started
+        (``revived``) being kept by passes 1-2, and adds to ``changed`` every message whose
+        verdict may have changed."""
+        occ, text_no = self._occ, self.index.text_no
+        rel = self.index.near(self.threshold)
+        self._start = start
+        died: list[int] = []
+        revived: list[int] = []
+        heap: list[tuple[int, int]] = []
+        for j in left:
+            t = text_no[j]
+            if t < 0:
+                continue
+            positions = occ[t]
+            if positions[0] == j:
+                if self._judged_at.get(t) == j and t not in self._copy_of:
+                    died.append(j)  # it was an original here: kept by passes 1-2 until now
+                positions.pop(0)
+                if positions:
+                    heapq.heappush(heap, (positions[0], t))
+                else:
+                    del occ[t]
+                    self._copy_of.pop(t, None)
+                    self._judged_at.pop(t, None)
+                self._push_contained(rel, t, j, heap)
+            else:
+                positions.remove(j)
+        while heap:  # earlier texts first, so every verdict reads settled ones
+            p, u = heapq.heappop(heap)
+            positions = occ.get(u)
+            if positions and positions[0] == p:
+                self._judge(rel, u, changed, died, revived, heap)
+        for i in range(start, len(text_no)):
+            t = text_no[i]
+            if t < 0 or self.gone[i]:
+                continue
+            positions = occ.setdefault(t, [])
+            positions.append(i)
+            changed.add(i)
+            if len(positions) == 1:  # the text appears (again): judge it here
+                self._judge(rel, t, changed, died, revived, heap)
+        return died, revived
+
+    def _push_contained(self, rel, t: int, after: int, heap) -> None:
+        occ = self._occ
+        for u in rel.contained[t]:
+            p = occ.get(u)
+            if p and p[0] > after:
+                heapq.heappush(heap, (p[0], u))
+
+    def _judge(self, rel, t: int, changed: set[int], died: list[int], revived: list[int], heap) -> None:
+        occ, copy_of = self._occ, self._copy_of
+        positions = occ[t]
+        p = positions[0]
+        if p > self.index.text_first[t]:  # judged after texts that appeared later than it did
+            rel.refresh(t)
+        best = None
+        for v, shared in rel.containers[t].items():
+            o = occ.get(v)
+            if o is not None and o[0] < p and v not in copy_of and (best is None or o[0] < best[0]):
+                best = (o[0], v, shared)
+        was_original_here = self._judged_at.get(t) == p and t not in copy_of
+        was_judged_here = self._judged_at.get(t) == p
+        self._judged_at[t] = p
+        if best is None:
+            copy_of.pop(t, None)
+        else:
+            copy_of[t] = (best[1], best[2])
+        changed.update(positions)
+        original = best is None
+        if was_judged_here and was_original_here == original:
+            return  # the same verdict at the same place: nothing it contains can change
+        if was_original_here and not original:
+            died.append(p)
+        elif original and not was_original_here and p < self._start:
+            revived.append(p)
+        self._push_contained(rel, t, p, heap)
+
+@register_rule("duplicate_context", stage="duplicate", tracker=DuplicateTracker,
+               removes_again=lambda index, i, kept: True,  # the walk before a copy is unchanged
+               emits={"exact_duplicate": Emits(short="exact", placeholder="[same as the result{where}]"),
+                      "near_duplicate": Emits(short="near", placeholder="[same as the result{where}]")},
                description="a document or tool result whose text repeats an earlier kept one: "
                            "exactly (ignoring case, Unicode form, punctuation and whitespace; rule "
                            "exact_duplicate) or nearly (at least the threshold share of its word "
                            "3-grams appear in it; rule near_duplicate)")
-def remove_duplicates(index: SessionIndex, alive: list[bool], config) -> list[Removal]:
-    """One walk in order: each text is compared with the originals kept before it.
-
-    Exact and near copies are found in the same walk so that a removed copy
-    always points at a message that stays.
-    """
-    walk = DuplicateWalk(index, config)
-    out = []
-    for i in _eligible(index, alive):
-        r = walk.step(i)
-        if r is not None:
-            out.append(r)
+def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
+    """One walk in position order over the duplicate candidates pass 1 kept."""
+    exact = "exact_duplicate" not in config.disabled_rules
+    near = "near_duplicate" not in config.disabled_rules
+    threshold = config.near_duplicate_threshold
+    containers = index.near(threshold).containers if near else None
+    texts = index.texts
+    first: dict[int, int] = {}  # text -> its first position here
+    copy_of: dict[int, tuple[int, float]] = {}  # text -> (original's position, share) for near copies
+    out: list[Removal] = []
+    text_no = index.text_no
+    for i in index.candidates:
+        if not alive[i]:
+            continue
+        t = text_no[i]
+        p = first.get(t)
+        if p is not None:  # the text appeared before: the same verdict
+            c = copy_of.get(t)
+            if c is not None:
+                out.append(Removal(i, "near_duplicate", c[0], (c[1],)))
+            elif exact:
+                out.append(Removal(i, "exact_duplicate", p))
+            elif near:  # exact copies off: an original contains all of it
+                out.append(Removal(i, "near_duplicate", p, (1.0,)))
+            continue
+        first[t] = i
+        if near and containers[t]:
+            best = _original_for(containers[t], first, copy_of, i)
+            if best is not None:
+                share = best[2] / len(texts[t].shingles)
+                copy_of[t] = (best[0], share)
+                out.append(Removal(i, "near_duplicate", best[0], (share,)))
     return out
-
-
-def is_candidate(index: SessionIndex, i: int) -> bool:
-    """Whether message ``i`` takes part in duplicate detection (when alive)."""
-    m = index.messages[i]
-    if m.tool_call_id is not None:
-        return len(index.features[i].normalised) >= MIN_DUPLICATE_RESULT_CHARS
-    return m.role in _ELIGIBLE_ROLES and len(index.features[i].normalised) >= MIN_DUPLICATE_CHARS
-
-
-class DuplicateWalk:
-    """The originals kept so far, by normalised text and by anchor, in position order.
-
-    ``judge(i)`` looks only at originals before ``i``, so a message can be judged
-    again after an earlier original came or went: the incremental pruner does
-    that, and the in-order walk is the special case where every original is earlier.
-    """
-
-    def __init__(self, index: SessionIndex, config):
-        self.index = index
-        self.near = "near_duplicate" not in config.disabled_rules
-        self.exact = "exact_duplicate" not in config.disabled_rules
-        self.threshold = config.near_duplicate_threshold
-        self.by_text: dict[str, list[int]] = {}  # normalised text -> originals, in order
-        self.postings: dict[int, list[int]] = {}  # anchor -> originals holding it, in order
-
-    def judge(self, i: int) -> Removal | None:
-        """Message ``i``'s verdict against the originals before it (``None``: an original)."""
-        f = self.index.features[i]
-        if self.exact:
-            same = self.by_text.get(f.normalised)
-            if same and same[0] < i:
-                return Removal(i, "exact_duplicate", same[0])
-        if self.near and f.anchors:
-            found = _near_original(i, f, self.index.features, self.postings, self.threshold)
-            if found is not None:
-                return Removal(i, "near_duplicate", found[0], (found[1],))
-        return None
-
-    def step(self, i: int) -> Removal | None:
-        """Judge ``i`` and, if it is an original, register it."""
-        r = self.judge(i)
-        if r is None:
-            self.register(i)
-        return r
-
-    def register(self, i: int) -> None:
-        f = self.index.features[i]
-        _add(self.by_text, f.normalised, i)
-        if self.near:
-            get = self.postings.get
-            for h in f.anchors:  # _add, inlined: this loop is the walk's hottest
-                p = get(h)
-                if p is None:
-                    self.postings[h] = [i]
-                elif not p or p[-1] < i:
-                    p.append(i)
-                else:
-                    insort(p, i)
-
-    def unregister(self, i: int) -> None:
-        f = self.index.features[i]
-        self.by_text[f.normalised].remove(i)
-        if self.near:
-            for h in f.anchors:
-                self.postings[h].remove(i)
-
-    def affected_by(self, i: int, h: int, *, leaving: bool) -> int | None:
-        """The last position whose lookup of anchor ``h`` changes when original ``i``
-        comes (or, with ``leaving``, goes); ``None``: every later position may change."""
-        p = self.postings.get(h, [])
-        limit = _COMMON_ANCHOR if leaving else _COMMON_ANCHOR - 1
-        return p[limit] if len(p) > limit else None
-
-
-def _add(lists: dict, key, i: int) -> None:
-    """Insert ``i`` into the sorted list at ``key`` (an append in the in-order walk)."""
-    p = lists.get(key)
-    if p is None:
-        lists[key] = [i]
-    elif not p or p[-1] < i:
-        p.append(i)
-    else:
-        insort(p, i)
-
-
-def _near_original(i: int, f, feats, postings: dict[int, list[int]],
-                   threshold: float) -> tuple[int, float] | None:
-    """The earliest original before ``i`` that contains ``threshold`` of ``f``'s 3-grams, and the share.
-
-    An original that contains at least 80% of the text also holds about as many
-    of its anchors, so it holds at least two of the first ``_LOOKUPS`` (in hash
-    order, which is unrelated to the content) unless it misses nearly all of
-    them: those few lookups nominate the candidates, and the exact 3-gram count
-    decides. (If the original held exactly 80% of the anchors, two hits out of
-    six would be missed about 0.2% of the time.) An anchor that
-    ``_COMMON_ANCHOR`` earlier originals hold is boilerplate and nominates nobody.
-    """
-    hits: dict[int, int] = {}
-    usable = 0
-    for h in f.anchors[:_LOOKUPS]:
-        p = postings.get(h)
-        before = bisect_left(p, i) if p else 0
-        if before < _COMMON_ANCHOR:
-            usable += 1
-            for k in range(before):
-                j = p[k]
-                hits[j] = hits.get(j, 0) + 1
-    if not hits:
-        return None
-    need_hits = 2 if usable >= 2 else 1
-    size = len(f.shingles)
-    need = threshold * size
-    mine = f.shingles
-    for j in sorted(j for j, c in hits.items() if c >= need_hits):
-        shared = len(mine & feats[j].shingles)
-        if shared >= need:
-            return j, shared / size
-    return None

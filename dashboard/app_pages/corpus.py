@@ -1,0 +1,155 @@
+"""Corpus: what pruning saves across a whole batch (the folder `pruner batch --out DIR` wrote)."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from dashboard import cache, components, corpus_charts, ui
+from dashboard.logic import corpus as logic
+
+ss = st.session_state
+FOLDER_ENV = "PRUNER_CORPUS_DIR"
+EXPLORER_PAGE = "app_pages/explorer.py"
+
+
+def open_folder(folder: str) -> None:
+    """Read the folder; on failure keep the corpus already shown and remember the error."""
+    try:
+        ss["corpus"] = logic.read_corpus(folder)
+        ss["corpus_error"] = None
+    except Exception as exc:
+        ss["corpus_error"] = ui.error_text(exc)
+
+
+def folder_form() -> None:
+    link = st.query_params.get("corpus")
+    if link and ss.get("corpus_link") != link:  # ?corpus=PATH opens a folder once per visit
+        ss["corpus_link"] = link
+        open_folder(link)
+    shown = ss.get("corpus")
+    default = shown.folder if shown else os.environ.get(FOLDER_ENV, "")
+    with st.form("corpus_folder"):
+        folder = st.text_input("Batch folder", value=default, key="corpus_folder_input",
+                               help="The folder you gave `pruner batch` as --out (a path on the machine that "
+                                    "runs this dashboard).", placeholder="/path/to/batch-out")
+        if st.form_submit_button("Open", type="primary") and folder.strip():
+            open_folder(folder.strip())
+    if ss.get("corpus_error"):
+        st.error(ui.escape_markdown(ss["corpus_error"]) + "\n\n" + (
+            "The batch shown before is still open." if ss.get("corpus") else
+            "Run `pruner batch INPUT... --out DIR`, then enter DIR here."), icon=":material/error:")
+
+
+def request_open(session_id: str | None) -> None:
+    if session_id:
+        ss["corpus_open"] = session_id
+
+
+def on_table_select() -> None:
+    rows = (ss.get("corpus_table") or {}).get("selection", {}).get("rows", [])
+    ids = ss.get("corpus_table_ids") or []
+    if rows and rows[0] < len(ids):
+        request_open(ids[rows[0]])
+
+
+def open_requested(shown) -> None:
+    """Open the session the user clicked in the Session explorer (with the batch's settings)."""
+    session_id = ss.pop("corpus_open", None)
+    if not session_id:
+        return
+    try:
+        logic.open_in_explorer(shown, session_id, ss)
+    except Exception as exc:
+        ss["corpus_open_error"] = ui.error_text(exc)
+        return
+    ss["corpus_open_error"] = None
+    st.switch_page(EXPLORER_PAGE)
+
+
+def headline(shown) -> None:
+    t = logic.totals(shown.sessions)
+    tokens, tokens_exact = components.before_after(t["tokens_before"], t["tokens_after"])
+    cols = st.columns(4)
+    cols[0].metric("Sessions", f"{t['sessions']:,}", help=f"from {ui.plural(t['files'], 'file')}")
+    cols[1].metric("Failed", f"{t['failed']:,}", help="Files or dialogues that could not be read or pruned; "
+                                                        "their errors are in the table (filter: errors only).")
+    cols[2].metric("Tokens before → after", tokens, help=f"{tokens_exact} tokens. After = the kept messages plus "
+                                                           "the placeholders sent for pruned tool results.")
+    cols[3].metric("Token reduction", f"{100 * t['reduction']:.1f} %")
+    config = shown.settings.get("config", {})
+    st.caption(f"Folder {ui.escape_markdown(shown.folder)} · counter `{config.get('encoding', '?')}` · "
+               f"passes: expire {config.get('expire')}, dedupe {config.get('deduplicate')}, "
+               f"restore {config.get('restore')} · near-duplicate threshold {config.get('near_duplicate_threshold')}")
+
+
+def charts(shown) -> None:
+    frame = shown.sessions
+    key = (shown.folder, len(frame), shown.manifest.get("last_run", {}).get("elapsed_s"))
+    left, right = st.columns(2)
+    left.plotly_chart(cache.shared("corpus_hist", key, lambda: corpus_charts.reduction_histogram(frame)),
+                      key="corpus_hist")
+    right.plotly_chart(cache.shared("corpus_tokens", key, lambda: corpus_charts.tokens_figure(logic.totals(frame))),
+                       key="corpus_tokens")
+    if shown.replay is not None and len(shown.replay):
+        st.plotly_chart(corpus_charts.dollars_figure(logic.replay_totals(shown.replay)), key="corpus_dollars")
+        st.caption("Prices: " + ui.escape_markdown(str(shown.replay["prices"].iloc[0])))
+    left, right = st.columns(2)
+    left.plotly_chart(corpus_charts.format_figure(logic.by_format(frame)), key="corpus_formats")
+    right.plotly_chart(corpus_charts.rule_figure(logic.by_rule(frame, shown.rule_statuses)), key="corpus_rules")
+    most, least = logic.extremes(frame)
+    st.caption("Click a bar to open that session in the Session explorer.")
+    left, right = st.columns(2)
+    left.plotly_chart(corpus_charts.extremes_figure(most, title="Sessions that gain most"), key="corpus_most",
+                      on_select=lambda: request_open(corpus_charts.clicked_session(ss.get("corpus_most"))),
+                      selection_mode="points")
+    right.plotly_chart(corpus_charts.extremes_figure(least, title="Sessions that gain least"), key="corpus_least",
+                       on_select=lambda: request_open(corpus_charts.clicked_session(ss.get("corpus_least"))),
+                       selection_mode="points")
+
+
+def table(shown) -> None:
+    st.subheader("Sessions")
+    frame = shown.sessions
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
+    formats = c1.multiselect("Format", sorted(frame["format"].dropna().unique()), key="corpus_filter_format")
+    low = float(min(0.0, frame["reduction_pct"].min())) if frame["reduction_pct"].notna().any() else 0.0
+    reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, value=(low, 100.0), step=0.5,
+                          key="corpus_filter_reduction")
+    errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors")
+    text = c4.text_input("Search path or name", key="corpus_filter_text")
+    shown_rows = logic.filter_sessions(frame, formats=formats, reduction=reduction, errors=errors, text=text)
+    rows = logic.table_frame(shown_rows)
+    ss["corpus_table_ids"] = shown_rows["session_id"].head(len(rows)).tolist()
+    st.caption(f"{len(shown_rows):,} of {len(frame):,} rows match"
+               + (f"; the first {len(rows):,} are shown" if len(rows) < len(shown_rows) else "")
+               + ". Select a row to open it in the Session explorer.")
+    st.dataframe(rows, hide_index=True, width="stretch", key="corpus_table", on_select=on_table_select,
+                 selection_mode="single-row",
+                 column_config={"error": st.column_config.TextColumn("error", width="large"),
+                                "reduction_pct": st.column_config.NumberColumn("reduction %", format="%.1f")})
+    st.download_button("Matching rows (CSV)", data=lambda: shown_rows.to_csv(index=False),
+                       file_name="corpus-sessions.csv", mime="text/csv", on_click="ignore", key="corpus_dl")
+
+
+def render() -> None:
+    st.title("Corpus")
+    st.caption("What pruning saves across many sessions: open the folder `pruner batch` wrote.")
+    folder_form()
+    shown = ss.get("corpus")
+    if shown is None:
+        st.info("No batch open yet. Run `pruner batch sample_sessions --out /tmp/batch`, then open /tmp/batch.")
+        return
+    open_requested(shown)
+    if ss.get("corpus_open_error"):
+        st.error(ui.escape_markdown(ss["corpus_open_error"]), icon=":material/error:")
+    headline(shown)
+    if shown.sessions.empty:
+        st.info("This batch folder holds no sessions yet.")
+        return
+    charts(shown)
+    table(shown)
+
+
+ui.guarded(render)

@@ -1,0 +1,132 @@
+"""``pruner batch INPUT... --out DIR``: prune many transcripts on Dask into Parquet tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..batch import BatchSettings, run_batch
+from ..batch.progress import TerminalProgress
+from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig
+from ..formats import DEFAULT_MAX_BYTES, FORMATS
+from ..tokens import ENCODINGS
+from ..replay import DEFAULT_MODELS, ReplaySettings, strategy_names
+from .types import byte_count, dask_address, fraction, positive_int, strategy_list
+
+NAME = "batch"
+HELP = "prune many transcripts on Dask (this machine or a cluster) and write Parquet tables"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="transcript files, folders (read recursively: *.json, *.jsonl, *.ndjson, *.traj) "
+                        "or glob patterns")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="batch folder for the Parquet tables; a rerun into it skips files already done")
+    p.add_argument("--format", metavar="NAME", default=None,
+                   help=f"read every file as this format instead of detecting it ({', '.join(FORMATS)})")
+    p.add_argument("--skip-bad-lines", action="store_true",
+                   help="in JSONL files, skip lines that cannot be read (counted in skipped_lines)")
+    p.add_argument("--max-bytes", type=byte_count, default=DEFAULT_MAX_BYTES, metavar="N",
+                   help="a larger file becomes an error row (default %(default)s)")
+    p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
+                   help="treat results of this tool as retrieved documents (repeatable)")
+    p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
+    p.add_argument("--near-duplicate-threshold", type=fraction, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
+                   metavar="X", help="share of a text's word 3-grams seen before (default %(default)s)")
+    p.add_argument("--no-expire", action="store_true", help="switch off pass 1 (expired context)")
+    p.add_argument("--no-dedupe", action="store_true", help="switch off pass 2 (duplicate context)")
+    p.add_argument("--no-restore", action="store_true", help="switch off pass 3 (dependency restoration)")
+    p.add_argument("--orphan-policy", choices=("placeholder", "drop_pair"), default="placeholder",
+                   help="how a kept call whose result was pruned is counted (a placeholder, or dropped)")
+    p.add_argument("--replay", type=strategy_list, nargs="?", const=strategy_names(), default=None,
+                   metavar="A,B", help="also replay every session request by request under these strategies (default: "
+                                       "all) and bill it; writes the replay table (see pruner replay)")
+    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default="anthropic",
+                   help="with --replay: whose cache rules and prices bill the requests (default %(default)s)")
+    p.add_argument("--model", default=None, metavar="MODEL",
+                   help="with --replay: the model whose prices and window apply (default: the provider's in "
+                        "pruner replay)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=positive_int, metavar="N", default=None,
+                       help="worker processes of the local Dask cluster (default: one per CPU core)")
+    where.add_argument("--scheduler", type=dask_address, metavar="ADDRESS", default=None,
+                       help="use an existing Dask cluster, e.g. tcp://10.0.0.5:8786; its workers must "
+                            "read the inputs and write to --out at the same paths")
+    p.add_argument("--limit", type=positive_int, metavar="N", default=None,
+                   help="take only the first N input files (in path order)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+
+def printable(text: str) -> str:
+    """Untrusted text (paths, error messages) with control characters escaped for the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def summary_lines(s) -> list[str]:
+    rate = s.sessions / s.compute_s if s.compute_s else 0.0
+    lines = [
+        f"inputs:   {s.inputs:,} files: {s.files:,} processed now, {s.skipped:,} skipped (already in the folder "
+        "with the same content)" + (f", {s.replaced:,} changed since (old rows replaced)" if s.replaced else ""),
+        f"sessions: {s.processed:,} processed, {s.failed:,} failed (error rows)",
+    ]
+    if s.passed_over or s.not_taken:
+        lines.append(f"not read: {s.passed_over:,} files in the folders not named like transcripts"
+                     + (f"; {s.not_taken:,} files beyond --limit" if s.not_taken else ""))
+    if s.tokens_before:
+        lines.append(f"tokens:   {s.tokens_before:,} -> {s.tokens_after:,} ({100 * s.reduction:.1f}% fewer; "
+                     f"{', '.join(s.counters)})")
+        lines.append("rules:    " + (", ".join(f"{k} {v:,}" for k, v in s.by_rule.items()) or "none"))
+    if s.partitions:
+        lines.append(f"cluster:  {printable(s.cluster)}, {s.workers} worker(s), {s.partitions} partitions; "
+                     f"{s.elapsed_s:.1f} s in all, {s.compute_s:.1f} s of tasks ({rate:,.1f} sessions/s)")
+    else:
+        lines.append(f"time:     {s.elapsed_s:.1f} s (nothing to process, no cluster started)")
+    lines.append(f"output:   {printable(s.out)}/sessions and /decisions (Parquet; e.g. "
+                 f"pandas.read_parquet('{printable(s.out)}/sessions'))")
+    if s.replay:
+        full = s.replay.get("full")
+        parts = []
+        for name, t in s.replay.items():
+            saved = ""
+            if full and full["dollars"] and name != "full":
+                change = 1 - t["dollars"] / full["dollars"]
+                saved = f", {100 * abs(change):.1f}% {'less' if change >= 0 else 'more'} than full"
+            parts.append(f"{name} ${t['dollars']:,.2f} ({t['input_tokens']:,} input tokens{saved})")
+        lines.append("replay:   " + "; ".join(parts))
+        lines.append(f"prices:   {printable(s.prices)}")
+        if s.replay_failed:
+            lines.append(f"          {s.replay_failed:,} session(s) pruned but not replayed (the replay_error column)")
+    for source, error in s.errors:
+        lines.append(f"failed:   {printable(error if error.startswith(source) else f'{source}: {error}')}")
+    if s.failed > len(s.errors):
+        lines.append(f"          ... and {s.failed - len(s.errors):,} more (the error column of the sessions table)")
+    for failure in s.partition_failures:
+        lines.append(f"NOT WRITTEN: {printable(failure)} (rerun to retry these files)")
+    return lines
+
+
+def run(args) -> int:
+    config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
+                         near_duplicate_threshold=args.near_duplicate_threshold, orphan_policy=args.orphan_policy,
+                         encoding=args.encoding)
+    replay_settings = ReplaySettings(provider=args.provider, model=args.model, prune=config) if args.replay else None
+    settings = BatchSettings(config=config, format=args.format, skip_bad_lines=args.skip_bad_lines,
+                             retrieval_tools=tuple(args.retrieval_tool), max_bytes=args.max_bytes,
+                             replay=tuple(args.replay or ()), replay_settings=replay_settings)
+    bar = TerminalProgress(sys.stderr)
+
+    def on_cluster(cluster: str, link: str | None, workers: int) -> None:
+        print(f"dask: {printable(cluster)} with {workers} worker(s)"
+              + (f"; dashboard at {printable(link)}" if link else ""), file=sys.stderr)
+
+    try:
+        summary = run_batch(args.inputs, args.out, settings, workers=args.workers, scheduler=args.scheduler,
+                            limit=args.limit, progress=bar, on_cluster=on_cluster)
+    finally:
+        bar.close()
+    if args.json:
+        print(json.dumps(summary.as_dict(), ensure_ascii=True, indent=2))
+    else:
+        print("\n".join(summary_lines(summary)))
+    return 1 if summary.partition_failures else 0

@@ -1,0 +1,205 @@
+"""A pruning result: the kept session, one decision per message (built when read), and stats.
+
+``finish`` turns what the passes decided (per message: removed by which rule, or
+restored for which need) into a ``PruneResult``: it settles kept calls whose results
+were removed (a placeholder, or with ``drop_pair`` the call goes too), counts tokens
+from the index's per-message counts, and leaves the decisions as a lazy sequence: the
+one-sentence reasons are written only when someone reads them.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass, field
+from itertools import compress
+from typing import Callable, Iterator, Mapping, Sequence
+
+from ..model import STATUSES, Decision, Session
+from ..rules import Removal, explain, placeholder_text
+
+
+@dataclass(frozen=True)
+class PruneStats:
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int  # kept messages plus the placeholders the export sends
+    placeholder_tokens: int
+    by_status: Mapping[str, int]
+    by_rule: Mapping[str, int]
+    counter: str  # which token counter produced the numbers
+    elapsed_ms: float  # the passes only
+    rounds: int  # passes are re-run on the kept set until it no longer changes
+
+    @property
+    def reduction(self) -> float:
+        """Share of tokens removed (0..1)."""
+        return 1 - self.tokens_after / self.tokens_before if self.tokens_before else 0.0
+
+
+class Decisions(Sequence[Decision]):
+    """The decisions, one per input message in input order, made when first read.
+
+    Behaves as a tuple (indexing, iteration, equality with tuples and other decision
+    sequences); pickles as a tuple.
+    """
+
+    __slots__ = ("_build", "_items", "_n")
+
+    def __init__(self, build: Callable[[], tuple[Decision, ...]], n: int):
+        self._build, self._items, self._n = build, None, n
+
+    def _all(self) -> tuple[Decision, ...]:
+        if self._items is None:
+            was_enabled = gc.isenabled()
+            gc.disable()  # thousands of acyclic objects: no collection needs to walk the heap for them
+            try:
+                self._items = self._build()
+            finally:
+                if was_enabled:
+                    gc.enable()
+            self._build = None
+        return self._items
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k):
+        return self._all()[k]
+
+    def __iter__(self) -> Iterator[Decision]:
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Decisions):
+            other = other._all()
+        return isinstance(other, tuple) and self._all() == other
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self):
+        return tuple, (self._all(),)
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    session: Session  # the input, unchanged
+    kept: Session  # the kept messages, input order, content unchanged
+    decisions: Sequence[Decision]  # one per input message, input order (built when first read)
+    stats: PruneStats
+    placeholders: Mapping[str, str] = field(default_factory=dict)  # call id -> placeholder text
+
+    def decision(self, message_id: str) -> Decision:
+        for d in self.decisions:
+            if d.id == message_id:
+                return d
+        raise KeyError(message_id)
+
+    def report(self) -> dict:
+        """The JSON-ready report: totals, counter, and every decision."""
+        s = self.stats
+        return {
+            "session": self.session.name, "source_format": self.session.source_format,
+            "messages_before": s.messages_before, "messages_after": s.messages_after,
+            "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
+            "placeholder_tokens": s.placeholder_tokens, "reduction_pct": round(100 * s.reduction, 2),
+            "encoding": s.counter, "elapsed_ms": round(s.elapsed_ms, 3), "rounds": s.rounds,
+            "by_status": dict(s.by_status), "by_rule": dict(s.by_rule),
+            "decisions": [d.as_dict() for d in self.decisions],
+        }
+
+
+_KEPT = "no pruning rule applies to it"
+
+
+def settle_orphans(index, alive: bytearray, final: dict[int, tuple[str, Removal]], policy: str) -> dict[str, str]:
+    """Placeholders for kept calls whose results were removed (``drop_pair`` first drops
+    assistant messages that held nothing but such calls). Updates ``alive`` and ``final``."""
+    msgs, owner_of = index.messages, index.call_owner
+    orphaned: dict[int, list[int]] = {}  # assistant index -> its removed results
+    for i in index.results:
+        if not alive[i]:
+            owner = owner_of[i]
+            if alive[owner]:
+                orphaned.setdefault(owner, []).append(i)
+    if policy == "drop_pair" and orphaned:
+        answered = {msgs[i].tool_call_id for i in index.results if alive[i]}
+        for owner, results in orphaned.items():
+            a = msgs[owner]
+            if not a.content.strip() and not a.defines and not any(c.id in answered for c in a.tool_calls):
+                alive[owner] = 0
+                final[owner] = (final[results[0]][0],
+                                Removal(owner, "tool_pair", results[0], ("dropped_with_results",)))
+    placeholders: dict[str, str] = {}
+    for owner, results in orphaned.items():
+        if alive[owner]:
+            for i in results:
+                r = final[i][1]
+                related = msgs[r.related] if r.related is not None else None
+                placeholders[msgs[i].tool_call_id] = placeholder_text(r.rule, related, msgs[i])
+    return placeholders
+
+
+def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str, Removal]],
+           ever_restored: dict[int, Removal], first_removal: dict[int, str], config, counter,
+           rounds: int, start: float) -> PruneResult:
+    """Settle orphaned calls, count tokens, and leave the decisions to be explained when read.
+
+    ``alive``: kept after the passes and restorations; ``final``: why each removed message
+    went; ``ever_restored``: why each restored one came back; ``first_removal``: the rule
+    that first removed each restored one.
+    """
+    msgs = index.messages
+    n = len(msgs)
+    placeholders = settle_orphans(index, alive, final, config.orphan_policy)
+    elapsed_ms = (time.perf_counter() - start) * 1000
+
+    restored = {i: r for i, r in ever_restored.items() if alive[i]}
+    by_status = dict.fromkeys(STATUSES, 0)
+    by_rule: dict[str, int] = {}
+    for status, r in final.values():
+        by_status[status] += 1
+        by_rule[r.rule] = by_rule.get(r.rule, 0) + 1
+    for r in restored.values():
+        by_rule[r.rule] = by_rule.get(r.rule, 0) + 1
+    kept_messages = tuple(compress(msgs, alive))
+    by_status["restored"] = len(restored)
+    by_status["kept"] = len(kept_messages) - len(restored)
+
+    tokens = index.tokens(counter)
+    placeholder_tokens = sum(counter.count(t) for t in placeholders.values())
+    stats = PruneStats(
+        messages_before=n, messages_after=len(kept_messages), tokens_before=sum(tokens),
+        tokens_after=sum(compress(tokens, alive)) + placeholder_tokens, placeholder_tokens=placeholder_tokens,
+        by_status=by_status, by_rule=dict(sorted(by_rule.items())), counter=counter.name,
+        elapsed_ms=elapsed_ms, rounds=rounds)
+
+    def build() -> tuple[Decision, ...]:
+        # Decision(...) without the frozen dataclass's per-field __init__: a result holds one per
+        # message, built thousands at a time; the objects are the same (fields in __dict__).
+        new, set_dict, cls = object.__new__, object.__setattr__, Decision
+        out = []
+        add = out.append
+        for m in msgs:
+            d = new(cls)
+            set_dict(d, "__dict__", {"id": m.id, "status": "kept", "rule": "", "reason": _KEPT, "related": None})
+            add(d)
+        for i, (status, r) in final.items():
+            d = new(cls)
+            set_dict(d, "__dict__", {"id": msgs[i].id, "status": status, "rule": r.rule, "reason": explain(r, msgs),
+                                     "related": None if r.related is None else msgs[r.related].id})
+            out[i] = d
+        for i, r in restored.items():
+            reason = explain(r, msgs) + f" (it had been removed by {first_removal[i]})"
+            out[i] = cls(msgs[i].id, "restored", r.rule, reason, msgs[r.related].id)
+        return tuple(out)
+
+    kept = session if len(kept_messages) == n else session.with_messages(kept_messages)
+    return PruneResult(session=session, kept=kept, decisions=Decisions(build, n), stats=stats,
+                       placeholders=placeholders)
+

@@ -1,0 +1,208 @@
+"""What a text is, for the rules: computed once per distinct text and kept by content.
+
+``text_features(text)`` gives the normalised text (exact copies), the word 3-gram
+shingles (near copies) and the ``DEFINE:``/``REF:`` markers (dependencies). The
+results are cached by the text itself, so pruning a conversation again, or a longer
+version of it, analyses only texts it has not seen. ``features_of(texts)`` computes
+every missing one in one batch.
+
+Shingles are 44-bit hashes of each run of three consecutive normalised words, built
+from a 64-bit tabulation hash of each word's UTF-8 bytes (a fixed table, so the same on
+every run and machine) mixed by position; 44 bits leave room for a 20-bit text number in
+one 64-bit sort key (``pruner.engine.near``). Two different 3-grams share a hash with
+probability about 2^-44. Everything per word and per 3-gram is computed with array
+operations over a whole batch of texts.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable
+
+import numpy as np
+
+# A key starts and ends with a letter, digit or underscore, so sentence punctuation
+# after a marker ("... REF:fmt.") is not part of the key.
+_KEY = r"[A-Za-z0-9_](?:[A-Za-z0-9_.:\-]*[A-Za-z0-9_])?"
+# \b before the marker: "HREF:x" and "REDEFINE:x" are not markers.
+MARKER_RE = re.compile(rf"\b(DEFINE|REF):({_KEY})")
+_PUNCT_RE = re.compile(r"[^\w\s]|_")
+SHINGLE_WORDS = 3
+#: Texts with fewer words than this have no shingles: they are compared exactly only.
+MIN_NEAR_DUPLICATE_WORDS = 8
+SHINGLE_BITS = 44
+_SHINGLE_MASK = (1 << SHINGLE_BITS) - 1
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-folded, punctuation removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_PUNCT_RE.sub(" ", text).split())
+
+
+def markers(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(defined keys, referenced keys)`` named by ``DEFINE:key`` / ``REF:key`` markers."""
+    defines: list[str] = []
+    refs: list[str] = []
+    if "DEFINE:" in text or "REF:" in text:
+        for kind, key in MARKER_RE.findall(text):
+            (defines if kind == "DEFINE" else refs).append(key)
+    return tuple(dict.fromkeys(defines)), tuple(dict.fromkeys(refs))
+
+
+class TextFeatures:
+    """The features of one distinct text (shared by every message that holds it)."""
+
+    __slots__ = ("normalised", "shingles", "marker_defines", "marker_refs", "_set")
+
+    def __init__(self, normalised: str, shingles: np.ndarray, marker_defines: tuple[str, ...],
+                 marker_refs: tuple[str, ...]):
+        self.normalised = normalised
+        self.shingles = shingles  # sorted, distinct shingle hashes (int64); empty below 8 words
+        self.marker_defines = marker_defines
+        self.marker_refs = marker_refs
+        self._set: frozenset[int] | None = None
+
+    @property
+    def shingle_set(self) -> frozenset[int]:
+        if self._set is None:
+            self._set = frozenset(self.shingles.tolist())
+        return self._set
+
+
+_FEATURES: dict[str, TextFeatures] = {}
+_MAX_FEATURES = 1_000_000  # distinct texts; enough for a 500,000-message session
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
+#: Tabulation hashing of words: a fixed table of random 64-bit values, one per (byte value,
+#: position in the word mod 64); a word's hash XORs its bytes' values. Generated from a fixed
+#: seed by numpy's PCG64, so every run and machine gets the same table.
+_TABLE = np.random.Generator(np.random.PCG64(20_251_130)).integers(
+    0, 2**63, size=(64, 256), dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+_BATCH_BYTES = 4 << 20  # normalised text hashed per batch (bounds the per-byte arrays)
+
+
+def _normalise_words(text: str) -> str:
+    # The same as normalise(): words are runs of word characters other than "_".
+    return " ".join(_WORDS_RE.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+_WORDS_RE = re.compile(r"[^\W_]+")
+
+
+def _word_hashes(norms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every word's hash, for all texts in order, and each text's number of words."""
+    counts = np.fromiter((n.count(" ") + 1 if n else 0 for n in norms), dtype=np.int64, count=len(norms))
+    parts = []
+    batch: list[str] = []
+    size = 0
+    for n in norms:
+        if len(n) > _BATCH_BYTES:  # a huge text: in pieces cut at spaces (words stay whole)
+            parts.append(_hash_words(batch))
+            batch, size = [], 0
+            pos = 0
+            while pos < len(n):
+                cut = len(n) if pos + _BATCH_BYTES >= len(n) else n.rfind(" ", pos, pos + _BATCH_BYTES)
+                if cut <= pos:  # one word longer than a batch
+                    cut = n.find(" ", pos + _BATCH_BYTES)
+                    cut = len(n) if cut < 0 else cut
+                parts.append(_hash_words([n[pos:cut]]))
+                pos = cut + 1
+            continue
+        batch.append(n)
+        size += len(n)
+        if size >= _BATCH_BYTES:
+            parts.append(_hash_words(batch))
+            batch, size = [], 0
+    parts.append(_hash_words(batch))
+    return np.concatenate(parts), counts
+
+
+def _hash_words(norms: list[str]) -> np.ndarray:
+    """Hashes of the words of ``norms`` (single spaces between words), all in one go."""
+    norms = [n for n in norms if n]
+    if not norms:
+        return np.empty(0, dtype=np.uint64)
+    b = np.frombuffer(" ".join(norms).encode("utf-8"), dtype=np.uint8)
+    word = b != 0x20
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
+    starts, ends = edges[0::2], edges[1::2]
+    lengths = ends - starts
+    # Each byte's position in its word: its index minus its word's start.
+    at = np.flatnonzero(word)
+    pos = at - np.repeat(starts, lengths)
+    values = _TABLE[pos & 63, b[at]]
+    h = np.bitwise_xor.reduceat(values, np.concatenate(([0], np.cumsum(lengths)[:-1])))
+    h ^= lengths.astype(np.uint64) * _MIX2
+    return h * _MIX1
+
+
+def _shingles_many(norms: list[str]) -> list[np.ndarray]:
+    """Sorted distinct shingles of each normalised text, computed for all of them at once."""
+    out: list[np.ndarray] = [_EMPTY] * len(norms)
+    h, counts = _word_hashes(norms)
+    if not len(h):
+        return out
+    ends = np.cumsum(counts)
+    # A 3-gram starting at word j is inside one text when j + 2 < that text's end, and
+    # only texts of at least MIN_NEAR_DUPLICATE_WORDS words have shingles.
+    starts = np.arange(len(h) - 2)
+    text_of = np.searchsorted(ends, starts, side="right")
+    inside = (starts + 2 < ends[text_of]) & (counts[text_of] >= MIN_NEAR_DUPLICATE_WORDS)
+    mixed = (h[:-2] * _MIX1) ^ (h[1:-1] * _MIX2) ^ h[2:]
+    mixed ^= mixed >> np.uint64(29)
+    sh = (mixed[inside] & np.uint64(_SHINGLE_MASK)).astype(np.int64)
+    owner = text_of[inside]
+    if not len(owner):
+        return out
+    # One sort orders every text's shingles: text number in the high bits.
+    keys = np.sort((owner.astype(np.int64) << SHINGLE_BITS) | sh)
+    keep = np.ones(len(keys), dtype=bool)
+    keep[1:] = keys[1:] != keys[:-1]
+    keys = keys[keep]
+    texts = np.unique(keys >> SHINGLE_BITS)
+    bounds = np.searchsorted(keys >> SHINGLE_BITS, np.append(texts, texts[-1] + 1)).tolist()
+    values = keys & _SHINGLE_MASK
+    for n, k in enumerate(texts.tolist()):
+        out[k] = values[bounds[n]:bounds[n + 1]]
+    return out
+
+
+def features_of(texts: Iterable[str]) -> list[TextFeatures]:
+    """The features of each text, computing every one not cached yet in one batch."""
+    texts = texts if isinstance(texts, list) else list(texts)
+    cache = _FEATURES
+    missing = [t for t in dict.fromkeys(texts) if t not in cache]
+    if missing:
+        # In batches: the text number shares a 64-bit sort key with 44-bit shingles.
+        for k in range(0, len(missing), 1 << 18):
+            part = missing[k:k + (1 << 18)]
+            norms = [_normalise_words(t) for t in part]
+            if len(cache) + len(part) > _MAX_FEATURES:
+                cache.clear()  # a bounded cache: refilled on demand
+            for t, n, sh in zip(part, norms, _shingles_many(norms)):
+                d, r = markers(t)
+                cache[t] = TextFeatures(n, sh, d, r)
+        get = cache.get
+        return [get(t) or text_features(t) for t in texts]
+    return [cache[t] for t in texts]
+
+
+def text_features(text: str) -> TextFeatures:
+    f = _FEATURES.get(text)
+    return f if f is not None else features_of([text])[0]
+
+
+def containment(text: str, original: str) -> float:
+    """Share of ``text``'s word 3-grams that also occur in ``original`` (0..1).
+
+    This is the near-duplicate score: 1.0 for a sub-chunk or a copy with
+    whitespace or case changed, a little less for another header or a changed word.
+    Texts too short to have 3-grams score 1.0 only when they are equal after normalising.
+    """
+    a, b = text_features(text), text_features(original)
+    if not len(a.shingles):
+        return 1.0 if a.normalised == b.normalised else 0.0
+    return len(a.shingle_set & b.shingle_set) / len(a.shingles)
