@@ -10,7 +10,7 @@ from .compaction import CompactionSettings, OfflineSummarizer, OpenAISummarizer,
 from .errors import ConfigurationError, ExportError, FormatError, InvalidSessionError, PrunerError, SummarizerError
 from .engine.fileops import FileTools
 from .formats import FORMATS, load_session, save_session
-from .formats.export import dumps, to_anthropic_messages, to_openai_messages, to_text
+from .formats.export import dumps, export, to_anthropic_messages, to_openai_messages, to_text
 from .model import ROLES, STATUSES, Decision, Message, Session, ToolCall, validate_session
 from .engine.incremental import IncrementalPruner
 from .engine.prune import PruneConfig, PruneResult, PruneStats, message_tokens, prune
@@ -20,7 +20,8 @@ from .tokens import ENCODINGS, get_counter
 __version__ = "0.2.0"
 
 __all__ = [
-    "CompactionSettings", "ConfigurationError", "ExportError", "__version__", "dumps", "to_anthropic_messages",
+    "CompactionSettings", "ConfigurationError", "ExportError", "__version__", "dumps", "export",
+    "to_anthropic_messages",
     "to_openai_messages", "to_text", "IncrementalPruner", "OfflineSummarizer", "OpenAISummarizer", "compact",
     "Decision", "ENCODINGS", "FORMATS", "FileTools", "FormatError", "InvalidSessionError", "Message",
     "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "STATUSES", "Session",

@@ -2,13 +2,29 @@
 
 Every error the library raises on bad input is a ``PrunerError``: the CLI turns
 it into one line on stderr and exit status 2, the dashboard into ``st.error``.
+
+Messages never name a command-line flag or a dashboard control: the library
+does not know which front end shows them. When a setting would change the
+outcome, the error carries its library name in ``setting`` (``"max_bytes"``,
+``"dialogue"``, ``"format"``, ``"skip_bad_lines"``), and each front end adds
+its own words for it (the CLI ``--max-bytes N``, the dashboard "the upload
+limit").
+
+>>> err = FileTooLargeError(size=500, limit=100, file="big.json")
+>>> str(err), err.setting, err.limit
+('big.json: the file is 500 bytes, over the 100-byte limit', 'max_bytes', 100)
 """
 
 from __future__ import annotations
 
 
 class PrunerError(ValueError):
-    """Base class for every error caused by the input rather than by a bug."""
+    """Base class for every error caused by the input rather than by a bug.
+
+    ``setting``: the library setting that would change the outcome, or None.
+    """
+
+    setting: str | None = None
 
 
 class InvalidSessionError(PrunerError):
@@ -22,21 +38,51 @@ class FormatError(PrunerError):
     """A transcript file cannot be read.
 
     ``str(err)`` reads ``FILE:LINE: what is wrong`` (or ``FILE: $.path: ...`` for
-    JSON documents) so a person can open the file at the right place.
+    JSON documents) so a person can open the file at the right place; ``detail``
+    is the part after the place.
     """
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 path: str | None = None):
+                 path: str | None = None, setting: str | None = None):
         self.file = file
         self.line = line
         self.path = path
         self.detail = message
+        self.setting = setting
         where = file or "<input>"
         if line is not None:
             where += f":{line}"
         if path:
             where += f": {path}"
         super().__init__(f"{where}: {message}")
+
+
+class FileTooLargeError(FormatError):
+    """A file over the size limit (``size`` and ``limit`` in bytes); refused before it is parsed.
+
+    ``charged`` is set when the file is under the limit by length but its JSON holds so many
+    arrays and objects that reading it would cost as much as a file of ``charged`` bytes.
+    """
+
+    def __init__(self, *, size: int, limit: int, file: str | None = None, charged: int | None = None):
+        self.size = size
+        self.limit = limit
+        self.charged = charged
+        if charged is None:
+            message = f"the file is {size:,} bytes, over the {limit:,}-byte limit"
+        else:
+            message = (f"the file is {size:,} bytes, but its JSON nests so many arrays and objects that reading "
+                       f"it costs as much memory as {charged:,} bytes of text, over the {limit:,}-byte limit")
+        super().__init__(message, file=file, setting="max_bytes")
+
+
+class DialogueChoiceError(FormatError):
+    """A file holding ``count`` dialogues was read without saying which one (``setting`` "dialogue")."""
+
+    def __init__(self, *, count: int, file: str | None = None):
+        self.count = count
+        super().__init__(f"this file holds {count} dialogues; choose one (0 to {count - 1})", file=file,
+                         setting="dialogue")
 
 
 class SummarizerError(PrunerError):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from .errors import InvalidSessionError
+from .jsonio import loads_json
 
 #: Roles a message may have. ``tool`` is a tool result; ``retrieved_doc`` is a
 #: document put into the context by retrieval; ``summary`` replaces compacted history.
@@ -28,11 +29,15 @@ def canonical_json(value: Any) -> str:
 
 
 def parse_arguments(arguments: Any) -> Any:
-    """Tool arguments as a JSON value: strings that hold JSON are decoded."""
+    """Tool arguments as a JSON value: strings that hold JSON are decoded.
+
+    A string that is not strict JSON (``NaN``, a number too large, nesting too
+    deep to read) stays the string it was, so an export sends it unchanged.
+    """
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
-        except ValueError:
+            return loads_json(arguments)
+        except (ValueError, RecursionError):
             return arguments
     return arguments
 
@@ -134,12 +139,20 @@ def validate_session(session: Session) -> None:
     """Raise ``InvalidSessionError`` naming the message and field of the first problem.
 
     Checks: ids are unique non-empty strings, roles are known, content is a
-    string, turns are integers, and every tool result answers a call made by an
-    earlier assistant message.
+    string, turns are integers, only assistant messages make tool calls, every
+    tool result answers a call made by an earlier assistant message, and no call has two results (an export could
+    only send one of them, and would have to choose). The session's own
+    ``name`` and ``source_format`` are strings and its ``metadata`` a mapping.
     """
     if not isinstance(session, Session):
         raise InvalidSessionError(f"expected a Session, got {type(session).__name__}")
-    validate_messages(session.messages, seen={}, call_ids=set())
+    for fname in ("name", "source_format"):
+        if not isinstance(getattr(session, fname), str):
+            raise InvalidSessionError(f"session field {fname!r} must be a string, "
+                                      f"got {type(getattr(session, fname)).__name__}")
+    if not isinstance(session.metadata, Mapping):
+        raise InvalidSessionError(f"session field 'metadata' must be a mapping, got {type(session.metadata).__name__}")
+    validate_messages(session.messages, seen={}, call_ids=set(), answered={})
     session.__dict__["_validated"] = True  # a Session is immutable: valid once, valid for good
 
 
@@ -149,9 +162,12 @@ def is_validated(session: Session) -> bool:
 
 
 def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call_ids: set[str],
-                      start: int = 0) -> None:
-    """Validate messages that follow ``start`` earlier ones (whose ids and call ids
-    are in ``seen`` and ``call_ids``); both are updated as messages pass."""
+                      start: int = 0, answered: dict[str, int] | None = None) -> None:
+    """Validate messages that follow ``start`` earlier ones (whose ids, call ids and
+    answered call ids are in ``seen``, ``call_ids`` and ``answered``); all are
+    updated as messages pass. Without ``answered``, only this batch is checked
+    for calls with two results."""
+    answered = {} if answered is None else answered
     for i, m in enumerate(messages, start=start):
         if not isinstance(m, Message):
             raise InvalidSessionError(f"message #{i}: expected a Message, got {type(m).__name__}")
@@ -177,6 +193,9 @@ def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call
             if not isinstance(keys, tuple) or not all(isinstance(k, str) and k for k in keys):
                 raise InvalidSessionError(
                     f"{_where(i, m)}: field '{fname}' must be a list of non-empty strings")
+        if m.tool_calls and m.role != "assistant":
+            raise InvalidSessionError(f"{_where(i, m)}: field 'tool_calls' is set on a {m.role} message; only "
+                                      "assistant messages make tool calls")
         for c in m.tool_calls:
             if not isinstance(c, ToolCall) or not isinstance(c.id, str) or not c.id:
                 raise InvalidSessionError(f"{_where(i, m)}: field 'tool_calls' has a call without an id")
@@ -187,10 +206,16 @@ def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call
                 raise InvalidSessionError(
                     f"{_where(i, m)}: tool call id {c.id!r} is used by an earlier call")
             call_ids.add(c.id)
-        if m.tool_call_id is not None and m.tool_call_id not in call_ids:
-            raise InvalidSessionError(
-                f"{_where(i, m)}: field 'tool_call_id' is {m.tool_call_id!r}, but no earlier "
-                "assistant message makes a call with that id")
+        if m.tool_call_id is not None:
+            if m.tool_call_id not in call_ids:
+                raise InvalidSessionError(
+                    f"{_where(i, m)}: field 'tool_call_id' is {m.tool_call_id!r}, but no earlier "
+                    "assistant message makes a call with that id")
+            if m.tool_call_id in answered:
+                raise InvalidSessionError(
+                    f"{_where(i, m)}: field 'tool_call_id' is {m.tool_call_id!r}, a call message "
+                    f"#{answered[m.tool_call_id]} already answers; a call has one result")
+            answered[m.tool_call_id] = i
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from pruner.compaction import CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact
-from pruner.errors import SummarizerError
+from pruner.errors import ConfigurationError, SummarizerError
 from pruner.model import Message, Session, ToolCall
 from tests.support.openai_server import FULL_SUMMARY, PARTIAL_SUMMARY, Reply, completion, unused_url
 
@@ -170,9 +170,10 @@ def test_missing_key_is_reported_without_a_request(openai_server, monkeypatch):
 
 
 def test_bad_options_are_refused():
-    with pytest.raises(SummarizerError, match="timeout"):
+    # A setting is a ConfigurationError (the error tree's kind for settings), raised at once.
+    with pytest.raises(ConfigurationError, match="timeout"):
         OpenAISummarizer(api_key=KEY, timeout=0)
-    with pytest.raises(SummarizerError, match="max_retries"):
+    with pytest.raises(ConfigurationError, match="max_retries"):
         OpenAISummarizer(api_key=KEY, max_retries=-1)
 
 

@@ -101,7 +101,7 @@ def test_non_object_arguments_are_wrapped():
 
 
 @pytest.mark.parametrize("body, problem", [
-    ({"messages": []}, "non-empty list"),
+    ({"messages": []}, "no user or assistant message"),
     ({"messages": [{"role": "assistant", "content": [{"type": "text", "text": "x"}]}]}, "starting with user"),
     ({"messages": [{"role": "user", "content": [{"type": "text", "text": " "}]}]}, "non-empty"),
     ({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]},

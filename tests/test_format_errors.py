@@ -1,8 +1,12 @@
 """Bad input gives one FormatError naming the file, the line or JSON path, and what is wrong.
 
 Every case of the issue is one entry of ``CASES``; each is checked through the
-library (message content) and through the CLI (exit 2, one stderr line, no
-traceback), and the input file is never modified.
+library (message content, and no command-line flag in it: the dashboard shows
+the same message) and through the CLI (exit 2, one stderr line naming the flag
+that would help, no traceback), and the input file is never modified. Agent
+logs (Claude Code, Pi, Codex) repair damaged lines instead of refusing them
+(tests/test_reliability_defects.py), so the JSONL cases use a native file,
+which stays strict.
 """
 
 from __future__ import annotations
@@ -32,6 +36,13 @@ def _pi_entry(eid, parent, text):
             "message": {"role": "user", "content": text}}
 
 
+NATIVE_HEADER = {"pruner_session": 1, "name": "n", "source_format": "native", "metadata": {}}
+
+
+def _native(*texts):
+    return {"id": texts[0], "role": "user", "content": texts[1]}
+
+
 # name -> (file bytes, extra load options, substrings the message must contain)
 CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
     "empty file": (b"  \n\n", {}, ("empty",)),
@@ -40,8 +51,8 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
     "truncated json": (b'[{"role": "user", "content": "hi"},\n {"role": "assistant", "cont', {},
                        (":2:", "truncated")),
     "one bad jsonl line": (
-        _jsonl(PI_HEADER, _pi_entry("a", None, "hi"))[:-1] + b'\n{"type": "message", "id": "b",\n'
-        + _jsonl(_pi_entry("c", "a", "again")), {}, (":3:", "invalid JSON", "--skip-bad-lines")),
+        _jsonl(NATIVE_HEADER, _native("a", "hi"))[:-1] + b'\n{"id": "b", "role": \n'
+        + _jsonl(_native("c", "again")), {}, (":3:", "invalid JSON", "skip such lines")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'
@@ -53,16 +64,20 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
     "result without its call": (
         b'[{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "call_x", "content": "1"}]', {},
         ("$[1]", "'call_x'", "no earlier tool call")),
-    "duplicate ids": (_jsonl(PI_HEADER, _pi_entry("a", None, "hi"), _pi_entry("a", None, "again")), {},
-                      (":3:", "duplicate entry id 'a'", "line 2")),
+    "duplicate ids": (_jsonl(NATIVE_HEADER, _native("a", "hi"), _native("a", "again")), {},
+                      (":3:", "field 'id' duplicates message #0")),
     "deeply nested json": (b"[" * DEEP + b"]" * DEEP, {}, ("nested too deeply",)),
-    "deeply nested jsonl line": (_jsonl(PI_HEADER) + b'{"x": ' + b"[" * DEEP + b"]" * DEEP + b"}\n", {},
+    "deeply nested jsonl line": (_jsonl(NATIVE_HEADER) + b'{"x": ' + b"[" * DEEP + b"]" * DEEP + b"}\n", {},
                                  (":2:", "nested too deeply")),
     "over the size limit": (b'[{"role": "user", "content": "' + b"x" * 500 + b'"}]', {"max_bytes": 100},
-                            ("100-byte limit", "--max-bytes")),
+                            ("100-byte limit",)),
     "ambiguous format": (b'[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]', {},
-                         ("ambiguous", "openai_chat", "anthropic", "--format")),
+                         ("ambiguous", "openai_chat", "anthropic")),
 }
+
+#: The flag the CLI's line names for the cases whose error carries a setting.
+CLI_FLAGS = {"one bad jsonl line": "--skip-bad-lines", "over the size limit": "--max-bytes",
+             "ambiguous format": "--format NAME"}
 
 
 @pytest.fixture(params=sorted(CASES), ids=lambda n: n.replace(" ", "-"))
@@ -70,11 +85,11 @@ def case(request, tmp_path):
     data, options, needles = CASES[request.param]
     path = tmp_path / "transcript.data"
     path.write_bytes(data)
-    return path, data, options, needles
+    return path, data, options, needles, request.param
 
 
 def test_every_case_is_a_located_format_error(case):
-    path, data, options, needles = case
+    path, data, options, needles, _ = case
     before = os.stat(path)
     with pytest.raises(FormatError) as info:
         load_session(path, **options)
@@ -82,6 +97,7 @@ def test_every_case_is_a_located_format_error(case):
     assert message.startswith(str(path)), message  # names the file first
     for needle in needles:
         assert needle in message, (needle, message)
+    assert " --" not in message, message  # no front end's flag: the dashboard shows this message too
     assert path.read_bytes() == data and os.stat(path).st_mtime_ns == before.st_mtime_ns
 
 
@@ -95,13 +111,14 @@ def _cli_args(path: Path, options: dict) -> list[str]:
 
 
 def test_cli_prints_one_line_and_exits_2(case, capsys):
-    path, data, options, needles = case
+    path, data, options, needles, name = case
     assert main(_cli_args(path, options)) == 2
     out, err = capsys.readouterr()
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert str(path) in lines[0] and needles[0] in lines[0]
+    assert CLI_FLAGS.get(name, "") in lines[0]
     assert path.read_bytes() == data
 
 
@@ -126,15 +143,16 @@ def test_bom_is_accepted(tmp_path):
 
 def test_skip_bad_lines_skips_and_counts(tmp_path, capsys):
     data, _, _ = CASES["one bad jsonl line"]
-    path = tmp_path / "pi.jsonl"
+    path = tmp_path / "native.jsonl"
     path.write_bytes(data)
-    bad_lines = sum(1 for line in data.decode().splitlines() if line.strip() and not _parses(line))
+    bad_lines = [n for n, line in enumerate(data.decode().split("\n"), 1) if line.strip() and not _parses(line)]
     session = load_session(path, skip_bad_lines=True)
-    assert session.metadata["skipped_bad_lines"] == bad_lines >= 1
+    assert session.metadata["skipped_bad_lines"] == len(bad_lines) >= 1
     assert [m.id for m in session.messages] == ["a", "c"]
     assert main(["inspect", str(path), "--skip-bad-lines"]) == 0
     out, err = capsys.readouterr()
-    assert f"skipped {bad_lines} unreadable line" in err
+    assert f"skipped {len(bad_lines)} line that is not a JSON object (line {bad_lines[0]})" in err
+    assert f"repaired:    skipped {len(bad_lines)} line" in out
 
 
 def _parses(line: str) -> bool:

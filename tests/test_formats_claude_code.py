@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from pruner.errors import FormatError
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
 
@@ -87,7 +84,9 @@ def test_sidechains_are_left_out_and_compaction_is_recorded():
     assert s.metadata["source"]["skipped_entries"] == {"sidechain": 1}
 
 
-def test_duplicate_uuid_is_an_error_naming_both_lines():
+def test_a_repeated_line_is_dropped_and_reported_not_refused():
+    # Claude Code writes some lines more than once (see tests/test_reliability_defects.py, defect 17).
     line = _entry("user", "u1", {"role": "user", "content": "hi"})
-    with pytest.raises(FormatError, match=r"x\.jsonl:2: uuid: duplicate uuid 'u1' \(also on line 1\)"):
-        loads(line + "\n" + line, file="x.jsonl")
+    s = loads(line + "\n" + line, file="x.jsonl")
+    assert [m.id for m in s.messages] == ["u1"]
+    assert [(r["kind"], r["lines"]) for r in s.metadata["repairs"]] == [("repeated_lines", [2])]

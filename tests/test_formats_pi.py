@@ -140,8 +140,8 @@ def test_a_long_chain_imports_without_recursion():
 @pytest.mark.parametrize("entry, problem", [
     ({"type": "message", "id": "b", "parentId": "zzz", "message": {"role": "user", "content": "x"}},
      "parentId 'zzz' names no entry"),
-    ({"type": "message", "id": "b", "parentId": "a", "message": {"role": "robot", "content": "x"}},
-     "unknown message role 'robot'"),
+    ({"type": "message", "id": "b", "parentId": "a", "message": {"role": "assistant", "content": "x"}},
+     "assistant 'content' must be a list"),
     ({"type": "message", "id": "b", "parentId": "a", "message": {"content": "x"}}, "message has no 'role'"),
 ])
 def test_broken_entries_name_the_line(entry, problem):

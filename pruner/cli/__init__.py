@@ -2,7 +2,10 @@
 
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
-input (``PrunerError``) become one line on stderr and exit status 2.
+input (``PrunerError``) become one line on stderr and exit status 2, with the
+flag for the setting the error names (``common.SETTING_FLAGS``). Everything a
+subcommand prints goes through ``common.TerminalSafeStream``: transcripts and
+servers are untrusted, and no control character they hold may act on a terminal.
 """
 
 from __future__ import annotations
@@ -14,16 +17,17 @@ import sys
 
 from .. import __version__
 from ..errors import PrunerError
+from .common import TerminalSafeStream, error_line, terminal_safe
 
 _COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "batch",
-                    "bench_batch")
+                    "bench_batch", "bench_limits")
 
 
 class _Parser(argparse.ArgumentParser):
     """Usage errors are one line on stderr (``--help`` shows the usage), exit status 2."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, terminal_safe(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True) + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,16 +51,28 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     # What the user typed, for result files that record the command that wrote them.
     args.command_line = shlex.join(["pruner", *(sys.argv[1:] if argv is None else argv)])
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeStream(stdout), TerminalSafeStream(stderr)
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:
-        print(f"pruner {args.command}: error: {exc}", file=sys.stderr)
+        print(error_line(args.command, exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"pruner {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print(f"pruner {args.command}: error: out of memory; see the README's resource limits", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug, not bad input: still one line, never a traceback
+        print(terminal_safe(f"pruner {args.command}: internal error: {type(exc).__name__}: {exc} "
+                            "(this is a bug in pruner; please report it with the input)", one_line=True),
+              file=sys.stderr)
+        return 70
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 if __name__ == "__main__":  # pragma: no cover

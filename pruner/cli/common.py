@@ -1,13 +1,81 @@
-"""Arguments and file handling shared by the subcommands."""
+"""Arguments, file handling and terminal output shared by the subcommands.
+
+Everything a subcommand prints to a terminal goes through ``terminal_safe``:
+transcripts and servers are untrusted, and an escape sequence in a session's
+name or an endpoint's error text must not drive the terminal.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
+from typing import Iterable
 
-from ..errors import PrunerError
-from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session
+from ..errors import ExportError
+from ..files import write_atomic
+from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session, repair_messages, repairs
 from .types import byte_count, non_negative_int
+
+# C0 controls (but tab and newline), DEL, C1 controls (an 8-bit CSI among them), and the
+# bidirectional overrides that can make a terminal show text in another order than it is.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                     "\ud800-\udfff]")
+_UNSAFE_OR_NEWLINE = re.compile(_UNSAFE.pattern[:-1] + "\n\t]")
+
+#: How the CLI names the library setting an error says would change the outcome.
+SETTING_FLAGS = {
+    "max_bytes": "raise the limit with --max-bytes N",
+    "dialogue": "choose one with --dialogue N",
+    "format": "choose the format with --format NAME",
+    "skip_bad_lines": "--skip-bad-lines skips such lines",
+}
+
+
+def _escape(match: re.Match) -> str:
+    # The JSON spelling: readable, and inside a JSON string it stands for the very same character.
+    return f"\\u{ord(match.group()):04x}"
+
+
+def terminal_safe(text: object, *, one_line: bool = False) -> str:
+    """``text`` with every control character shown as an escape (``\\u001b``) instead of acting;
+    with ``one_line``, newlines and tabs too."""
+    return (_UNSAFE_OR_NEWLINE if one_line else _UNSAFE).sub(_escape, str(text))
+
+
+class TerminalSafeStream:
+    """A text stream that writes everything through ``terminal_safe``: ``main`` puts it in front of
+    stdout and stderr, so no subcommand can print a control character by mistake."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def say(lines: str | Iterable[str], *, file=None) -> None:
+    """Print ``lines`` (one string or several) to stdout or ``file``, terminal-safe."""
+    out = sys.stdout if file is None else file
+    for line in [lines] if isinstance(lines, str) else lines:
+        print(terminal_safe(line), file=out)
+
+
+def error_line(command: str, exc: BaseException) -> str:
+    """The one stderr line for an error: its message, plus the flag for the setting it names."""
+    text = f"pruner {command}: error: {exc}"
+    hint = SETTING_FLAGS.get(getattr(exc, "setting", None) or "")
+    if hint:
+        text += f" ({hint})"
+    return terminal_safe(text, one_line=True)
+
+
+def warn(message: str) -> None:
+    print(terminal_safe(f"warning: {message}", one_line=True), file=sys.stderr)
 
 
 def add_input_arguments(p) -> None:
@@ -15,7 +83,8 @@ def add_input_arguments(p) -> None:
     p.add_argument("--format", metavar="NAME", default=None,
                    help=f"read FILE as this format instead of detecting it ({', '.join(FORMATS)})")
     p.add_argument("--skip-bad-lines", action="store_true",
-                   help="in JSONL files, skip lines that cannot be read (and report how many)")
+                   help="in native JSONL files, skip lines that cannot be read and report them (agent logs "
+                        "always do)")
     p.add_argument("--max-bytes", type=byte_count, default=DEFAULT_MAX_BYTES, metavar="N",
                    help="refuse files larger than this (default %(default)s)")
     p.add_argument("--dialogue", type=non_negative_int, metavar="N", default=None,
@@ -24,25 +93,41 @@ def add_input_arguments(p) -> None:
                    help="treat results of this tool as retrieved documents (repeatable)")
 
 
+def report_repairs(sessions, file: str) -> None:
+    """One stderr warning per repair the importer made, so nothing is changed without a word.
+
+    For a file of several dialogues, one line per kind of repair with how many
+    dialogues it touched (``inspect --json`` lists each).
+    """
+    if len(sessions) == 1:
+        for message in repair_messages(sessions[0]):
+            warn(f"{file}: {message}")
+        return
+    kinds: dict[str, list[int]] = {}
+    for session in sessions:
+        for r in repairs(session):
+            counts = kinds.setdefault(str(r.get("kind")), [0, 0])
+            counts[0] += 1
+            counts[1] += int(r.get("count", 0))
+    for kind, (dialogues, count) in kinds.items():
+        warn(f"{file}: {dialogues} of {len(sessions)} dialogues were repaired ({kind.replace('_', ' ')}: "
+             f"{count:,}); inspect --json lists each")
+
+
 def load_from_args(args):
     session = load_session(args.file, format=args.format, skip_bad_lines=args.skip_bad_lines,
                            max_bytes=args.max_bytes, retrieval_tools=args.retrieval_tool or None,
                            dialogue=args.dialogue)
-    skipped = session.metadata.get("skipped_bad_lines")
-    if skipped:
-        print(f"warning: skipped {skipped} unreadable line(s) in {args.file}", file=sys.stderr)
+    report_repairs([session], args.file)
     return session
 
 
-def write_output(path: str, text: str, *, source: str | None = None) -> None:
-    """Write ``text`` to ``path`` (``-`` is stdout); refuses to overwrite the input file."""
+def write_output(path: str, text: str, *, source: str | None = None, option: str = "-o") -> None:
+    """Write ``text`` to ``path`` (``-`` is stdout) atomically: a failure leaves an existing file as it
+    was. Refuses to overwrite the input file ``source``; ``option`` names the flag that gave ``path``."""
     if path == "-":
         sys.stdout.write(text)
         return
-    if source and os.path.exists(path) and os.path.samefile(path, source):
-        raise PrunerError(f"{path}: refusing to overwrite the input file; choose another -o")
-    try:
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise PrunerError(f"{path}: cannot write ({exc.strerror})") from None
+    if source and os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
+        raise ExportError(f"{path}: refusing to overwrite the input file; choose another {option}")
+    write_atomic(path, text)

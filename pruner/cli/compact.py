@@ -7,43 +7,29 @@ flag, so it does not end up in shell history; it is never printed.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 
 from ..compaction import (CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact, compare_recorded,
                           preview_pipeline)
 from ..compaction.openai_summarizer import DEFAULT_MODEL, display_url
-from ..errors import PrunerError
-from ..formats.export import dumps
+from ..errors import ConfigurationError
+from ..formats.export import export
+from ..jsonio import dumps_json
 from ..tokens import ENCODINGS
-from .types import non_negative_int, positive_int, positive_seconds
-from .common import add_input_arguments, load_from_args, write_output
+from .types import base_url, non_negative_int, positive_int, positive_seconds
+from .common import add_input_arguments, load_from_args, say, terminal_safe, warn, write_output
 
 NAME = "compact"
 HELP = "preview compaction: where the cut falls, the structured summary, tokens before -> after"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # transcript text must not drive the terminal
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise PrunerError(f"expected a whole number of tokens, got {text!r}") from None
-    if value < 0:
-        raise PrunerError(f"expected a non-negative number of tokens, got {value}")
-    return value
-
-
 def add_arguments(p) -> None:
     add_input_arguments(p)
     d = CompactionSettings()
-    p.add_argument("--context-window", type=_non_negative, default=d.context_window, metavar="N",
+    p.add_argument("--context-window", type=non_negative_int, default=d.context_window, metavar="N",
                    help="the model's context window in tokens (default %(default)s)")
-    p.add_argument("--reserve-tokens", type=_non_negative, default=d.reserve_tokens, metavar="N",
+    p.add_argument("--reserve-tokens", type=non_negative_int, default=d.reserve_tokens, metavar="N",
                    help="compact when the context exceeds window minus this (default %(default)s)")
-    p.add_argument("--keep-recent-tokens", type=_non_negative, default=d.keep_recent_tokens, metavar="N",
+    p.add_argument("--keep-recent-tokens", type=non_negative_int, default=d.keep_recent_tokens, metavar="N",
                    help="newest tokens kept verbatim (default %(default)s)")
     p.add_argument("--encoding", choices=ENCODINGS, default=d.encoding, help="tiktoken encoding")
     p.add_argument("--force", action="store_true", help="compact even when the trigger does not fire")
@@ -52,7 +38,7 @@ def add_arguments(p) -> None:
     p.add_argument("--summarizer", choices=("offline", "openai"), default="offline",
                    help="offline: deterministic, no network (default); openai: an OpenAI-compatible endpoint")
     p.add_argument("--model", default=DEFAULT_MODEL, help="model for --summarizer openai (default %(default)s)")
-    p.add_argument("--base-url", metavar="URL", default=None,
+    p.add_argument("--base-url", metavar="URL", type=base_url, default=None,
                    help="endpoint for --summarizer openai (default: $OPENAI_BASE_URL or api.openai.com)")
     p.add_argument("--api-key-env", metavar="NAME", default="OPENAI_API_KEY",
                    help="environment variable that holds the API key (default %(default)s)")
@@ -75,14 +61,15 @@ def _summarizer(args):
         return OfflineSummarizer()
     key = os.environ.get(args.api_key_env)
     if not key:
-        raise PrunerError(f"--summarizer openai needs an API key in the environment variable "
-                          f"{args.api_key_env}; set it (it is never printed) or use --summarizer offline")
+        raise ConfigurationError(f"--summarizer openai needs an API key in the environment variable "
+                                 f"{args.api_key_env}; set it (it is never printed) or use --summarizer offline")
     return OpenAISummarizer(base_url=args.base_url, model=args.model, api_key=key, timeout=args.timeout,
-                            max_retries=args.max_retries, max_output_tokens=args.max_output_tokens)
+                            max_retries=args.max_retries, max_output_tokens=args.max_output_tokens,
+                            key_name=args.api_key_env)
 
 
 def _clean(text: str) -> str:
-    return _CONTROL.sub("?", text)
+    return terminal_safe(text)
 
 
 def text_report(result, session, *, pipeline=None, recorded=(), show_request=False) -> list[str]:
@@ -156,16 +143,19 @@ def run(args) -> int:
         if pipeline is not None:
             report["pipeline"] = pipeline.steps()
         report["recorded_compactions"] = recorded
-        print(json.dumps(report, ensure_ascii=False, indent=2), file=out)
+        print(dumps_json(report, indent=2), file=out)
     else:
-        for line in text_report(result, session, pipeline=pipeline, recorded=recorded,
-                                show_request=args.show_request):
-            print(line, file=out)
+        say(text_report(result, session, pipeline=pipeline, recorded=recorded, show_request=args.show_request),
+            file=out)
     if result.error:
         where = display_url(summarizer.base_url) if hasattr(summarizer, "base_url") else summarizer.name
-        print(f"pruner compact: error: the summariser at {where} failed: {result.error}; the offline summary "
-              "is shown instead" + ("; nothing was written to -o" if args.output else ""), file=sys.stderr)
+        print(terminal_safe(f"pruner compact: error: the summariser at {where} failed: {result.error}; the "
+                            "offline summary is shown instead" + ("; nothing was written to -o" if args.output else ""),
+                            one_line=True), file=sys.stderr)
         return 2
     if args.output:
-        write_output(args.output, dumps(result.compacted, to=args.to), source=args.file)
+        exported = export(result.compacted, to=args.to)
+        write_output(args.output, exported.text, source=args.file)
+        for note in exported.notes:
+            warn(note)
     return 0

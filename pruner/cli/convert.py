@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from ..formats.export import dumps
+from ..formats.export import export
 from ..engine.prune import prune
-from .common import write_output
+from .common import say, warn, write_output
 from .inspect import add_loading_arguments, load_one
 
 NAME = "convert"
@@ -30,8 +30,11 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     session = load_one(args)
     source = prune(session) if args.prune else session
-    write_output(args.output, dumps(source, to=args.to), source=args.file)
+    out = export(source, to=args.to)
+    write_output(args.output, out.text, source=args.file)
+    for note in out.notes:
+        warn(note)
     if args.output != "-":
-        print(f"wrote {args.to} ({len(session.messages)} messages read from {session.source_format}) "
-              f"to {args.output}", file=sys.stderr)
+        say(f"wrote {args.to} ({len(session.messages)} messages read from {session.source_format}) "
+            f"to {args.output}", file=sys.stderr)
     return 0

@@ -8,33 +8,26 @@ text only (never interpreted).
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import Counter
 from typing import Any
 
 from ..model import ROLES, Session
 from ..engine.prune import message_tokens
 from ..tokens import ENCODINGS, get_counter
-from ..formats import load_dialogues, load_session
-from .common import add_input_arguments
+from ..formats import load_dialogues, load_session, repairs
+from ..jsonio import dumps_json
+from .common import add_input_arguments, report_repairs, say
 
 
 def add_loading_arguments(p) -> None:
     add_input_arguments(p)  # FILE, --format, --skip-bad-lines, --max-bytes, --dialogue, --retrieval-tool
 
 
-def _warn_skipped(sessions, file: str) -> None:
-    skipped = sum(s.metadata.get("skipped_bad_lines", 0) for s in sessions)
-    if skipped:
-        print(f"warning: skipped {skipped} unreadable line(s) in {file}", file=sys.stderr)
-
-
 def load_one(args):
     session = load_session(args.file, format=args.format, skip_bad_lines=args.skip_bad_lines,
                            max_bytes=args.max_bytes, retrieval_tools=args.retrieval_tool or None,
                            dialogue=args.dialogue)
-    _warn_skipped([session], args.file)
+    report_repairs([session], args.file)
     return session
 
 
@@ -44,7 +37,7 @@ def load_all(args):
         return [load_one(args)]
     sessions = load_dialogues(args.file, format=args.format, skip_bad_lines=args.skip_bad_lines,
                               max_bytes=args.max_bytes, retrieval_tools=args.retrieval_tool or None)
-    _warn_skipped(sessions, args.file)
+    report_repairs(sessions, args.file)
     return sessions
 
 
@@ -59,8 +52,7 @@ def add_arguments(p) -> None:
 
 
 def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
+    flat = " ".join(text.split())  # control characters left are escaped when printed (common.say)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -72,8 +64,13 @@ def describe(sessions: list[Session], *, encoding: str = "o200k_base") -> dict[s
     calls = answered = turns = 0
     tool_names: Counter[str] = Counter()
     compactions: list[dict[str, Any]] = []
+    skipped: Counter[str] = Counter()  # entries that are not messages (Claude Code metadata lines)
     for s in sessions:
         turns += s.last_turn
+        source = s.metadata.get("source")
+        entries = source.get("skipped_entries") if isinstance(source, dict) else None
+        if isinstance(entries, dict):
+            skipped.update({str(k): v for k, v in entries.items() if isinstance(v, int)})
         result_ids = {m.tool_call_id for m in s.messages if m.tool_call_id}
         for m in s.messages:
             roles[m.role] += 1
@@ -99,6 +96,10 @@ def describe(sessions: list[Session], *, encoding: str = "o200k_base") -> dict[s
         "counter": counter.name,
         "recorded_compactions": compactions,
         "skipped_bad_lines": sum(s.metadata.get("skipped_bad_lines", 0) for s in sessions),
+        "skipped_entries": dict(sorted(skipped.items())),
+        "repairs": [{**({"dialogue": i} if len(sessions) > 1 else {}),
+                     **{k: r[k] for k in ("kind", "count", "message", "lines", "types") if k in r}}
+                    for i, s in enumerate(sessions) for r in repairs(s)],
     }
 
 
@@ -124,15 +125,18 @@ def text_lines(info: dict[str, Any]) -> list[str]:
                      + (f", first kept #{c['first_kept_index']}" if c.get("first_kept_index") is not None else "")
                      + (f", {before:,} tokens before" if isinstance(before, int) else "")
                      + f": {_short(c.get('summary', ''), 60)}")
-    if info["skipped_bad_lines"]:
-        lines.append(f"skipped:     {info['skipped_bad_lines']} unreadable line(s)")
+    if info["skipped_entries"]:
+        lines.append("not messages: " + ", ".join(f"{_short(k, 40)} {n:,}" for k, n in info["skipped_entries"].items()))
+    for r in info["repairs"]:
+        where = f"dialogue {r['dialogue']}: " if "dialogue" in r else ""
+        lines.append(f"repaired:    {where}{r['message']}")
     return lines
 
 
 def run(args) -> int:
     info = describe(load_all(args), encoding=args.encoding)
     if args.json:
-        print(json.dumps(info, ensure_ascii=False, indent=2))
+        print(dumps_json(info, indent=2))
     else:
-        print("\n".join(text_lines(info)))
+        say(text_lines(info))
     return 0

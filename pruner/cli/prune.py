@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from ..formats.export import dumps
+from ..formats.export import export
 from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig, prune
 from ..tokens import ENCODINGS
 from .types import fraction
-from .common import add_input_arguments, load_from_args, write_output
+from ..jsonio import dumps_json
+from .common import add_input_arguments, load_from_args, say, warn, write_output
 
 NAME = "prune"
 HELP = "prune a transcript and explain every decision"
@@ -54,10 +54,12 @@ def run(args) -> int:
                          orphan_policy=args.orphan_policy, encoding=args.encoding)
     result = prune(session, config)
     if args.output:
-        write_output(args.output, dumps(result, to=args.to), source=args.file)
+        out = export(result, to=args.to)
+        write_output(args.output, out.text, source=args.file)
+        for note in out.notes:
+            warn(note)
     if args.report_json:
-        write_output(args.report_json, json.dumps(result.report(), ensure_ascii=False, indent=2) + "\n",
-                     source=args.file)
-    for line in summary_lines(result):
-        print(line, file=sys.stderr if args.output == "-" else sys.stdout)
+        write_output(args.report_json, dumps_json(result.report(), indent=2) + "\n", source=args.file,
+                     option="--report-json")
+    say(summary_lines(result), file=sys.stderr if args.output == "-" else sys.stdout)
     return 0

@@ -79,6 +79,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def base_url(text: str) -> str:
+    """An endpoint's base URL: an absolute http:// or https:// address with a host."""
+    from ..compaction.openai_summarizer import check_base_url
+    from ..errors import ConfigurationError
+
+    try:
+        return check_base_url(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def dask_address(text: str) -> str:
     """A Dask scheduler address: ``tcp://HOST:PORT`` (or another protocol), or ``HOST:PORT``."""
     rest = text.split("://", 1)[1] if "://" in text else text

@@ -16,18 +16,48 @@ contains the key (it is redacted from anything a server sends back, too).
 from __future__ import annotations
 
 import logging
+import math
 import os
+import re
+import threading
 import time
 from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import SummarizerError
+from ..errors import ConfigurationError, SummarizerError
 from .base import SummaryTask
 from .sections import missing_sections
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 log = logging.getLogger(__name__)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def check_base_url(url: Any) -> str:
+    """``url`` if it is an absolute http(s) URL with a host, else ``ConfigurationError`` saying why.
+
+    >>> check_base_url("http://127.0.0.1:8000/v1")
+    'http://127.0.0.1:8000/v1'
+    >>> check_base_url("::not a url::")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pruner.errors.ConfigurationError: the base URL '::not a url::' is not an http:// or https:// address ...
+    """
+    example = "such as https://api.openai.com/v1"
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigurationError(f"the base URL is empty; give an http:// or https:// address, {example}")
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # raises ValueError for a port that is not a number in range
+    except ValueError:
+        parts, port = None, None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname \
+            or any(ch.isspace() or ord(ch) < 32 for ch in url.strip()):
+        shown = repr(display_url(url) if parts is not None and parts.hostname else url[:80])
+        raise ConfigurationError(f"the base URL {shown} is not an http:// or https:// address with a host, {example}")
+    del port
+    return url.strip()
 
 
 def display_url(url: str) -> str:
@@ -49,21 +79,37 @@ class OpenAISummarizer:
     ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables), ``model``, ``timeout``
     (seconds per attempt), ``max_retries`` (extra attempts after the first),
     ``max_output_tokens``, ``backoff_seconds`` (first wait; doubles each retry,
-    at most ``max_backoff_seconds``) and ``temperature``.
+    at most ``max_backoff_seconds``) and ``temperature``. ``key_name`` says where
+    the key came from, for error messages (default: ``OPENAI_API_KEY`` when the
+    key is read from it, else "the API key"; the CLI passes the variable it read).
+    An unusable setting (a base URL that is not an http(s) address, a timeout
+    that is not a positive finite number) is a ``ConfigurationError`` at once.
+    The longest a ``summarize`` call can take is about
+    ``max_call_seconds``: every attempt's timeout plus the waits between them.
+    ``cancel`` (a ``threading.Event``) ends a call early: once it is set, the
+    request in flight is abandoned and ``summarize`` raises a
+    ``SummarizerError`` saying it was cancelled (``compact(on_error="fallback")``
+    then shows the offline summary).
     """
 
     def __init__(self, *, base_url: str | None = None, model: str = DEFAULT_MODEL, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_output_tokens: int = 4096,
                  backoff_seconds: float = 1.0, max_backoff_seconds: float = 20.0,
-                 temperature: float | None = 0.0):
-        if timeout <= 0:
-            raise SummarizerError(f"timeout must be positive, got {timeout}")
-        if max_retries < 0:
-            raise SummarizerError(f"max_retries must be 0 or more, got {max_retries}")
-        if max_output_tokens <= 0:
-            raise SummarizerError(f"max_output_tokens must be positive, got {max_output_tokens}")
+                 temperature: float | None = 0.0, key_name: str | None = None,
+                 cancel: threading.Event | None = None):
+        for name, value in (("timeout", timeout), ("backoff_seconds", backoff_seconds),
+                            ("max_backoff_seconds", max_backoff_seconds)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value < 0 or (name == "timeout" and value == 0):
+                least = "positive" if name == "timeout" else "non-negative"
+                raise ConfigurationError(f"{name} is {value!r}; it must be a {least} finite number of seconds")
+        for name, value, least in (("max_retries", max_retries, 0), ("max_output_tokens", max_output_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigurationError(f"{name} is {value!r}; it must be a whole number of at least {least}")
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError("the model name is empty; give the name of a model the endpoint serves")
         self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.base_url = check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.max_output_tokens = int(max_output_tokens)
@@ -71,6 +117,14 @@ class OpenAISummarizer:
         self.max_backoff_seconds = float(max_backoff_seconds)
         self.temperature = temperature
         self.__key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.key_name = key_name or ("OPENAI_API_KEY" if api_key is None else None)
+        self.cancel = cancel
+
+    @property
+    def max_call_seconds(self) -> float:
+        """The longest one request can take, retries and waits included (a bound for a front end to show)."""
+        waits = sum(min(self.backoff_seconds * 2 ** a, self.max_backoff_seconds) for a in range(self.max_retries))
+        return (1 + self.max_retries) * self.timeout + waits
 
     @property
     def name(self) -> str:
@@ -98,7 +152,8 @@ class OpenAISummarizer:
             message = err.get("message") if isinstance(err, Mapping) else err
         if not isinstance(message, str) or not message.strip():
             return ""
-        return ": " + self._redact(" ".join(message.split()))[:300]
+        # The server is not trusted: its words are one line, with no control characters left to act.
+        return ": " + _CONTROLS.sub("?", self._redact(" ".join(message.split())))[:300]
 
     def _delay(self, attempt: int, exc: Any) -> float:
         response = getattr(exc, "response", None)
@@ -126,7 +181,8 @@ class OpenAISummarizer:
         try:
             return None, None, client.chat.completions.create(**kwargs)
         except openai.AuthenticationError:
-            fatal = f"{self._where()} rejected the API key (HTTP 401): check OPENAI_API_KEY"
+            fatal = (f"{self._where()} rejected the API key (HTTP 401): check "
+                     + (f"the key in {self.key_name}" if self.key_name else "the API key"))
         except openai.PermissionDeniedError as exc:
             fatal = f"{self._where()} refused access (HTTP 403){self._server_says(exc)}"
         except openai.NotFoundError as exc:
@@ -145,7 +201,31 @@ class OpenAISummarizer:
                 retry = (what + self._server_says(exc), exc)
         except openai.OpenAIError as exc:
             fatal = f"{self._where()}: the request failed ({type(exc).__name__})"
+        except Exception as exc:  # the HTTP layer's own errors (a URL it cannot use, ...)
+            fatal = f"{self._where()}: the request could not be sent ({type(exc).__name__})"
         return (SummarizerError(fatal) if fatal else None), retry, None
+
+    def _cancelled(self) -> SummarizerError:
+        return SummarizerError(f"{self._where()}: the request was cancelled")
+
+    def _cancellable_attempt(self, client: Any, task: SummaryTask, openai: Any):
+        """``_attempt``'s outcome, or None when ``cancel`` was set before the answer came.
+
+        With a ``cancel`` event the request runs in a helper thread and this one
+        waits for whichever comes first; leaving the client's ``with`` block
+        then closes the connection under the abandoned request.
+        """
+        if self.cancel is None:
+            return self._attempt(client, task, openai)
+        if self.cancel.is_set():
+            return None
+        outcome: list[Any] = []
+        worker = threading.Thread(target=lambda: outcome.append(self._attempt(client, task, openai)),
+                                  name="pruner-summarizer-request", daemon=True)
+        worker.start()
+        while worker.is_alive() and not self.cancel.is_set():
+            worker.join(0.05)
+        return outcome[0] if outcome else None
 
     # -- the call ----------------------------------------------------------------
     def complete(self, task: SummaryTask) -> tuple[str, str | None]:
@@ -153,16 +233,25 @@ class OpenAISummarizer:
         import openai  # imported here: the offline path never needs it
 
         if not self.__key:
-            raise SummarizerError("no API key for the OpenAI summariser: set the OPENAI_API_KEY "
-                                  "environment variable (or use the offline summariser)")
+            where = f"the {self.key_name} environment variable" if self.key_name else "a key"
+            raise SummarizerError(f"no API key for the OpenAI summariser: set {where} "
+                                  "(or use the offline summariser)")
         attempts = 1 + self.max_retries
         last_cause = ""
-        with openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout,
-                           max_retries=0) as client:
+        try:
+            client = openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        except Exception as exc:  # the HTTP layer refuses the URL (set after the constructor's check)
+            client, unusable = None, f"{self._where()}: the client cannot use this base URL ({type(exc).__name__})"
+        if client is None:
+            raise SummarizerError(unusable)
+        with client:
             for attempt in range(attempts):
                 # Errors are raised outside the ``except`` blocks, so they carry no chained
                 # client exception (whose text may quote the key back from the server).
-                fatal, retry_exc, response = self._attempt(client, task, openai)
+                outcome = self._cancellable_attempt(client, task, openai)
+                if outcome is None:
+                    raise self._cancelled()
+                fatal, retry_exc, response = outcome
                 if fatal is not None:
                     raise fatal
                 if response is not None:
@@ -172,7 +261,10 @@ class OpenAISummarizer:
                     delay = self._delay(attempt, retry_exc[1])
                     log.info("summariser attempt %d of %d failed (%s); retrying in %.2f s",
                              attempt + 1, attempts, last_cause, delay)
-                    time.sleep(delay)
+                    if self.cancel is None:
+                        time.sleep(delay)
+                    elif self.cancel.wait(delay):
+                        raise self._cancelled()
             else:
                 raise SummarizerError(f"{self._where()}: gave up after {attempts} attempt"
                                       f"{'s' if attempts > 1 else ''}; last: {last_cause}")

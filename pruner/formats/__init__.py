@@ -21,8 +21,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import FormatError
+from ..errors import FileTooLargeError, FormatError
+from ..files import check_byte_limit, read_limited, write_atomic
 from ..model import Session
+from ._repairs import repairs_of, replace_lone_surrogates
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
@@ -80,7 +82,8 @@ def format_name(name: str, *, file: str = "<input>") -> str:
     """The registered name for ``name`` (aliases accepted); ``FormatError`` if unknown."""
     resolved = ALIASES.get(name, name)
     if resolved not in FORMATS:
-        raise FormatError(f"unknown format {name!r}; supported: {', '.join(FORMATS)}", file=file)
+        raise FormatError(f"unknown format {name!r}; supported: {', '.join(FORMATS)}", file=file,
+                          setting="format")
     return resolved
 
 
@@ -111,12 +114,12 @@ def detect_format(text: str, *, file: str = "<input>") -> str:
     scores = [(fmt.detect(text, seen), name) for name, fmt in FORMATS.items()]
     best = max((s for s, _ in scores), default=0.0)
     if best <= 0:
-        raise FormatError(
-            f"unknown format; supported: {', '.join(FORMATS)} (use --format NAME to choose)", file=file)
+        raise FormatError(f"unknown format; supported: {', '.join(FORMATS)} (choose one if the file is one of "
+                          "them)", file=file, setting="format")
     winners = [name for s, name in scores if s == best]
     if len(winners) > 1:
         raise FormatError(f"ambiguous format: the content fits {' and '.join(winners)} equally well; "
-                          "choose one with --format NAME", file=file)
+                          "choose the format", file=file, setting="format")
     return winners[0]
 
 
@@ -129,7 +132,7 @@ def _loader_options(fmt: Format, retrieval_tools: Any, dialogue: int | None, fil
             opts["dialogue"] = dialogue
         elif dialogue != 0:  # every other format holds exactly one dialogue
             raise FormatError(f"a {fmt.name} file holds one dialogue; dialogue {dialogue} does not exist",
-                              file=file)
+                              file=file, setting="dialogue")
     return opts
 
 
@@ -144,15 +147,16 @@ def loads(text: str, *, file: str = "<input>", format: str | None = None, skip_b
     name = format_name(format, file=file) if format else detect_format(text, file=file)
     fmt = FORMATS[name]
     try:
-        return fmt.loads(text, file=file, skip_bad_lines=skip_bad_lines,
-                         **_loader_options(fmt, retrieval_tools, dialogue, file))
+        session = fmt.loads(text, file=file, skip_bad_lines=skip_bad_lines,
+                            **_loader_options(fmt, retrieval_tools, dialogue, file))
+        return replace_lone_surrogates(session, text, file=file)
     except RecursionError:  # a value nested too deeply for the reader (or the model) to walk
         raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         # Last resort: a structure no importer check anticipated. Say so in one line
         # rather than showing a traceback (the fuzz tests call importers directly).
         raise FormatError(f"cannot read this as {name}: unexpected structure ({type(exc).__name__}: {exc}); "
-                          "check the file, or choose another format with --format NAME", file=file) from None
+                          "check the file, or choose another format", file=file, setting="format") from None
 
 
 def loads_all(text: str, *, file: str = "<input>", format: str | None = None, skip_bad_lines: bool = False,
@@ -162,41 +166,45 @@ def loads_all(text: str, *, file: str = "<input>", format: str | None = None, sk
     module = _MODULES.get(name)
     if module is not None and hasattr(module, "loads_all"):
         try:
-            return module.loads_all(text, file=file, skip_bad_lines=skip_bad_lines,
-                                    **_loader_options(FORMATS[name], retrieval_tools, None, file))
+            sessions = module.loads_all(text, file=file, skip_bad_lines=skip_bad_lines,
+                                        **_loader_options(FORMATS[name], retrieval_tools, None, file))
+            return [replace_lone_surrogates(s, text, file=file) for s in sessions]
         except RecursionError:
             raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
     return [loads(text, file=file, format=name, skip_bad_lines=skip_bad_lines, retrieval_tools=retrieval_tools)]
 
 
-def _check_size(size: int, max_bytes: int, file: str) -> None:
-    if size > max_bytes:
-        raise FormatError(f"the file is {size:,} bytes, over the {max_bytes:,}-byte limit; "
-                          "raise it with --max-bytes (or max_bytes=) if you mean it", file=file)
+#: What one JSON array or object costs to read, in bytes of plain text that cost as much memory.
+#: Measured by ``pruner bench-limits``: a ``[`` becomes a Python list of about 100 bytes, while
+#: text costs about 6 bytes of memory per byte; 8 keeps real transcripts (one array or object
+#: per 65 to 280 bytes in every sample and real file) far from the limit.
+CONTAINER_BYTES = 8
+
+
+def charged_size(data: bytes) -> int:
+    """The size a file is held to the limit by: its length, or ``CONTAINER_BYTES`` per array and
+    object when that is more (deeply nested JSON costs far more memory than its length says)."""
+    return max(len(data), CONTAINER_BYTES * (data.count(b"[") + data.count(b"{")))
+
+
+def _check_size(data: bytes, max_bytes: int, file: str) -> None:
+    if len(data) > check_byte_limit(max_bytes):
+        raise FileTooLargeError(size=len(data), limit=max_bytes, file=file)
+    charged = charged_size(data)
+    if charged > max_bytes:
+        raise FileTooLargeError(size=len(data), limit=max_bytes, file=file, charged=charged)
 
 
 def load_bytes(data: bytes, *, file: str = "<input>", format: str | None = None,
                skip_bad_lines: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                retrieval_tools: Any = None, dialogue: int | None = None) -> Session:
-    _check_size(len(data), max_bytes, file)
+    _check_size(data, max_bytes, file)
     return loads(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines,
                  retrieval_tools=retrieval_tools, dialogue=dialogue)
 
 
 def _read(path: str | os.PathLike, max_bytes: int) -> tuple[str, bytes]:
-    file = os.fspath(path)
-    try:
-        size = os.path.getsize(file)
-    except OSError as exc:
-        raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
-    _check_size(size, max_bytes, file)  # before reading, so a huge file is refused at once
-    try:
-        with open(file, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
-    _check_size(len(data), max_bytes, file)
-    return file, data
+    return read_limited(path, max_bytes)  # regular files only; over max_bytes refused before reading
 
 
 def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,
@@ -204,7 +212,8 @@ def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad
                  dialogue: int | None = None) -> Session:
     """Read a transcript file of any registered format. The file is only read, never changed.
 
-    ``max_bytes`` (default 200 MB) refuses bigger files before reading them;
+    ``max_bytes`` (default 200 MB) refuses bigger files before reading them, and files whose
+    JSON holds more arrays and objects than that many bytes of text would (``charged_size``);
     ``retrieval_tools`` and ``dialogue`` are as for ``loads``.
     """
     file, data = _read(path, max_bytes)
@@ -216,11 +225,22 @@ def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_b
                    max_bytes: int = DEFAULT_MAX_BYTES, retrieval_tools: Any = None) -> list[Session]:
     """Every dialogue of a file (tau-bench style files hold many; other files one)."""
     file, data = _read(path, max_bytes)
+    _check_size(data, max_bytes, file)
     return loads_all(decode_bytes(data, file=file), file=file, format=format, skip_bad_lines=skip_bad_lines,
                      retrieval_tools=retrieval_tools)
 
 
 def save_session(session: Session, path: str | os.PathLike) -> None:
-    """Write ``session`` as native JSONL."""
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(_MODULES["native"].dumps(session))
+    """Write ``session`` as native JSONL, atomically (a failure leaves any previous file intact)."""
+    write_atomic(path, _MODULES["native"].dumps(session))
+
+
+def repairs(session: Session) -> list[dict[str, Any]]:
+    """What the importer repaired to read ``session``'s file: entries ``{"kind", "count",
+    "message", "lines"}`` whose ``message`` is a sentence for a person (see ``_repairs``)."""
+    return repairs_of(session.metadata)
+
+
+def repair_messages(session: Session) -> list[str]:
+    """One sentence per repair the importer made (``[]`` when the file was read as it is)."""
+    return [str(r.get("message", "")) for r in repairs(session)]

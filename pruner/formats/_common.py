@@ -1,28 +1,18 @@
-"""Helpers every importer shares: JSON parsing with located errors, call linking, building.
-
-Importers turn a foreign transcript into ``Message`` values through a
-``SessionBuilder``: it checks ids, links each tool result to its call (giving
-the result the call's tool name), maps results of retrieval tools to
-``retrieved_doc`` and finally numbers turns and validates the session.
-
->>> b = SessionBuilder(file="demo.json", source_format="demo")
->>> _ = b.add(id="u", role="user", content="weather?", where="$[0]")
->>> a = b.add(id="a", role="assistant", content="", where="$[1]")
->>> b.add_call(a, original_id="c1", name="weather", arguments={"city": "Oslo"}, where="$[1]")
-'c1'
->>> _ = b.add_result(original_call_id="c1", id="r", content="sunny", where="$[2]")
->>> [(m.role, m.tool_name) for m in b.build().messages]
-[('user', None), ('assistant', None), ('tool', 'weather')]
+"""Helpers every importer shares: JSON parsing with located errors, content and usage fields,
+detection's first look at a file. Building a session is ``_builder.SessionBuilder``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..errors import FormatError, InvalidSessionError
-from ..model import Message, Session, ToolCall, parse_arguments, validate_session
+from ..errors import FormatError
+from ..jsonio import JsonProblem, loads_json
+from ._repairs import Repairs
+
+if TYPE_CHECKING:
+    from ._builder import SessionBuilder
 
 #: Tool names whose results become ``retrieved_doc`` messages by default: none.
 #: Pass ``retrieval_tools=frozenset({"search_docs"})`` to any importer (or
@@ -49,55 +39,102 @@ def type_name(value: Any) -> str:
 
 
 def parse_json_document(text: str, *, file: str) -> Any:
-    """``json.loads`` whose errors name the line and column and say what to fix."""
+    """The JSON document ``text``; a ``FormatError`` names the line and column and says what to fix."""
     try:
-        return json.loads(text)
+        return loads_json(text)
     except RecursionError:
         raise FormatError("JSON is nested too deeply to read (more than about 1,000 levels); "
                           "this is not a transcript", file=file) from None
-    except json.JSONDecodeError as exc:
+    except JsonProblem as exc:
         end = len(text.rstrip())
+        pos = _offset(text, exc.lineno, exc.colno)
         # An error at the very end, or a string still open on the last line, means the text stops early.
-        truncated = exc.pos >= end or (exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos:end])
+        truncated = pos >= end or (exc.msg.startswith("Unterminated string") and "\n" not in text[pos:end])
         hint = (f"the JSON ends early (column {exc.colno}): the file looks truncated" if truncated
                 else f"invalid JSON: {exc.msg} (column {exc.colno})")
         raise FormatError(hint, file=file, line=exc.lineno) from None
+
+
+def _offset(text: str, lineno: int, colno: int) -> int:
+    start = 0
+    for _ in range(lineno - 1):
+        start = text.index("\n", start) + 1
+    return start + colno - 1
 
 
 @dataclass(frozen=True)
 class JsonlRecords:
     records: tuple[tuple[int, Any], ...]  # (line number, parsed value)
     skipped: int
+    repairs: Repairs = field(default_factory=Repairs)
 
 
-def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False,
-                require_objects: bool = True) -> JsonlRecords:
+def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_objects: bool = True,
+                identity: Callable[[dict], Any] | None = None) -> JsonlRecords:
     """Parse JSON Lines, one record per non-blank line; a bad line is an error naming it.
 
-    With ``skip_bad_lines`` unreadable lines are skipped and counted instead.
+    Records are separated by ``\\n`` only, as JSON Lines says (``str.splitlines``
+    would also split on U+2028 and others inside a string). With
+    ``skip_bad_lines`` unreadable lines are skipped and counted instead.
+
+    ``identity`` makes this an agent log's reader (see ``_repairs``): a line that
+    is not a JSON object is skipped, and a line that repeats an earlier line
+    exactly is dropped when ``identity(record)`` gives it an id (lines without
+    one, such as two identical user messages in an old log, are all kept); both
+    are recorded in ``repairs``.
     """
     out: list[tuple[int, Any]] = []
     skipped = 0
+    repairs = Repairs()
+    seen: set[tuple[Any, str]] = set()  # (identity, line) of every line with an identity so far
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_json(raw)
         except RecursionError:
             problem = "JSON nested too deeply to read"
-        except json.JSONDecodeError as exc:
+        except JsonProblem as exc:
             problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
         else:
             if not require_objects or isinstance(obj, dict):
+                key = identity(obj) if identity is not None and isinstance(obj, dict) else None
+                if key is not None:
+                    # The line's own text is part of the key, so many lines sharing an id (or a
+                    # timestamp) cost one look-up each; the set holds the lines, not copies.
+                    entry = (key, raw.strip())
+                    if entry in seen:
+                        repairs.add("repeated_lines", lineno)
+                        continue
+                    seen.add(entry)
                 out.append((lineno, obj))
                 continue
             problem = f"expected a JSON object on each line, got {type_name(obj)}"
-        if skip_bad_lines:
+        if skip_bad_lines or identity is not None:
             skipped += 1
+            repairs.add("skipped_lines", lineno)
             continue
-        raise FormatError(f"{problem}; fix or delete this line (or pass --skip-bad-lines)",
-                          file=file, line=lineno)
-    return JsonlRecords(tuple(out), skipped)
+        raise FormatError(f"{problem}; fix or delete this line (or skip such lines)", file=file, line=lineno,
+                          setting="skip_bad_lines")
+    return JsonlRecords(tuple(out), skipped, repairs)
+
+
+def identity_by(*keys: str, inner: str | None = None) -> Callable[[dict], Any]:
+    """An ``identity`` for ``parse_jsonl``: the first of ``keys`` holding a string or number,
+    looked up in the record and then in its ``inner`` object."""
+    def first(scope: dict) -> Any:
+        for key in keys:
+            value = scope.get(key)
+            if (type(value) is str and value) or type(value) is int:
+                return (key, value)
+        return None
+
+    def identity(record: dict) -> Any:
+        found = first(record)
+        if found is None and inner is not None and type(record.get(inner)) is dict:
+            found = first(record[inner])
+        return found
+    return identity
 
 
 def flatten_content(value: Any, *, file: str, where: str, line: int | None = None,
@@ -140,125 +177,6 @@ def usage(*, input: Any = 0, output: Any = 0, cache_read: Any = 0, cache_write: 
         return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
     return {"input": num(input), "output": num(output), "cache_read": num(cache_read),
             "cache_write": num(cache_write)}
-
-
-@dataclass
-class Draft:
-    """A message under construction (importers merge blocks into it before it is frozen)."""
-
-    id: str
-    role: str
-    content: str
-    where: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    tool_call_id: str | None = None
-    tool_name: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    def append_text(self, text: str) -> None:
-        if text:
-            self.content = f"{self.content}\n{text}" if self.content else text
-
-
-class SessionBuilder:
-    """Collects drafts, keeps ids unique, links results to calls, then builds a ``Session``.
-
-    Call ids may be reused by a recording (tau-bench and SWE-agent replay the
-    same ids): a reused id gets a ``_2``, ``_3`` suffix and later results are
-    linked to the most recent call with that id; the original id is kept in the
-    call's message metadata under ``source.original_call_ids``.
-    """
-
-    def __init__(self, *, file: str, source_format: str,
-                 retrieval_tools: Iterable[str] | None = None, line_of: dict[str, int] | None = None):
-        self.file = file
-        self.source_format = source_format
-        self.retrieval_tools = frozenset(RETRIEVAL_TOOLS if retrieval_tools is None else retrieval_tools)
-        self.drafts: list[Draft] = []
-        self._ids: dict[str, str] = {}  # message id -> where it was defined
-        self._call_by_original: dict[str, str] = {}
-        self._call_ids: set[str] = set()
-        self._call_names: dict[str, str] = {}
-        self._answered: set[str] = set()
-        self.line: int | None = None  # set by JSONL importers so errors name the line
-
-    def error(self, message: str, where: str | None = None) -> FormatError:
-        return FormatError(message, file=self.file, line=self.line, path=where)
-
-    def fresh_id(self, base: str) -> str:
-        """``base`` if unused, else ``base_2``, ``base_3``, ..."""
-        if base not in self._ids:
-            return base
-        n = 2
-        while f"{base}_{n}" in self._ids:
-            n += 1
-        return f"{base}_{n}"
-
-    def add(self, *, id: str, role: str, content: str, where: str, tool_call_id: str | None = None,
-            tool_name: str | None = None, metadata: dict[str, Any] | None = None) -> Draft:
-        if not isinstance(id, str) or not id:
-            raise self.error("message id must be a non-empty string", where)
-        if id in self._ids:
-            raise self.error(f"duplicate id {id!r} (first used at {self._ids[id]}); ids must be unique, "
-                             "rename or delete one of them", where)
-        self._ids[id] = where if self.line is None else f"line {self.line}"
-        d = Draft(id=id, role=role, content=content, where=where, tool_call_id=tool_call_id,
-                  tool_name=tool_name, metadata=dict(metadata or {}))
-        self.drafts.append(d)
-        return d
-
-    def add_call(self, draft: Draft, *, original_id: Any, name: Any, arguments: Any, where: str) -> str:
-        if not isinstance(original_id, str) or not original_id:
-            raise self.error("tool call has no id (a non-empty string is needed to link its result)", where)
-        if not isinstance(name, str) or not name:
-            raise self.error(f"tool call {original_id!r} has no tool name", where)
-        uid = original_id
-        if uid in self._call_ids:
-            n = 2
-            while f"{original_id}_{n}" in self._call_ids:
-                n += 1
-            uid = f"{original_id}_{n}"
-            draft.metadata.setdefault("source", {}).setdefault("original_call_ids", {})[uid] = original_id
-        self._call_ids.add(uid)
-        self._call_by_original[original_id] = uid
-        self._call_names[uid] = name
-        draft.tool_calls.append(ToolCall(id=uid, name=name, arguments=parse_arguments(arguments)))
-        return uid
-
-    def call_name(self, original_call_id: str) -> str | None:
-        uid = self._call_by_original.get(original_call_id)
-        return self._call_names.get(uid) if uid else None
-
-    def add_result(self, *, original_call_id: Any, id: str, content: str, where: str,
-                   metadata: dict[str, Any] | None = None, recorded_name: Any = None) -> Draft:
-        """A tool result answering the latest call made with ``original_call_id``."""
-        if not isinstance(original_call_id, str) or not original_call_id:
-            raise self.error("tool result has no call id; it must name the tool call it answers", where)
-        uid = self._call_by_original.get(original_call_id)
-        if uid is None:
-            raise self.error(f"tool result answers call id {original_call_id!r}, but no earlier tool call "
-                             "has that id; add the call or delete the result", where)
-        meta = dict(metadata or {})
-        name = self._call_names[uid]
-        if isinstance(recorded_name, str) and recorded_name and recorded_name != name:
-            meta.setdefault("source", {})["recorded_tool_name"] = recorded_name
-        if uid != original_call_id:
-            meta.setdefault("source", {})["original_call_id"] = original_call_id
-        self._answered.add(uid)
-        role = "retrieved_doc" if name in self.retrieval_tools else "tool"
-        return self.add(id=id, role=role, content=content, where=where, tool_call_id=uid,
-                        tool_name=name, metadata=meta)
-
-    def build(self, *, name: str = "", metadata: dict[str, Any] | None = None) -> Session:
-        messages = [Message(id=d.id, role=d.role, content=d.content, tool_calls=tuple(d.tool_calls),
-                            tool_call_id=d.tool_call_id, tool_name=d.tool_name, metadata=d.metadata)
-                    for d in self.drafts]
-        session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata or {})
-        try:
-            validate_session(session)
-        except InvalidSessionError as exc:  # importers check first; this is the safety net
-            raise FormatError(str(exc), file=self.file) from None
-        return session
 
 
 def unmapped(obj: dict[str, Any], known: Iterable[str]) -> dict[str, Any]:
@@ -317,14 +235,14 @@ def probe(text: str, *, file: str, max_lines: int = 50) -> Probe:
     multi_line = stripped.count("\n", 0, len(stripped.rstrip())) > 0
     if stripped[0] == "{" and multi_line:
         try:
-            head = json.loads(first_line)
+            head = loads_json(first_line)
         except (ValueError, RecursionError):
             head = None
         if isinstance(head, dict):  # one object per line: JSONL (possibly with bad lines later)
             recs = []
             for raw in stripped.split("\n", max_lines)[:max_lines]:
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except (ValueError, RecursionError):
                     continue
                 recs.append(obj)

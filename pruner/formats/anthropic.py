@@ -19,8 +19,8 @@ from typing import Any, Iterable
 
 from ..errors import FormatError
 from ..model import Session
-from ._common import (Draft, Probe, SessionBuilder, document, flatten_content, jpath, type_name, unmapped,
-                      usage, with_source)
+from ._builder import Draft, SessionBuilder
+from ._common import Probe, document, flatten_content, jpath, type_name, unmapped, usage, with_source
 
 NAME = "anthropic"
 ORDER = 30  # where --help and FORMATS list it

@@ -5,11 +5,19 @@ One entry per line with ``type``, ``uuid``, ``parentUuid``, ``message``,
 several lines, one per content block, sharing ``message.id``: they are merged
 into one message (usage from the last line). ``user`` lines made of
 ``tool_result`` blocks are tool results, not user turns. ``summary``,
-``file-history-snapshot`` and other metadata lines are skipped (counted in
+``file-history-snapshot`` and the other metadata lines Claude Code writes
+(``METADATA_TYPES``) are skipped (counted in
 ``Session.metadata["source"]["skipped_entries"]``), as are sidechain
 (sub-agent) lines. A compaction (a ``compact_boundary`` system line followed
 by the ``isCompactSummary`` user line) becomes a ``summary`` message and a
 recorded compaction.
+
+This is an agent log, written line by line, so damage is repaired and
+reported (``_repairs``), not refused: an exact repeat of a line (Claude Code
+writes some lines more than once) is dropped, a line that is not a JSON
+object is skipped, a line reusing a ``uuid`` with different content keeps a
+new id, and a line of a type this reader does not know (``"User"``,
+``"human"``) is skipped and named, with its count.
 
 >>> line = ('{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,'
 ...         '"sessionId":"s","message":{"role":"user","content":"hi"}}')
@@ -23,7 +31,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..model import Session
-from ._common import Draft, Probe, SessionBuilder, parse_jsonl, unmapped
+from ._builder import Draft, SessionBuilder
+from ._common import Probe, identity_by, parse_jsonl, unmapped
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 
 NAME = "claude_code"
@@ -34,6 +43,10 @@ _ENTRY_FIELDS = ("type", "uuid", "parentUuid", "message", "isSidechain", "timest
                  "isCompactSummary", "isVisibleInTranscriptOnly", "slug")
 # Kept once per session rather than on every message: they rarely change.
 _SESSION_FIELDS = ("sessionId", "cwd", "version", "gitBranch", "userType", "slug")
+#: Line types Claude Code writes that are not conversation messages (skipped and counted).
+METADATA_TYPES = ("summary", "file-history-snapshot", "system", "queue-operation", "progress")
+#: What makes a line "the same line": its uuid (messages), leafUuid (summaries) or messageId (snapshots).
+_identity = identity_by("uuid", "leafUuid", "messageId")
 
 
 def detect(text: str, probe: Probe | None) -> float:
@@ -47,14 +60,14 @@ def detect(text: str, probe: Probe | None) -> float:
 
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
-    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines)
-    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools)
+    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
+    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True,
+                       repairs=parsed.repairs)
     skipped: Counter[str] = Counter()
     by_message_id: dict[str, Draft] = {}
     session_info: dict[str, Any] = {}
     compactions: list[dict[str, Any]] = []
     boundary: dict[str, Any] | None = None
-    seen_uuids: dict[str, int] = {}
     for lineno, entry in parsed.records:
         b.line = lineno
         kind = entry.get("type")
@@ -67,16 +80,17 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         if kind == "system" and entry.get("subtype") == "compact_boundary":
             boundary = entry
             continue
-        if kind not in ("user", "assistant") or not isinstance(entry.get("message"), dict):
+        if kind in METADATA_TYPES:
             skipped[str(kind)] += 1
+            continue
+        if kind not in ("user", "assistant") or not isinstance(entry.get("message"), dict):
+            # Not a line this reader knows: say so (it may be a real message with a mangled type).
+            label = f"{kind!r} without a 'message' object" if kind in ("user", "assistant") else repr(kind)[:60]
+            b.repairs.add("unknown_entries", lineno, type=label)
             continue
         uuid = entry.get("uuid")
         if not isinstance(uuid, str) or not uuid:
             raise b.error("entry has no 'uuid'; every user/assistant line needs one", "uuid")
-        if uuid in seen_uuids:
-            raise b.error(f"duplicate uuid {uuid!r} (also on line {seen_uuids[uuid]}); uuids must be unique, "
-                          "delete the repeated line", "uuid")
-        seen_uuids[uuid] = lineno
         msg = entry["message"]
         meta: dict[str, Any] = {}
         if isinstance(entry.get("timestamp"), str):

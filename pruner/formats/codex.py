@@ -11,6 +11,13 @@ message's ``metadata["usage"]`` (``input`` excludes cached input, which is
 ``summary`` message and a recorded compaction. Older rollouts that hold bare
 items (no ``payload``) are read too.
 
+This is an agent log, so damage is repaired and reported (``_repairs``), not
+refused: an exact repeat of a line that carries a timestamp or an id is
+dropped (bare items without either are all kept: two identical user messages
+may both be real), a line that is not a JSON object is skipped, and a line of
+a type this reader does not know (``response_itme``) is skipped and named
+with its count.
+
 >>> text = ('{"type":"session_meta","payload":{"id":"s1"}}\\n'
 ...         '{"type":"response_item","payload":{"type":"message","role":"user",'
 ...         '"content":[{"type":"input_text","text":"hi"}]}}\\n'
@@ -25,13 +32,15 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..model import Session
-from ._common import Probe, SessionBuilder, parse_jsonl, usage
+from ._builder import SessionBuilder
+from ._common import Probe, identity_by, parse_jsonl, usage
 from .openai_responses import ITEM_TYPES, ItemReader
 
 NAME = "codex"
 ORDER = 60  # where --help and FORMATS list it
 DESCRIPTION = "Codex CLI rollout JSONL (session_meta / response_item / event_msg lines)"
 LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_identity = identity_by("timestamp", "id", "call_id", inner="payload")
 
 
 def detect(text: str, probe: Probe | None) -> float:
@@ -50,8 +59,9 @@ def detect(text: str, probe: Probe | None) -> float:
 
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
-    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines)
-    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools)
+    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
+    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True,
+                       repairs=parsed.repairs)
     reader = ItemReader(b)
     source: dict[str, Any] = {}
     events: Counter[str] = Counter()
@@ -96,8 +106,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
                                 "first_kept_index": None, "tokens_before": None, "position_index": position})
         elif "payload" not in line and (line.get("type") in ITEM_TYPES or "role" in line):
             reader.add(line, "$", metadata=meta)  # an older rollout's bare item
-        else:
-            events[f"other:{kind}"] += 1
+        else:  # not a line this reader knows: say so (it may be a real item with a mangled type)
+            b.repairs.add("unknown_entries", lineno, type=repr(kind)[:60])
     b.line = None
     if events:
         source["event_counts"] = dict(sorted(events.items()))

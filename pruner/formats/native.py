@@ -21,19 +21,21 @@ messages before it.
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
+import re
 from typing import Any
 
-from ..errors import FormatError
+from ..errors import FormatError, InvalidSessionError
+from ..jsonio import JsonProblem, dumps_json, escape_unsafe, loads_json
 from ..model import ROLES, Message, Session, ToolCall, validate_session
-from ..errors import InvalidSessionError
+from ._common import type_name
+from ._repairs import REPAIRS_KEY, Repairs
 
 NAME = "native"
 DESCRIPTION = "pruner's own JSONL: a header line, then one message per line"
 ORDER = 0  # where --help and FORMATS list it
 HEADER_KEY = "pruner_session"
 VERSION = 1
+_PLAIN_FIELDS = frozenset({"id", "role", "content", "turn"})
 _MESSAGE_FIELDS = {"id", "role", "content", "turn", "tool_calls", "tool_call_id", "tool_name",
                    "tool_call_key", "expires_after_turn", "defines", "refs", "required", "metadata"}
 
@@ -64,12 +66,19 @@ def message_to_dict(m: Message) -> dict[str, Any]:
 
 
 def dumps(session: Session) -> str:
-    """The session as native JSONL text (ends with a newline)."""
+    """The session as native JSONL text (ends with a newline).
+
+    Every line is JSON any reader splits correctly: U+2028, U+2029, C1 controls
+    and lone surrogates inside strings are written as ``\\u`` escapes (see
+    ``pruner.jsonio``). The repairs made when the session was read are left
+    out: they describe the file it came from, not this one.
+    """
+    metadata = {k: v for k, v in dict(session.metadata).items() if k != REPAIRS_KEY}
     header = {HEADER_KEY: VERSION, "name": session.name, "source_format": session.source_format,
-              "metadata": dict(session.metadata)}
-    lines = [json.dumps(header, ensure_ascii=False)]
-    lines += [json.dumps(message_to_dict(m), ensure_ascii=False) for m in session.messages]
-    return "\n".join(lines) + "\n"
+              "metadata": metadata}
+    lines = [dumps_json(header, escape=False)]
+    lines += [dumps_json(message_to_dict(m), escape=False) for m in session.messages]
+    return escape_unsafe("\n".join(lines) + "\n")
 
 
 def _str_list(value: Any, fname: str, file: str, line: int) -> tuple[str, ...]:
@@ -78,9 +87,15 @@ def _str_list(value: Any, fname: str, file: str, line: int) -> tuple[str, ...]:
     return tuple(value)
 
 
-def message_from_dict(d: Any, *, file: str, line: int) -> Message:
+def message_from_dict(d: Any, *, file: str, line: int, previous_turn: int = 0) -> Message:
+    """The message a line holds; a line without ``turn`` gets ``previous_turn``, plus one for a user."""
+    if type(d) is dict and d.keys() <= _PLAIN_FIELDS:  # the common short message: the same checks, fewer steps
+        mid, role, content, turn = d.get("id"), d.get("role"), d.get("content", ""), d.get("turn", -1)
+        if type(mid) is str and mid and role in ROLES and type(content) is str and type(turn) is int:
+            return Message(id=mid, role=role, content=content,
+                           turn=turn if turn >= 0 else previous_turn + (role == "user"))
     if not isinstance(d, dict):
-        raise FormatError(f"expected a JSON object for a message, got {type(d).__name__}",
+        raise FormatError(f"expected a JSON object for a message, got {type_name(d)}",
                           file=file, line=line)
     for req in ("id", "role"):
         if req not in d:
@@ -92,16 +107,23 @@ def message_from_dict(d: Any, *, file: str, line: int) -> Message:
                           file=file, line=line)
     content = d.get("content", "")
     if not isinstance(content, str):
-        raise FormatError(f"field 'content' must be a string, got {type(content).__name__}",
+        raise FormatError(f"field 'content' must be a string, got {type_name(content)}",
                           file=file, line=line)
     calls = []
-    for j, c in enumerate(d.get("tool_calls") or []):
+    raw_calls = d.get("tool_calls")
+    if raw_calls is not None and not isinstance(raw_calls, list):
+        raise FormatError(f"field 'tool_calls' must be a list, got {type_name(raw_calls)}", file=file, line=line)
+    for j, c in enumerate(raw_calls or []):
         if not isinstance(c, dict) or not isinstance(c.get("id"), str) or not isinstance(c.get("name"), str):
             raise FormatError(f"field 'tool_calls[{j}]' needs string 'id' and 'name'", file=file, line=line)
+        if c.get("key") is not None and not isinstance(c["key"], str):
+            raise FormatError(f"field 'tool_calls[{j}].key' must be a string", file=file, line=line)
         calls.append(ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", {}), key=c.get("key")))
     turn = d.get("turn", -1)
     if not isinstance(turn, int) or isinstance(turn, bool):
         raise FormatError("field 'turn' must be an integer", file=file, line=line)
+    if turn < 0:  # left out: count it from the user messages before it
+        turn = previous_turn + (d["role"] == "user")
     for fname in ("tool_call_id", "tool_name", "tool_call_key"):
         if d.get(fname) is not None and not isinstance(d[fname], str):
             raise FormatError(f"field '{fname}' must be a string", file=file, line=line)
@@ -114,63 +136,87 @@ def message_from_dict(d: Any, *, file: str, line: int) -> Message:
     metadata = d.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise FormatError("field 'metadata' must be an object", file=file, line=line)
-    extra = {k: v for k, v in d.items() if k not in _MESSAGE_FIELDS}
-    if extra:  # keep what we do not model rather than dropping it
-        metadata = {**metadata, "extra": extra}
+    unknown = d.keys() - _MESSAGE_FIELDS
+    if unknown:  # keep what we do not model rather than dropping it
+        metadata = {**metadata, "extra": {k: v for k, v in d.items() if k in unknown}}
     return Message(
         id=d["id"], role=d["role"], content=content, turn=turn, tool_calls=tuple(calls),
         tool_call_id=d.get("tool_call_id"), tool_name=d.get("tool_name"),
         tool_call_key=d.get("tool_call_key"), expires_after_turn=eat,
-        defines=_str_list(d.get("defines", []), "defines", file, line),
-        refs=_str_list(d.get("refs", []), "refs", file, line),
+        defines=_str_list(d["defines"], "defines", file, line) if "defines" in d else (),
+        refs=_str_list(d["refs"], "refs", file, line) if "refs" in d else (),
         required=required, metadata=metadata)
 
 
+def _header(obj: Any, *, file: str, line: int) -> dict[str, Any]:
+    if not isinstance(obj, dict) or HEADER_KEY not in obj:
+        raise FormatError(f"first line must be the header with '{HEADER_KEY}'", file=file, line=line)
+    if obj[HEADER_KEY] != VERSION:
+        raise FormatError(f"header field '{HEADER_KEY}' is {obj[HEADER_KEY]!r}; this reader knows version {VERSION}",
+                          file=file, line=line)
+    for fname in ("name", "source_format"):
+        if obj.get(fname) is not None and not isinstance(obj[fname], str):
+            raise FormatError(f"header field '{fname}' must be a string, got {type_name(obj[fname])}",
+                              file=file, line=line)
+    if obj.get("metadata") is not None and not isinstance(obj["metadata"], dict):
+        raise FormatError(f"header field 'metadata' must be an object, got {type_name(obj['metadata'])}",
+                          file=file, line=line)
+    return obj
+
+
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False) -> Session:
-    """Parse native JSONL text into a validated ``Session``; ``FormatError`` names the line."""
-    lines = text.splitlines()
+    """Parse native JSONL text into a validated ``Session``; ``FormatError`` names the line.
+
+    Lines are separated by ``\\n`` only (JSON Lines), never by U+2028 or the
+    other separators ``str.splitlines`` knows.
+    """
     header: dict[str, Any] | None = None
     messages: list[Message] = []
-    skipped = 0
-    for lineno, raw in enumerate(lines, start=1):
+    line_of: list[int] = []
+    repairs = Repairs()
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
+            obj = loads_json(raw)
+        except (JsonProblem, RecursionError) as exc:
             if skip_bad_lines and header is not None:
-                skipped += 1
+                repairs.add("skipped_lines", lineno)
                 continue
-            raise FormatError(f"invalid JSON ({exc})", file=file, line=lineno) from None
+            what = (f"{exc.msg} (column {exc.colno})" if isinstance(exc, JsonProblem)
+                    else "nested too deeply to read")
+            raise FormatError(f"invalid JSON: {what}; fix or delete this line (or skip such lines)",
+                              file=file, line=lineno, setting="skip_bad_lines" if header is not None else None) \
+                from None
         if header is None:
-            if not isinstance(obj, dict) or HEADER_KEY not in obj:
-                raise FormatError(f"first line must be the header with '{HEADER_KEY}'", file=file, line=lineno)
-            header = obj
+            header = _header(obj, file=file, line=lineno)
             continue
         try:
-            messages.append(message_from_dict(obj, file=file, line=lineno))
+            messages.append(message_from_dict(obj, file=file, line=lineno,
+                                              previous_turn=messages[-1].turn if messages else 0))
         except FormatError:
             if skip_bad_lines:
-                skipped += 1
+                repairs.add("skipped_lines", lineno)
                 continue
             raise
+        line_of.append(lineno)
     if header is None:
         raise FormatError("empty file: no header line", file=file)
-    turn = 0
-    numbered = []
-    for m in messages:  # fill in turns the file left out
-        if m.role == "user" and m.turn < 0:
-            turn += 1
-        elif m.turn >= 0:
-            turn = m.turn
-        numbered.append(m if m.turn >= 0 else replace(m, turn=turn))
-    metadata = header.get("metadata") or {}
+    metadata = {k: v for k, v in (header.get("metadata") or {}).items() if k != REPAIRS_KEY}
+    skipped = sum(r["count"] for r in repairs.as_metadata())
     if skipped:
-        metadata = {**metadata, "skipped_bad_lines": skipped}
-    session = Session(messages=tuple(numbered), name=str(header.get("name") or ""),
-                      source_format=str(header.get("source_format") or NAME), metadata=metadata)
+        metadata["skipped_bad_lines"] = skipped
+    session = Session(messages=tuple(messages), name=header.get("name") or "",
+                      source_format=header.get("source_format") or NAME, metadata=repairs.merge_into(metadata))
     try:
         validate_session(session)
     except InvalidSessionError as exc:
-        raise FormatError(str(exc), file=file) from None
+        raise FormatError(str(exc), file=file, line=_line_named(str(exc), line_of)) from None
     return session
+
+
+def _line_named(message: str, line_of: list[int]) -> int | None:
+    """The file line of the message an ``InvalidSessionError`` names ("message #3 ...")."""
+    found = re.match(r"message #(\d+)", message)
+    index = int(found.group(1)) if found else -1
+    return line_of[index] if 0 <= index < len(line_of) else None

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..errors import FormatError
+from ..errors import DialogueChoiceError, FormatError
 from ..model import Session
-from ._common import Probe, SessionBuilder, chat_message_fields, document, jpath, type_name, unmapped, with_source
+from ._builder import SessionBuilder
+from ._common import Probe, chat_message_fields, document, jpath, type_name, unmapped, with_source
 
 NAME = "openai_chat"
 ORDER = 10  # where --help and FORMATS list it
@@ -206,18 +207,18 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
     doc = document(text, file=file)
     if _is_message_list(doc):
         if dialogue not in (None, 0):
-            raise FormatError(f"this file holds one dialogue; dialogue {dialogue} does not exist", file=file)
+            raise FormatError(f"this file holds one dialogue; dialogue {dialogue} does not exist", file=file,
+                              setting="dialogue")
         return session_from_messages(doc, file=file, retrieval_tools=retrieval_tools)
     dialogues = _dialogues(doc)
     if dialogues is None:
         raise _top_level_error(doc, file)
     if dialogue is None and len(dialogues) > 1:
-        raise FormatError(f"this file holds {len(dialogues)} dialogues; choose one (0 to {len(dialogues) - 1}) "
-                          "with --dialogue N (or dialogue=N in Python)", file=file)
+        raise DialogueChoiceError(count=len(dialogues), file=file)
     index = dialogue or 0
     if not 0 <= index < len(dialogues):
         raise FormatError(f"dialogue {index} does not exist; the file holds {len(dialogues)} "
-                          f"(0 to {len(dialogues) - 1})", file=file)
+                          f"(0 to {len(dialogues) - 1})", file=file, setting="dialogue")
     return _dialogue_session(doc, dialogues, index, file=file, retrieval_tools=retrieval_tools)
 
 

@@ -20,13 +20,13 @@ message, as Chat Completions would send them. Other items are kept in
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable
 
 from ..errors import FormatError
+from ..jsonio import loads_json
 from ..model import Session
-from ._common import Draft, Probe, SessionBuilder, document, flatten_content, jpath, type_name, unmapped, \
-    with_source
+from ._builder import Draft, SessionBuilder
+from ._common import Probe, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "openai_responses"
 ORDER = 20  # where --help and FORMATS list it
@@ -115,7 +115,7 @@ class ItemReader:
             extra = unmapped(item, ("type", "call_id", "output", "id"))
             if isinstance(out, str) and out.startswith("{"):
                 try:  # Codex wraps shell output as {"output": ..., "metadata": {...}}
-                    wrapped = json.loads(out)
+                    wrapped = loads_json(out)
                 except (ValueError, RecursionError):
                     wrapped = None
                 if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):

@@ -16,6 +16,14 @@ Entries: ``message`` (roles ``user``, ``assistant`` with ``text`` /
 ``session_info``, kept in ``Session.metadata["source"]["entries"]``.
 Version 1's ``firstKeptEntryIndex`` counts entries after the header, from 0.
 
+This is an agent log, so damage is repaired and reported (``_repairs``), not
+refused: an exact repeat of a line is dropped, a line that is not a JSON
+object is skipped, and an entry of a type (or a message of a role) this reader
+does not know is skipped and named with its count. An entry reusing an earlier
+entry's id with different content keeps a new id (``id_2``); a ``parentId``
+then means the latest entry with that id written before the child (the first
+one when none was).
+
 >>> text = ('{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}\\n'
 ...         '{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}')
 >>> [(m.id, m.role) for m in loads(text).messages]
@@ -24,15 +32,23 @@ Version 1's ``firstKeptEntryIndex`` counts entries after the header, from 0.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Iterable
 
 from ..model import Session
-from ._common import Probe, SessionBuilder, flatten_content, parse_jsonl, unmapped, usage, with_source
+from ._builder import SessionBuilder
+from ._common import Probe, flatten_content, identity_by, parse_jsonl, unmapped, usage, with_source
 
 NAME = "pi"
 ORDER = 50  # where --help and FORMATS list it
 DESCRIPTION = "Pi coding-agent session JSONL, versions 1-3 (header line with type 'session')"
 _NON_MESSAGE_ENTRIES = ("model_change", "thinking_level_change", "custom", "label", "session_info")
+_MESSAGE_ENTRIES = ("message", "compaction", "branch_summary", "custom_message")
+_identity = identity_by("id", "timestamp")
+
+
+class _UnknownRole(Exception):
+    """A message entry whose role this reader does not know (skipped and reported, not refused)."""
 
 
 def detect(text: str, probe: Probe | None) -> float:
@@ -44,18 +60,52 @@ def detect(text: str, probe: Probe | None) -> float:
     return 0.0
 
 
-def _path(entries: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[tuple[int, dict]], int]:
-    """The entries from the root to the last entry, and how many were left out."""
-    by_id: dict[str, tuple[int, dict]] = {}
+def _unique_ids(entries: list[tuple[int, dict]], b: SessionBuilder) -> list[tuple[int, dict]]:
+    """``entries`` with every id unique and every ``parentId`` naming the entry it means.
+
+    A repeated id gets a suffix (``a_2``); a ``parentId`` names the latest entry
+    with that id written before the child, or the first one when none was.
+    """
+    originals: set[str] = set()
     for lineno, e in entries:
         b.line = lineno
         eid = e.get("id")
         if not isinstance(eid, str) or not eid:
             raise b.error("entry has no 'id' (version 2 and later need one)", "id")
-        if eid in by_id:
-            raise b.error(f"duplicate entry id {eid!r} (also on line {by_id[eid][0]}); ids must be unique, "
-                          "rename or delete one", "id")
-        by_id[eid] = (lineno, e)
+        originals.add(eid)
+    taken: set[str] = set()
+    assigned: dict[str, list[tuple[int, str]]] = {}  # original id -> (line, unique id), in file order
+    suffix: dict[str, int] = {}  # original id -> the next suffix to try
+    renamed: list[tuple[int, dict]] = []
+    for lineno, e in entries:
+        eid = e["id"]
+        uid = eid
+        if uid in taken:
+            n = suffix.get(eid, 2)
+            while f"{eid}_{n}" in taken or f"{eid}_{n}" in originals:
+                n += 1
+            suffix[eid] = n + 1
+            uid = f"{eid}_{n}"
+            first = assigned[eid][0][0]
+            b.repairs.add("renamed_ids", lineno, example=f"{eid!r} -> {uid!r} (line {lineno}; first at line {first})")
+            e = {**e, "id": uid, "original_id": eid}
+        taken.add(uid)
+        assigned.setdefault(eid, []).append((lineno, uid))
+        renamed.append((lineno, e))
+    out = []
+    for lineno, e in renamed:
+        parent = e.get("parentId")
+        if isinstance(parent, str) and parent in assigned and len(assigned[parent]) > 1:
+            written = assigned[parent]
+            before = bisect_left(written, (lineno,))  # how many were written before this line
+            e = {**e, "parentId": written[before - 1][1] if before else written[0][1]}
+        out.append((lineno, e))
+    return out
+
+
+def _path(entries: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[tuple[int, dict]], int]:
+    """The entries from the root to the last entry, and how many were left out."""
+    by_id = {e["id"]: (lineno, e) for lineno, e in entries}
     if not entries:
         return [], 0
     path = []
@@ -69,7 +119,7 @@ def _path(entries: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[tupl
         if parent is None:
             break
         b.line = lineno
-        if parent not in by_id:
+        if not isinstance(parent, str) or parent not in by_id:
             raise b.error(f"parentId {parent!r} names no entry in this file; fix the id or the tree", "parentId")
         if parent in seen:
             raise b.error(f"parentId {parent!r} makes a cycle; entries must form a tree", "parentId")
@@ -147,14 +197,14 @@ def _message(b: SessionBuilder, eid: str, msg: Any, meta: dict[str, Any]) -> Non
         b.add(id=eid, role="summary", content=str(msg.get("summary", "")), where="message",
               metadata=with_source(meta, extra))
     else:
-        raise b.error(f"unknown message role {role!r}; expected user, assistant, toolResult, bashExecution "
-                      "or custom", "message.role")
+        raise _UnknownRole(role)
 
 
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
-    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines)
-    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools)
+    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
+    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True,
+                       repairs=parsed.repairs)
     if not parsed.records or parsed.records[0][1].get("type") != "session":
         b.line = parsed.records[0][0] if parsed.records else None
         raise b.error("the first line must be the session header with \"type\": \"session\"")
@@ -168,6 +218,7 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         entries = [(n, {**e, "id": e.get("id") or f"e{n}"}) for n, e in entries]
         path, abandoned = entries, 0
     else:
+        entries = _unique_ids(entries, b)
         path, abandoned = _path(entries, b)
     first_draft: dict[str, int] = {}  # entry id -> index of the first message at or after it
     compactions: list[dict[str, Any]] = []
@@ -181,7 +232,13 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         if isinstance(e.get("timestamp"), str):
             meta["timestamp"] = e["timestamp"]
         if kind == "message":
-            _message(b, eid, e.get("message"), meta)
+            try:
+                _message(b, eid, e.get("message"), meta)
+            except _UnknownRole as unknown:
+                role = unknown.args[0]
+                b.repairs.add("unknown_entries", lineno, type=f"message with role {role!r}"[:60])
+                kept_entries.append({"line": lineno, **e})
+                continue
             extra = unmapped(e, ("type", "id", "parentId", "timestamp", "message"))
             if extra:
                 b.drafts[-1].metadata.setdefault("source", {}).update({"entry": extra})
@@ -209,6 +266,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         else:
             if kind == "session_info" and isinstance(e.get("name"), str):
                 name = e["name"]
+            if kind not in _NON_MESSAGE_ENTRIES:  # kept in metadata, but not part of the conversation: say so
+                b.repairs.add("unknown_entries", lineno, type=repr(kind)[:60])
             kept_entries.append({"line": lineno, **e})
     b.line = None
     for c in compactions:  # resolve the first kept entry to a message position

@@ -24,12 +24,12 @@ import re
 from typing import Any, Mapping
 
 from ...errors import ExportError
-from .openai import MISSING_RESULT, RETRIEVED_PREFIX, SUMMARY_PREFIX, _session_and_placeholders
+from .openai import (MISSING_RESULT, RETRIEVED_PREFIX, SUMMARY_PREFIX, TOOL_OUTPUT_PREFIX, _session_and_placeholders,
+                     results_by_call)
 from ...model import Message, Session, parse_arguments
 from ...engine.prune import PruneResult
 
 SYSTEM_PREFIX = "[System]\n"
-TOOL_OUTPUT_PREFIX = "[Tool output]\n"
 #: Sent as the first user message when the conversation would otherwise start with the assistant.
 CONTINUATION = "[The conversation continues.]"
 EMPTY_RESULT = "[empty result]"
@@ -42,14 +42,16 @@ class _Ids:
     def __init__(self) -> None:
         self.map: dict[str, str] = {}
         self.used: set[str] = set()
+        self.suffix: dict[str, int] = {}
 
     def __call__(self, cid: str) -> str:
         if cid in self.map:
             return self.map[cid]
         base = cid if _ID_OK.match(cid) else (re.sub(r"[^A-Za-z0-9_-]", "_", cid) or "call")
-        out, n = base, 2
+        out, n = base, self.suffix.get(base, 2)
         while out in self.used:
             out, n = f"{base}_{n}", n + 1
+        self.suffix[base] = n  # the next try: many ids that clean up alike cost O(1) each
         self.used.add(out)
         self.map[cid] = out
         return out
@@ -78,15 +80,23 @@ def _user_text(m: Message) -> str:
 
 def to_anthropic_messages(source: Session | PruneResult, *,
                           placeholders: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``{"system": str | None, "messages": [...]}`` for the (kept) session; always API-valid."""
+    """``{"system": str | None, "messages": [...]}`` for the (kept) session; always API-valid.
+
+    A message with no text (and no tool calls) is left out: the API refuses
+    empty content. ``anthropic_export`` also says how many.
+    """
+    return anthropic_export(source, placeholders=placeholders)[0]
+
+
+def anthropic_export(source: Session | PruneResult, *,
+                     placeholders: Mapping[str, str] | None = None) -> tuple[dict[str, Any], int]:
+    """``(body, empty messages left out)``; see ``to_anthropic_messages``."""
     session, holders = _session_and_placeholders(source, placeholders)
-    results: dict[str, Message] = {}
-    for m in session.messages:
-        if m.tool_call_id is not None:
-            results.setdefault(m.tool_call_id, m)
+    results = results_by_call(session)
     ids = _Ids()
     system_parts: list[str] = []
     turns: list[tuple[str, list[dict[str, Any]]]] = []
+    dropped = 0
 
     def emit(role: str, blocks: list[dict[str, Any]]) -> None:
         if not blocks:
@@ -103,14 +113,17 @@ def to_anthropic_messages(source: Session | PruneResult, *,
         if m.tool_call_id is not None:
             continue  # sent right after its call below, or dropped when its call is missing
         if m.role == "system" and leading:
-            if m.content:
+            if m.content.strip():
                 system_parts.append(m.content)
+            else:
+                dropped += 1
             continue
         leading = False
         if m.role == "assistant":
             blocks = [_text(m.content)] if m.content.strip() else []
             blocks += [{"type": "tool_use", "id": ids(c.id), "name": c.name, "input": _input(c.arguments)}
                        for c in m.tool_calls]
+            dropped += not blocks
             emit("assistant", blocks)
             answers = []
             for c in m.tool_calls:
@@ -124,11 +137,13 @@ def to_anthropic_messages(source: Session | PruneResult, *,
             emit("user", answers)
         else:
             text = _user_text(m)
+            dropped += not text.strip()
             emit("user", [_text(text)] if text.strip() else [])
     if turns and turns[0][0] == "assistant":
         turns.insert(0, ("user", [_text(CONTINUATION)]))
-    return {"system": "\n\n".join(system_parts) if system_parts else None,
+    body = {"system": "\n\n".join(system_parts) if system_parts else None,
             "messages": [{"role": role, "content": blocks} for role, blocks in turns]}
+    return body, dropped
 
 
 def validate_anthropic_messages(body: Mapping[str, Any] | list[dict[str, Any]]) -> None:
@@ -145,7 +160,7 @@ def validate_anthropic_messages(body: Mapping[str, Any] | list[dict[str, Any]]) 
     if isinstance(body, Mapping) and body.get("system") is not None and not isinstance(body["system"], str):
         raise ExportError("system must be a string")
     if not isinstance(messages, list) or not messages:
-        raise ExportError("messages must be a non-empty list")
+        raise ExportError("there is no user or assistant message to send; the API needs at least one")
     seen: set[str] = set()
     pending: list[str] = []
     for i, msg in enumerate(messages):

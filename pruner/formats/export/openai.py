@@ -15,16 +15,17 @@ whose call is missing is dropped.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping
 
 from ...errors import ExportError
+from ...jsonio import dumps_json
 from ...model import Message, Session
 from ...engine.prune import PruneResult
 
 MISSING_RESULT = "[no result was recorded for this call]"
 RETRIEVED_PREFIX = "[Retrieved document]\n"
 SUMMARY_PREFIX = "[Summary of the earlier conversation]\n"
+TOOL_OUTPUT_PREFIX = "[Tool output]\n"
 
 
 def _session_and_placeholders(source: Session | PruneResult,
@@ -32,10 +33,6 @@ def _session_and_placeholders(source: Session | PruneResult,
     if isinstance(source, PruneResult):
         return source.kept, {**source.placeholders, **(placeholders or {})}
     return source, placeholders or {}
-
-
-def _arguments_string(arguments: Any) -> str:
-    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 def _plain_message(m: Message) -> dict[str, Any]:
@@ -48,13 +45,43 @@ def _plain_message(m: Message) -> dict[str, Any]:
 
 def to_openai_messages(source: Session | PruneResult, *,
                        placeholders: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """OpenAI Chat Completions ``messages`` for the (kept) session; always API-valid."""
-    session, holders = _session_and_placeholders(source, placeholders)
+    """OpenAI Chat Completions ``messages`` for the (kept) session; always API-valid.
+
+    An assistant message with no text and no tool calls (an aborted reply) is
+    left out: it tells the model nothing. ``openai_export`` also says how many.
+    """
+    return openai_export(source, placeholders=placeholders)[0]
+
+
+def results_by_call(session: Session) -> dict[str, Message]:
+    """Each call id's result; ``ExportError`` if a call has two (an export would have to pick one)."""
     results: dict[str, Message] = {}
     for m in session.messages:
         if m.tool_call_id is not None:
-            results.setdefault(m.tool_call_id, m)
+            if m.tool_call_id in results:
+                raise ExportError(f"message {m.id!r} and message {results[m.tool_call_id].id!r} both answer tool "
+                                  f"call {m.tool_call_id!r}; a call has one result")
+            results[m.tool_call_id] = m
+    return results
+
+
+def arguments_json(call_id: str, arguments: Any) -> str:
+    """A call's arguments as the JSON string the API wants (a string stays as it was)."""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return dumps_json(arguments)
+    except ExportError as exc:
+        raise ExportError(f"tool call {call_id!r}: {exc}") from None
+
+
+def openai_export(source: Session | PruneResult, *,
+                  placeholders: Mapping[str, str] | None = None) -> tuple[list[dict[str, Any]], int]:
+    """``(messages, empty assistant messages left out)``; see ``to_openai_messages``."""
+    session, holders = _session_and_placeholders(source, placeholders)
+    results = results_by_call(session)
     out: list[dict[str, Any]] = []
+    dropped = 0
     for m in session.messages:
         if m.tool_call_id is not None:
             continue  # emitted right after its call below, or dropped when its call is missing
@@ -62,25 +89,29 @@ def to_openai_messages(source: Session | PruneResult, *,
             out.append({
                 "role": "assistant", "content": m.content or None,
                 "tool_calls": [{"id": c.id, "type": "function",
-                                "function": {"name": c.name, "arguments": _arguments_string(c.arguments)}}
+                                "function": {"name": c.name, "arguments": arguments_json(c.id, c.arguments)}}
                                for c in m.tool_calls]})
             for c in m.tool_calls:
                 r = results.get(c.id)
                 content = r.content if r is not None else holders.get(c.id, MISSING_RESULT)
                 out.append({"role": "tool", "tool_call_id": c.id, "content": content})
+        elif m.role == "assistant" and not m.content.strip():
+            dropped += 1  # an aborted reply: nothing to send
         elif m.role == "tool":  # a tool message without a call id cannot be sent as a tool result
-            out.append({"role": "user", "content": f"[Tool output]\n{m.content}"})
+            out.append({"role": "user", "content": f"{TOOL_OUTPUT_PREFIX}{m.content}"})
         else:
             out.append(_plain_message(m))
-    return out
+    return out, dropped
 
 
 def validate_openai_messages(messages: list[dict[str, Any]]) -> None:
     """Raise ``ExportError`` if the Chat Completions API would reject ``messages``.
 
-    Checks roles, content types, that every tool call is answered by tool
+    Checks that there is a message, roles, content types, that every tool call is answered by tool
     messages straight after it, and that every tool message answers such a call.
     """
+    if not isinstance(messages, list) or not messages:
+        raise ExportError("there is no message to send; the API needs at least one")
     pending: list[str] = []
     seen_ids: set[str] = set()
     for i, msg in enumerate(messages):
