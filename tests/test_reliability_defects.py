@@ -546,3 +546,27 @@ def test_defect_17_strict_formats_still_refuse_a_damaged_line(tmp_path, capsys):
     path = _write(tmp_path, "n.jsonl", _jsonl(NATIVE_HEADER, {"id": "u", "role": "user", "content": "hi"}) + "{oops\n")
     code, _, err = _run(["inspect", path], capsys)
     assert code == 2 and f"{path}:3:" in err and "--skip-bad-lines" in err
+
+
+def _tau_dialogues(*contents: str) -> str:  # json.dumps escapes every non-ASCII character as \uXXXX
+    return json.dumps([{"traj": [{"role": "system", "content": "s"}, {"role": "user", "content": c}]}
+                       for c in contents])
+
+
+def test_defect_03_a_many_dialogue_file_is_scanned_for_surrogates_once_not_once_per_dialogue(monkeypatch):
+    # The repair scanned the whole file for every dialogue: 200 tau-bench dialogues took 11 s to read, not 0.1 s.
+    from pruner.formats import _repairs, loads_all
+    calls = []
+    real = _repairs.has_lone_surrogate
+    monkeypatch.setattr("pruner.formats.has_lone_surrogate", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr(_repairs, "has_lone_surrogate", lambda text: calls.append(1) or real(text))
+    sessions = loads_all(_tau_dialogues(*[f"question {n} \u00e9" for n in range(50)]), file="tau.json")
+    assert len(sessions) == 50 and len(calls) == 1
+
+
+def test_defect_03_a_lone_surrogate_in_one_dialogue_is_replaced_in_that_dialogue_only():
+    from pruner.formats import loads_all, repairs
+    sessions = loads_all(_tau_dialogues("fine \U0001F600", "half \ud83d!", "fine too"), file="tau.json")
+    contents = [s.messages[-1].content for s in sessions]
+    assert contents == ["fine \U0001F600", "half \ufffd!", "fine too"]
+    assert [bool(repairs(s)) for s in sessions] == [False, True, False]

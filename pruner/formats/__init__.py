@@ -24,7 +24,7 @@ from typing import Any, Callable
 from ..errors import FileTooLargeError, FormatError
 from ..files import check_byte_limit, read_limited, write_atomic
 from ..model import Session
-from ._repairs import repairs_of, replace_lone_surrogates
+from ._repairs import has_lone_surrogate, repairs_of, replace_lone_surrogates
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
@@ -168,7 +168,9 @@ def loads_all(text: str, *, file: str = "<input>", format: str | None = None, sk
         try:
             sessions = module.loads_all(text, file=file, skip_bad_lines=skip_bad_lines,
                                         **_loader_options(FORMATS[name], retrieval_tools, None, file))
-            return [replace_lone_surrogates(s, text, file=file) for s in sessions]
+            if not has_lone_surrogate(text):  # scanned once for the file, not once per dialogue
+                return sessions
+            return [replace_lone_surrogates(s, None, file=file) for s in sessions]
         except RecursionError:
             raise FormatError("JSON is nested too deeply to read; this is not a transcript", file=file) from None
     return [loads(text, file=file, format=name, skip_bad_lines=skip_bad_lines, retrieval_tools=retrieval_tools)]

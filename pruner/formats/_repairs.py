@@ -124,6 +124,7 @@ def repairs_of(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
 # surrogate pair, or a lone surrogate escape.
 _ESCAPE_SCAN = re.compile(r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
                           r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -136,7 +137,7 @@ def has_lone_surrogate(text: str) -> bool:
             text.encode("utf-8")
         except UnicodeEncodeError:
             return True
-    if "\\u" not in text:
+    if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):  # no surrogate escape at all, paired or not
         return False
     return any(m.group(1) for m in _ESCAPE_SCAN.finditer(text))
 
@@ -157,15 +158,16 @@ def _fixed(value: Any, counter: list[int]) -> Any:
     return value
 
 
-def replace_lone_surrogates(session: Session, text: str, *, file: str) -> Session:
+def replace_lone_surrogates(session: Session, text: str | None, *, file: str) -> Session:
     """``session`` with every lone surrogate replaced by U+FFFD, and the replacement recorded.
 
     A lone surrogate (a JSON escape such as ``"\\ud800"`` without its pair, left
     when a program cut a string in the middle of an emoji) is not a character:
     UTF-8 cannot encode it and no API accepts it. ``text`` is the file the
-    session was read from; the session is walked only when it holds one.
+    session was read from; the session is walked only when it holds one (``None``: the caller
+    has already found one, so walk it).
     """
-    if not has_lone_surrogate(text):
+    if text is not None and not has_lone_surrogate(text):
         return session
     repairs = Repairs()
     try:
