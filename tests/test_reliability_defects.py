@@ -3,7 +3,8 @@ defect, each named after it. Every test here failed on main before the fix (defe
 checks, which had already been fixed in the CLI, are kept as a guard and say so).
 
 Library and CLI side only; what a dashboard user sees is tested in tests/test_dashboard_*.py.
-Defect 13 (a request to fonts.gstatic.com) has no library or CLI part.
+Defect 13 (a request to fonts.gstatic.com) has no library or CLI part; its test is
+tests/e2e/test_browser.py::test_defect_13_nothing_leaves_the_machine, in a real browser.
 """
 
 from __future__ import annotations
