@@ -90,6 +90,63 @@ def _normalise_words(text: str) -> str:
 
 
 _WORDS_RE = re.compile(r"[^\W_]+")
+# ASCII bytes: letters lower-cased, digits kept, everything else a space; bytes of
+# non-ASCII characters (>= 0x80) kept, they are dealt with character by character.
+_ASCII_WORDS = bytes(b if b >= 0x80 or chr(b).isalnum() else 0x20 for b in range(256)).lower()
+_SEP = 0xFF  # never a byte of UTF-8: separates the texts of a batch
+_MAX_REPLACEMENTS = 64  # distinct non-ASCII characters to replace in a batch (real text: a handful)
+
+
+def _normalise_many(texts: list[str]) -> list[str]:
+    """``_normalise_words`` of each text, computed over the whole batch at once.
+
+    After NFKC (per text), case folding and the word test are per character, so they are
+    done on the batch's UTF-8 bytes: ASCII bytes through one translation table, each
+    distinct non-ASCII character by one replacement (its case folding, with non-word
+    characters made spaces), and the spaces collapsed with array operations. The
+    replacements may be applied in any order because case folding is idempotent
+    (``tests/test_text_normalise.py`` checks it and the word test for every code point).
+    """
+    data = bytes([_SEP]).join(unicodedata.normalize("NFKC", t).encode("utf-8", "surrogatepass")
+                              for t in texts).translate(_ASCII_WORDS)
+    b = np.frombuffer(data, dtype=np.uint8)
+    replace = []
+    for char in _non_ascii_chars(b):
+        folded = "".join(c if c.isalnum() else " " for c in char.casefold())
+        if folded != char:
+            replace.append((char.encode("utf-8", "surrogatepass"), folded.encode("utf-8", "surrogatepass")))
+    if len(replace) > _MAX_REPLACEMENTS:  # each replacement reads the whole batch: text by text instead
+        return [_normalise_words(t) for t in texts]
+    for old, new in replace:
+        data = data.replace(old, new)
+    if replace:
+        b = np.frombuffer(data, dtype=np.uint8)
+    if not len(b):
+        return [""] * len(texts)
+    # Keep word bytes, separators and the first space after a word; then drop a space that
+    # ends its text (before a separator, or at the end).
+    word = (b != 0x20) & (b != _SEP)
+    keep = ~word
+    keep[0] = b[0] == _SEP
+    keep[1:] &= (b[1:] == _SEP) | word[:-1]
+    c = b[word | keep]
+    drop = c == 0x20
+    drop[:-1] &= c[1:] == _SEP
+    return c[~drop].tobytes().replace(bytes([_SEP]), b"\x00").decode("utf-8").split("\x00")
+
+
+def _non_ascii_chars(b: np.ndarray) -> list[str]:
+    """The distinct non-ASCII characters in UTF-8 bytes ``b`` (with no ``_SEP`` inside a character)."""
+    at = np.flatnonzero((b >= 0xC0) & (b != _SEP))
+    if not len(at):
+        return []
+    padded = np.concatenate((b, np.zeros(3, dtype=np.uint8)))
+    size = np.where(b[at] < 0xE0, 2, np.where(b[at] < 0xF0, 3, 4))
+    key = padded[at].astype(np.uint32) << 24
+    for k in (1, 2, 3):  # a character's bytes in one 32-bit key, zeros after its last byte
+        key |= np.where(size > k, padded[at + k], 0).astype(np.uint32) << (24 - 8 * k)
+    return [k.to_bytes(4, "big").rstrip(b"\x00").decode("utf-8", "surrogatepass")
+            for k in np.unique(key).tolist()]
 
 
 def _word_hashes(norms: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +236,7 @@ def features_of(texts: Iterable[str]) -> list[TextFeatures]:
         # In batches: the text number shares a 64-bit sort key with 44-bit shingles.
         for k in range(0, len(missing), 1 << 18):
             part = missing[k:k + (1 << 18)]
-            norms = [_normalise_words(t) for t in part]
+            norms = _normalise_many(part)
             if len(cache) + len(part) > _MAX_FEATURES:
                 cache.clear()  # a bounded cache: refilled on demand
             for t, n, sh in zip(part, norms, _shingles_many(norms)):

@@ -1,0 +1,46 @@
+"""The batch normaliser (``_normalise_many``, bytes and arrays) gives exactly what the
+per-text definition (NFKC, case folding, runs of word characters other than "_") gives."""
+
+from __future__ import annotations
+
+import sys
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pruner.engine.text import _normalise_many, _normalise_words, normalise
+
+# Characters whose case folding, NFKC or word test is unusual: final sigma, sharp s, dotted I,
+# Kelvin sign, ligatures, lone surrogates, combining marks, circled digits, full-width letters.
+_TRICKY = "ΣςßİKﬁ\ud800\udfff\U0001f600\U0010ffffé\u0301②Ａ·—_'\t\n\x00\x1f\x7f\x85\xa0\u2028"
+texts = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(list(_TRICKY + "aZ9 .,"))), max_size=40)
+
+
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_batch_normalise_equals_per_text_definition(batch):
+    assert _normalise_many(batch) == [_normalise_words(t) for t in batch]
+    assert _normalise_many(batch) == [normalise(t) for t in batch]
+
+
+def test_batch_normalise_on_every_code_point():
+    # Each code point between letters (its word test and case folding decide the result), a
+    # block of them per text.
+    points = [chr(i) for i in range(sys.maxunicode + 1)]
+    batch = ["".join(c + "b" for c in points[k:k + 32]) for k in range(0, len(points), 32)]
+    for k in range(0, len(batch), 2):  # two texts a batch: few enough characters to replace at once
+        assert _normalise_many(batch[k:k + 2]) == [_normalise_words(t) for t in batch[k:k + 2]]
+    assert _normalise_many(batch) == [_normalise_words(t) for t in batch]
+
+
+def test_case_folding_is_idempotent_so_replacements_commute():
+    # _normalise_many replaces each distinct non-ASCII character by its folding, one after
+    # another: that is only order-free if folding a folded character changes nothing.
+    for i in range(sys.maxunicode + 1):
+        for c in chr(i).casefold():
+            assert c.casefold() == c, hex(i)
+
+
+def test_empty_texts_and_batches_of_empty_texts():
+    assert _normalise_many([""]) == [""]
+    assert _normalise_many(["", " ", "...", "a"]) == ["", "", "", "a"]
+    assert _normalise_many(["  Hello,   WORLD!  ", "x_y"]) == ["hello world", "x y"]
