@@ -44,3 +44,24 @@ def test_empty_texts_and_batches_of_empty_texts():
     assert _normalise_many([""]) == [""]
     assert _normalise_many(["", " ", "...", "a"]) == ["", "", "", "a"]
     assert _normalise_many(["  Hello,   WORLD!  ", "x_y"]) == ["hello world", "x y"]
+
+
+def _hash_by_bytes(norms):
+    import numpy as np
+
+    from pruner.engine import text
+    b = np.frombuffer(" ".join(norms).encode("utf-8"), dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(b == 0x20) + 1))
+    lengths = np.diff(np.append(starts, len(b) + 1)) - 1
+    return (text._xor_bytes(b, starts, lengths) ^ lengths.astype(np.uint64) * text._MIX2) * text._MIX1
+
+
+words = st.text(alphabet=st.sampled_from(list("abz09éß漢\U0001f600")), min_size=1, max_size=12)
+long_words = st.text(alphabet=st.sampled_from(list("ab漢")), min_size=60, max_size=300)
+
+
+@given(st.lists(st.lists(st.one_of(words, words, words, long_words), min_size=1, max_size=8), min_size=1, max_size=5))
+def test_word_hashes_by_position_equal_hashes_by_byte(texts):
+    from pruner.engine.text import _hash_words
+    norms = [" ".join(w) for w in texts]
+    assert _hash_words(norms).tolist() == _hash_by_bytes(norms).tolist()

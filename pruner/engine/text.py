@@ -183,17 +183,43 @@ def _hash_words(norms: list[str]) -> np.ndarray:
     if not norms:
         return np.empty(0, dtype=np.uint64)
     b = np.frombuffer(" ".join(norms).encode("utf-8"), dtype=np.uint8)
-    word = b != 0x20
-    edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
-    starts, ends = edges[0::2], edges[1::2]
-    lengths = ends - starts
-    # Each byte's position in its word: its index minus its word's start.
-    at = np.flatnonzero(word)
-    pos = at - np.repeat(starts, lengths)
-    values = _TABLE[pos & 63, b[at]]
-    h = np.bitwise_xor.reduceat(values, np.concatenate(([0], np.cumsum(lengths)[:-1])))
+    spaces = np.flatnonzero(b == 0x20)  # exactly one between words: normalised text
+    starts = np.concatenate(([0], spaces + 1))
+    lengths = np.diff(np.append(starts, len(b) + 1)) - 1
+    longest = int(lengths.max())
+    if longest > _COLUMN_WORDS:
+        h = _xor_bytes(b, starts, lengths)
+    else:
+        h = _xor_columns(b, starts, lengths, longest)
     h ^= lengths.astype(np.uint64) * _MIX2
     return h * _MIX1
+
+
+_COLUMN_WORDS = 256  # words up to this long are hashed a byte position at a time
+
+
+def _xor_columns(b: np.ndarray, starts: np.ndarray, lengths: np.ndarray, longest: int) -> np.ndarray:
+    """The XOR of each word's table values, one byte position at a time over every word that
+    long (words ordered longest first, so those are a prefix): no per-byte index arrays."""
+    order = np.argsort(-lengths.astype(np.int16), kind="stable")
+    first = starts[order]
+    longer = np.searchsorted(-lengths[order], -np.arange(longest), side="left")  # words longer than k
+    acc = np.zeros(len(order), dtype=np.uint64)
+    for k, m in enumerate(longer.tolist()):
+        acc[:m] ^= _TABLE[k & 63][b[first[:m] + k]]
+    h = np.empty_like(acc)
+    h[order] = acc
+    return h
+
+
+def _xor_bytes(b: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The XOR of each word's table values, with per-byte arrays (for batches with very long words)."""
+    word = b != 0x20
+    at = np.flatnonzero(word)
+    # Each byte's position in its word: its index minus its word's start.
+    pos = at - np.repeat(starts, lengths)
+    values = _TABLE[pos & 63, b[at]]
+    return np.bitwise_xor.reduceat(values, np.concatenate(([0], np.cumsum(lengths)[:-1])))
 
 
 def _shingles_many(norms: list[str]) -> list[np.ndarray]:
