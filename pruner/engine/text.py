@@ -228,12 +228,11 @@ def _shingles_many(norms: list[str]) -> list[np.ndarray]:
     h, counts = _word_hashes(norms)
     if not len(h):
         return out
-    ends = np.cumsum(counts)
-    # A 3-gram starting at word j is inside one text when j + 2 < that text's end, and
-    # only texts of at least MIN_NEAR_DUPLICATE_WORDS words have shingles.
-    starts = np.arange(len(h) - 2)
-    text_of = np.searchsorted(ends, starts, side="right")
-    inside = (starts + 2 < ends[text_of]) & (counts[text_of] >= MIN_NEAR_DUPLICATE_WORDS)
+    # A 3-gram starting at word j is inside one text when its text has 2 more words after j,
+    # and only texts of at least MIN_NEAR_DUPLICATE_WORDS words have shingles.
+    text_of = np.repeat(np.arange(len(counts)), counts)[:-2]
+    left = np.cumsum(counts)[text_of] - np.arange(len(text_of))  # words from j to its text's end
+    inside = (left > 2) & (counts[text_of] >= MIN_NEAR_DUPLICATE_WORDS)
     mixed = (h[:-2] * _MIX1) ^ (h[1:-1] * _MIX2) ^ h[2:]
     mixed ^= mixed >> np.uint64(29)
     sh = (mixed[inside] & np.uint64(_SHINGLE_MASK)).astype(np.int64)
@@ -245,11 +244,11 @@ def _shingles_many(norms: list[str]) -> list[np.ndarray]:
     keep = np.ones(len(keys), dtype=bool)
     keep[1:] = keys[1:] != keys[:-1]
     keys = keys[keep]
-    texts = np.unique(keys >> SHINGLE_BITS)
-    bounds = np.searchsorted(keys >> SHINGLE_BITS, np.append(texts, texts[-1] + 1)).tolist()
+    text_no = keys >> SHINGLE_BITS
+    bounds = np.flatnonzero(np.concatenate(([True], text_no[1:] != text_no[:-1], [True])))
     values = keys & _SHINGLE_MASK
-    for n, k in enumerate(texts.tolist()):
-        out[k] = values[bounds[n]:bounds[n + 1]]
+    for k, a, b in zip(text_no[bounds[:-1]].tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+        out[k] = values[a:b]
     return out
 
 
