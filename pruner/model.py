@@ -190,7 +190,7 @@ def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call
             raise InvalidSessionError(f"{_where(i, m)}: field 'expires_after_turn' must be an integer")
         for fname in ("defines", "refs"):
             keys = getattr(m, fname)
-            if not isinstance(keys, tuple) or not all(isinstance(k, str) and k for k in keys):
+            if not isinstance(keys, tuple) or (keys and not all(isinstance(k, str) and k for k in keys)):
                 raise InvalidSessionError(
                     f"{_where(i, m)}: field '{fname}' must be a list of non-empty strings")
         if m.tool_calls and m.role != "assistant":

@@ -172,7 +172,7 @@ def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str
     by_status["kept"] = len(kept_messages) - len(restored)
 
     tokens = index.tokens(counter)
-    placeholder_tokens = sum(counter.count(t) for t in placeholders.values())
+    placeholder_tokens = sum(counter.count_many(placeholders.values()))  # uncounted ones in one go
     stats = PruneStats(
         messages_before=n, messages_after=len(kept_messages), tokens_before=sum(tokens),
         tokens_after=sum(compress(tokens, alive)) + placeholder_tokens, placeholder_tokens=placeholder_tokens,
