@@ -182,18 +182,24 @@ def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str
     def build() -> tuple[Decision, ...]:
         # Decision(...) without the frozen dataclass's per-field __init__: a result holds one per
         # message, built thousands at a time; the objects are the same (fields in __dict__).
-        new, set_dict, cls = object.__new__, object.__setattr__, Decision
+        new, cls = object.__new__, Decision
         out = []
         add = out.append
         for m in msgs:
             d = new(cls)
-            set_dict(d, "__dict__", {"id": m.id, "status": "kept", "rule": "", "reason": _KEPT, "related": None})
+            f = d.__dict__  # filled in place: cheaper than assigning a new __dict__
+            f["id"] = m.id
+            f["status"] = "kept"
+            f["rule"] = ""
+            f["reason"] = _KEPT
+            f["related"] = None
             add(d)
         for i, (status, r) in final.items():
-            d = new(cls)
-            set_dict(d, "__dict__", {"id": msgs[i].id, "status": status, "rule": r.rule, "reason": explain(r, msgs),
-                                     "related": None if r.related is None else msgs[r.related].id})
-            out[i] = d
+            f = out[i].__dict__
+            f["status"] = status
+            f["rule"] = r.rule
+            f["reason"] = explain(r, msgs)
+            f["related"] = None if r.related is None else msgs[r.related].id
         for i, r in restored.items():
             reason = explain(r, msgs) + f" (it had been removed by {first_removal[i]})"
             out[i] = cls(msgs[i].id, "restored", r.rule, reason, msgs[r.related].id)
