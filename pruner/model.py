@@ -193,6 +193,9 @@ def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call
             if not isinstance(keys, tuple) or (keys and not all(isinstance(k, str) and k for k in keys)):
                 raise InvalidSessionError(
                     f"{_where(i, m)}: field '{fname}' must be a list of non-empty strings")
+        if m.tool_calls and m.tool_call_id is not None:
+            raise InvalidSessionError(f"{_where(i, m)}: field 'tool_call_id' is set on a message that makes tool "
+                                      "calls; a message either makes calls or answers one, not both")
         if m.tool_calls and m.role != "assistant":
             raise InvalidSessionError(f"{_where(i, m)}: field 'tool_calls' is set on a {m.role} message; only "
                                       "assistant messages make tool calls")

@@ -115,6 +115,18 @@ def test_defect_01_a_native_file_answering_one_call_twice_is_refused_at_its_line
     assert code == 2 and f"{path}:5:" in err and "a call has one result" in err
 
 
+def test_defect_01_a_message_answering_its_own_call_is_refused_at_its_line(tmp_path, capsys):
+    # Found by the fuzz suite under CI: an assistant message that made call c1 and claimed to be
+    # c1's result was read, then vanished from the Anthropic export (the call was "answered").
+    text = _jsonl(NATIVE_HEADER, {"id": "a", "role": "assistant", "tool_calls": [{"id": "c1", "name": "search",
+                                                                                  "arguments": {}}],
+                                  "tool_call_id": "c1"})
+    path = _write(tmp_path, "s.jsonl", text)
+    code, _, err = _run(["convert", path, "--to", "anthropic"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{path}:2:" in err and "either makes calls or answers one" in err
+
+
 def test_defect_01_the_export_refuses_a_hand_built_session_answering_a_call_twice():
     s = Session(messages=(Message(id="u", role="user", content="hi", turn=1),
                           Message(id="a", role="assistant", content="", turn=1,

@@ -30,6 +30,42 @@ def test_defect_07_ten_megabytes_without_whitespace_stay_within_the_issues_bound
     assert peak_mb < 1024
 
 
+def test_defect_07_the_encoder_never_gets_a_piece_longer_than_the_bound():
+    # The cause, pinned without a clock: BPE on one pre-token costs the square of its length,
+    # and 10 MB without whitespace was one pre-token. Every text the encoder sees must be at most
+    # SEGMENT characters with no run of one character class longer than LONG_RUN.
+    from pruner.tokens import LONG_RUN, SEGMENT, TokenCounter, _split_patterns
+
+    counter = TokenCounter()
+    real, seen = counter._encoding.encode_ordinary, []
+
+    def spy(text):
+        seen.append(text)
+        return real(text)
+
+    counter._encoding.encode_ordinary = spy
+    try:
+        text = "".join(chr(0x61 + (i * 7) % 26) for i in range(300_000)) + "," * 5_000 + "7" * 70_000
+        n = counter.count(text)
+    finally:
+        del counter._encoding.encode_ordinary
+    runs, _ = _split_patterns()
+    assert seen and sum(map(len, seen)) == len(text)
+    assert max(map(len, seen)) <= SEGMENT
+    assert not any(runs.search(piece) for piece in seen), f"a run longer than {LONG_RUN} reached the encoder"
+    assert n >= len(real(text[:SEGMENT])) and not counter.count_is_exact(text)
+
+
+def test_a_command_measured_from_a_large_process_reports_its_own_peak_memory():
+    # Under CI the test process held a gigabyte, and a command forked straight from it reported
+    # 1,026 MB (Linux keeps the peak across exec): the defect 7 bound failed on a 187 MB command.
+    ballast = bytearray(800 * MB)
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page, so it is resident
+    code, _, _, peak_mb = measure_command(["--version"])
+    del ballast
+    assert code == 0 and 0 < peak_mb < 400
+
+
 def test_bench_limits_measures_each_case_and_refuses_a_file_over_the_limit():
     results = run_limits((1, 2), cases=("tiny_messages",))
     rows = results["rows"]

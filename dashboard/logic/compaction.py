@@ -9,13 +9,11 @@ state: it is passed straight to the summariser and scrubbed from any error text.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
@@ -25,7 +23,7 @@ from pruner import Session, message_tokens
 from pruner.compaction import (CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact, compare_recorded,
                                plan_compaction)
 
-from pruner.errors import ConfigurationError, PrunerError
+from pruner.errors import PrunerError
 
 from .. import analysis, cache, session_state, tables, ui
 
@@ -196,27 +194,11 @@ class SummarizerChoice:
         return (1 + self.retries) * self.timeout_s + sum(min(_BACKOFF_S * 2 ** a, 20.0) for a in range(self.retries))
 
 
-def check_base_url(url: str) -> str:
-    """``url`` when it is an http(s) address with a host; ``ConfigurationError`` naming the setting otherwise."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"the base URL {url[:80]!r} is not an http:// or https:// address with a host, "
-                                 "such as https://api.openai.com/v1")
-    return url
-
-
 def _summarizer(choice: SummarizerChoice, api_key: str):
-    if choice.base_url:
-        check_base_url(choice.base_url)
-    options = dict(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini", api_key=api_key,
-                   timeout=choice.timeout_s, max_retries=choice.retries, backoff_seconds=_BACKOFF_S)
-    if "key_name" in inspect.signature(OpenAISummarizer).parameters:
-        options["key_name"] = "the key typed into the API key field"
-    return OpenAISummarizer(**options)
+    # The library checks the base URL (a ConfigurationError naming the setting) before any request.
+    return OpenAISummarizer(base_url=choice.base_url or None, model=choice.model or "gpt-4o-mini", api_key=api_key,
+                            timeout=choice.timeout_s, max_retries=choice.retries, backoff_seconds=_BACKOFF_S,
+                            key_name="the key typed into the API key field")
 
 
 def dashboard_error(text: str, *, api_key: str) -> str:

@@ -17,8 +17,8 @@ the worst that can be built for this reader (``CASES``):
 Each case is written at each size and read by a fresh ``python -m pruner`` process
 (``inspect``, then ``prune -o`` to the null device), so the figures include start-up
 and everything a user waits for. The child's peak resident memory and CPU time come
-from ``os.wait4`` (Linux keeps a process's peak across ``exec``, so a child forked from a large
-parent would report the parent's size: inputs are written in chunks to keep this process small);
+from ``os.wait4`` in a small launcher process that forks it (Linux keeps a process's peak across
+``exec``, so a child forked from a large parent would report the parent's size);
 wall-clock time is measured around it (noisy on a busy machine,
 which the environment block records). One more row shows what happens above the
 limit: a file one byte over it is refused before it is read, and 55 MB of deep nesting, charged
@@ -34,7 +34,6 @@ import string
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -113,23 +112,33 @@ class Row:
     peak_mb: float
 
 
+# Runs in a small interpreter of its own, which forks the measured command: Linux keeps a
+# process's peak across ``exec``, so a command forked straight from a large parent (a test
+# run holding a gigabyte) would report the parent's size as its own.
+_LAUNCHER = """
+import json, os, resource, subprocess, sys, time
+limit = int(sys.argv[1])
+def cpu_budget():
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        preexec_fn=cpu_budget if limit else None)
+_, status, usage = os.wait4(proc.pid, 0)
+print(json.dumps([os.waitstatus_to_exitcode(status), time.perf_counter() - start,
+                  usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024]))
+"""
+
+
 def measure_command(args: list[str], *, cpu_limit_s: int | None = None) -> tuple[int, float, float, float]:
     """``(exit code, wall s, CPU s, peak resident MB)`` of ``python -m pruner *args`` in a fresh process.
 
     ``cpu_limit_s``: the kernel stops the process after that much CPU time (``RLIMIT_CPU``).
+    The peak is the command's own, whatever the size of the process calling this.
     """
-    def limit() -> None:
-        import resource
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit_s, cpu_limit_s))
-
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "pruner", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, preexec_fn=limit if cpu_limit_s else None)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    peak_kb = usage.ru_maxrss  # kilobytes on Linux
-    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, peak_kb / 1024
+    launcher = subprocess.run([sys.executable, "-c", _LAUNCHER, str(cpu_limit_s or 0), sys.executable, "-m",
+                               "pruner", *args], capture_output=True, text=True, check=True)
+    code, wall, cpu, peak_mb = json.loads(launcher.stdout)
+    return code, wall, cpu, peak_mb
 
 
 def _args(command: str, path: str) -> list[str]:
