@@ -176,6 +176,9 @@ def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
     copy_of: dict[int, tuple[int, float]] = {}  # text -> (original's position, share) for near copies
     out: list[Removal] = []
     text_no = index.text_no
+    # Removals made as tuples directly: the named tuple's generated __new__ is a Python call,
+    # a large share of this walk when thousands of candidates repeat.
+    new, add = tuple.__new__, out.append
     for i in index.candidates:
         if not alive[i]:
             continue
@@ -184,11 +187,11 @@ def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
         if p is not None:  # the text appeared before: the same verdict
             c = copy_of.get(t)
             if c is not None:
-                out.append(Removal(i, "near_duplicate", c[0], (c[1],)))
+                add(new(Removal, (i, "near_duplicate", c[0], (c[1],))))
             elif exact:
-                out.append(Removal(i, "exact_duplicate", p))
+                add(new(Removal, (i, "exact_duplicate", p, ())))
             elif near:  # exact copies off: an original contains all of it
-                out.append(Removal(i, "near_duplicate", p, (1.0,)))
+                add(new(Removal, (i, "near_duplicate", p, (1.0,))))
             continue
         first[t] = i
         if near and containers[t]:
@@ -196,5 +199,5 @@ def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
             if best is not None:
                 share = best[2] / len(texts[t].shingles)
                 copy_of[t] = (best[0], share)
-                out.append(Removal(i, "near_duplicate", best[0], (share,)))
+                add(new(Removal, (i, "near_duplicate", best[0], (share,))))
     return out

@@ -76,13 +76,14 @@ def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
     out: list[Removal] = []
     next_newer: dict[str, int] = {}
     keys = index.result_key
+    new = tuple.__new__  # a Removal without the named tuple's Python-level __new__: thousands per prune
     for i in reversed(index.keyed):  # position decides "newer", never the id
         if not alive[i]:
             continue
         key = keys[i]
         j = next_newer.get(key)
         if j is not None:
-            out.append(Removal(i, "superseded_call", j, (key,)))
+            out.append(new(Removal, (i, "superseded_call", j, (key,))))
         next_newer[key] = i
     return out
 
@@ -212,7 +213,8 @@ class TTLTracker:
 def expire_by_ttl(index: SessionIndex, alive, config) -> list[Removal]:
     last = index.last_turn
     msgs = index.messages
-    return [Removal(i, "ttl", None, (msgs[i].expires_after_turn, last))
+    new = tuple.__new__  # see supersede_calls
+    return [new(Removal, (i, "ttl", None, (msgs[i].expires_after_turn, last)))
             for i in index.expiring if msgs[i].expires_after_turn < last and alive[i]]
 
 
