@@ -7,11 +7,10 @@ import sys
 
 from ..batch import BatchSettings, run_batch
 from ..batch.progress import TerminalProgress
-from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig
 from ..formats import DEFAULT_MAX_BYTES, FORMATS
-from ..tokens import ENCODINGS
 from ..replay import DEFAULT_MODELS, ReplaySettings, strategy_names
-from .types import byte_count, dask_address, fraction, positive_int, strategy_list
+from .common import add_prune_arguments, prune_config
+from .types import byte_count, dask_address, positive_int, strategy_list
 
 NAME = "batch"
 HELP = "prune many transcripts on Dask (this machine or a cluster) and write Parquet tables"
@@ -31,14 +30,7 @@ def add_arguments(p) -> None:
                    help="a larger file becomes an error row (default %(default)s)")
     p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
                    help="treat results of this tool as retrieved documents (repeatable)")
-    p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
-    p.add_argument("--near-duplicate-threshold", type=fraction, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
-                   metavar="X", help="share of a text's word 3-grams seen before (default %(default)s)")
-    p.add_argument("--no-expire", action="store_true", help="switch off pass 1 (expired context)")
-    p.add_argument("--no-dedupe", action="store_true", help="switch off pass 2 (duplicate context)")
-    p.add_argument("--no-restore", action="store_true", help="switch off pass 3 (dependency restoration)")
-    p.add_argument("--orphan-policy", choices=("placeholder", "drop_pair"), default="placeholder",
-                   help="how a kept call whose result was pruned is counted (a placeholder, or dropped)")
+    add_prune_arguments(p, orphan_help="how a kept call whose result was pruned is counted (a placeholder, or dropped)")
     p.add_argument("--replay", type=strategy_list, nargs="?", const=strategy_names(), default=None,
                    metavar="A,B", help="also replay every session request by request under these strategies (default: "
                                        "all) and bill it; writes the replay table (see pruner replay)")
@@ -107,9 +99,7 @@ def summary_lines(s) -> list[str]:
 
 
 def run(args) -> int:
-    config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
-                         near_duplicate_threshold=args.near_duplicate_threshold, orphan_policy=args.orphan_policy,
-                         encoding=args.encoding)
+    config = prune_config(args)
     replay_settings = ReplaySettings(provider=args.provider, model=args.model, prune=config) if args.replay else None
     settings = BatchSettings(config=config, format=args.format, skip_bad_lines=args.skip_bad_lines,
                              retrieval_tools=tuple(args.retrieval_tool), max_bytes=args.max_bytes,

@@ -15,7 +15,9 @@ from typing import Iterable
 from ..errors import ExportError
 from ..files import write_atomic
 from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session, repair_messages, repairs
-from .types import byte_count, non_negative_int
+from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig
+from ..tokens import ENCODINGS
+from .types import byte_count, fraction, non_negative_int
 
 # C0 controls (but tab and newline), DEL, C1 controls (an 8-bit CSI among them), and the
 # bidirectional overrides that can make a terminal show text in another order than it is.
@@ -91,6 +93,24 @@ def add_input_arguments(p) -> None:
                    help="for files holding several dialogues (e.g. tau-bench): use dialogue N (from 0)")
     p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
                    help="treat results of this tool as retrieved documents (repeatable)")
+
+
+def add_prune_arguments(p, *, orphan_help: str) -> None:
+    """The pruning settings, the same for every command that prunes (``prune_config`` reads them)."""
+    p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
+    p.add_argument("--near-duplicate-threshold", type=fraction, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
+                   metavar="X", help="share of a text's word 3-grams seen before (default %(default)s)")
+    p.add_argument("--no-expire", action="store_true", help="switch off pass 1 (expired context)")
+    p.add_argument("--no-dedupe", action="store_true", help="switch off pass 2 (duplicate context)")
+    p.add_argument("--no-restore", action="store_true", help="switch off pass 3 (dependency restoration)")
+    p.add_argument("--orphan-policy", choices=("placeholder", "drop_pair"), default="placeholder", help=orphan_help)
+
+
+def prune_config(args) -> PruneConfig:
+    """The ``PruneConfig`` the options of ``add_prune_arguments`` describe."""
+    return PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
+                       near_duplicate_threshold=args.near_duplicate_threshold, orphan_policy=args.orphan_policy,
+                       encoding=args.encoding)
 
 
 def report_repairs(sessions, file: str) -> None:

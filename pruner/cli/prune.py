@@ -5,11 +5,9 @@ from __future__ import annotations
 import sys
 
 from ..formats.export import export
-from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig, prune
-from ..tokens import ENCODINGS
-from .types import fraction
+from ..engine.prune import prune
 from ..jsonio import dumps_json
-from .common import add_input_arguments, load_from_args, say, warn, write_output
+from .common import add_input_arguments, add_prune_arguments, load_from_args, prune_config, say, warn, write_output
 
 NAME = "prune"
 HELP = "prune a transcript and explain every decision"
@@ -22,14 +20,7 @@ def add_arguments(p) -> None:
     p.add_argument("--to", choices=("native", "openai"), default="native",
                    help="output format: native JSONL or OpenAI Chat Completions messages JSON")
     p.add_argument("--report-json", metavar="REPORT", help="write the full report with every decision")
-    p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
-    p.add_argument("--near-duplicate-threshold", type=fraction, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
-                   metavar="X", help="share of a text's word 3-grams seen before (default %(default)s)")
-    p.add_argument("--no-expire", action="store_true", help="switch off pass 1 (expired context)")
-    p.add_argument("--no-dedupe", action="store_true", help="switch off pass 2 (duplicate context)")
-    p.add_argument("--no-restore", action="store_true", help="switch off pass 3 (dependency restoration)")
-    p.add_argument("--orphan-policy", choices=("placeholder", "drop_pair"), default="placeholder",
-                   help="what the export sends for a kept call whose result was pruned")
+    add_prune_arguments(p, orphan_help="what the export sends for a kept call whose result was pruned")
 
 
 def summary_lines(result) -> list[str]:
@@ -49,9 +40,7 @@ def summary_lines(result) -> list[str]:
 
 def run(args) -> int:
     session = load_from_args(args)
-    config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe,
-                         restore=not args.no_restore, near_duplicate_threshold=args.near_duplicate_threshold,
-                         orphan_policy=args.orphan_policy, encoding=args.encoding)
+    config = prune_config(args)
     result = prune(session, config)
     if args.output:
         out = export(result, to=args.to)
