@@ -38,6 +38,16 @@ def blocks(m: Message) -> int:
     return 1
 
 
+def system_head(messages: Sequence[Message]) -> int:
+    """How many messages at the start are system messages (a cache breakpoint follows them)."""
+    n = 0
+    for m in messages:
+        if m.role != "system":
+            break
+        n += 1
+    return n
+
+
 class TokenBook:
     """Token counts per message object, computed once (placeholders and summaries included).
 
@@ -105,12 +115,7 @@ class Wire:
     @property
     def head(self) -> int:
         """Leading system messages (a cache breakpoint follows them)."""
-        n = 0
-        for m in self.messages:
-            if m.role != "system":
-                break
-            n += 1
-        return n
+        return system_head(self.messages)
 
     @property
     def head_tokens(self) -> int:

@@ -43,7 +43,7 @@ from bisect import bisect_left
 
 from ...engine.index import markers
 from ..strategy import Event, Step, Strategy, register_strategy
-from ..wire import Wire, blocks
+from ..wire import Wire, blocks, system_head
 from .prune_every_request import PrunerFeed
 
 #: A switch must pay back within this share of the requests made so far: a causal guess at how many
@@ -60,12 +60,7 @@ class _SwitchView:
 
     @property
     def head(self) -> int:
-        n = 0
-        for m in self.messages:
-            if m.role != "system":
-                break
-            n += 1
-        return n
+        return system_head(self.messages)
 
     @property
     def head_tokens(self) -> int:
