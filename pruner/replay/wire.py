@@ -48,6 +48,19 @@ def system_head(messages: Sequence[Message]) -> int:
     return n
 
 
+def lookback_start(messages: Sequence[Message], positions: int) -> int:
+    """The first message a cache lookback of ``positions`` content blocks, ending at the last
+    message's breakpoint, can reach."""
+    used, i = 0, len(messages)
+    while i > 0:
+        b = blocks(messages[i - 1])
+        if used + b > positions - 1:
+            break
+        used += b
+        i -= 1
+    return i
+
+
 class TokenBook:
     """Token counts per message object, computed once (placeholders and summaries included).
 
@@ -271,14 +284,7 @@ class Wire:
         if memo is not None and memo[0] is msgs and memo[1] == len(msgs) and memo[2] == positions \
                 and memo[3] <= self.changed_at:
             return memo[4]  # asked again for the same request (each cache lens asks)
-        used = 0
-        i = len(msgs)
-        while i > 0:
-            b = blocks(msgs[i - 1])
-            if used + b > positions - 1:
-                break
-            used += b
-            i -= 1
+        i = lookback_start(msgs, positions)
         self._lookback = (msgs, len(msgs), positions, i, i)
         return i
 

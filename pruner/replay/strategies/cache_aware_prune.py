@@ -43,7 +43,7 @@ from bisect import bisect_left
 
 from ...engine.index import markers
 from ..strategy import Event, Step, Strategy, register_strategy
-from ..wire import Wire, blocks, system_head
+from ..wire import Wire, lookback_start, system_head
 from .prune_every_request import PrunerFeed
 
 #: A switch must pay back within this share of the requests made so far: a causal guess at how many
@@ -67,14 +67,7 @@ class _SwitchView:
         return self._wire.book.total(self.messages[:self.head])
 
     def lookback_start(self, positions: int) -> int:
-        msgs, used, i = self.messages, 0, len(self.messages)
-        while i > 0:
-            b = blocks(msgs[i - 1])
-            if used + b > positions - 1:
-                break
-            used += b
-            i -= 1
-        return i
+        return lookback_start(self.messages, positions)
 
     def tokens_before(self, position: int) -> int:
         return self._wire.tokens_before(position)  # the same prefix as what was sent
