@@ -48,7 +48,7 @@ def check_byte_limit(max_bytes: object) -> int:
     return max_bytes
 
 
-def read_limited(path: str | os.PathLike, max_bytes: int) -> tuple[str, bytes]:
+def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a transcript file") -> tuple[str, bytes]:
     """``(file name, bytes)`` of the regular file ``path``; ``FormatError`` when it cannot be read,
     ``FileTooLargeError`` when it holds more than ``max_bytes``."""
     check_byte_limit(max_bytes)
@@ -62,7 +62,7 @@ def read_limited(path: str | os.PathLike, max_bytes: int) -> tuple[str, bytes]:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise FormatError(f"this is {_kind(info.st_mode)}, not a file; give the path of a transcript file",
+                raise FormatError(f"this is {_kind(info.st_mode)}, not a file; give the path of {what}",
                                   file=file)
             if info.st_size > max_bytes:  # before reading, so a huge file is refused at once
                 raise FileTooLargeError(size=info.st_size, limit=max_bytes, file=file)

@@ -27,7 +27,8 @@ import math
 import re
 from typing import Any
 
-from .errors import ExportError
+from .errors import ExportError, FormatError, PrunerError
+from .files import read_limited
 
 _UNSAFE_OUT = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 # A JSON token scanner used only to locate a bad number once parsing has failed:
@@ -120,3 +121,26 @@ def dumps_json(value: Any, *, indent: int | None = None, escape: bool = True) ->
     except RecursionError:
         raise ExportError("a value is nested too deeply to write as JSON") from None
     return escape_unsafe(text) if escape else text
+
+
+#: Settings and results files (prices, benchmark results, a batch manifest) are small.
+SETTINGS_FILE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def load_json_file(path, *, error: type[PrunerError], expected: str = "",
+                   max_bytes: int = SETTINGS_FILE_MAX_BYTES) -> Any:
+    """The strict JSON in the regular file ``path``; ``error`` (a ``PrunerError`` class) naming
+    the file when it cannot be read or is not JSON. Reads with a bound and only regular files, so
+    a named pipe is refused at once instead of waited on. ``expected`` ends the message, e.g.
+    "expected a file written by 'pruner bench --json'"."""
+    hint = f"; {expected}" if expected else ""
+    try:
+        file, data = read_limited(path, max_bytes, what="a regular file")
+    except FormatError as exc:
+        raise error(f"{path}: {exc.detail}{hint}") from None
+    try:
+        return loads_json(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise error(f"{file}: not UTF-8 text ({exc.reason}){hint}") from None
+    except (JsonProblem, RecursionError) as exc:
+        raise error(f"{file}: not JSON ({exc or 'nested too deeply'}){hint}") from None

@@ -489,6 +489,28 @@ def test_defect_15_a_named_pipe_is_refused_at_once(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+def test_defect_15_a_prices_file_or_results_file_that_is_a_named_pipe_is_refused_at_once(tmp_path):
+    # Found in the last review: `pruner replay --prices FIFO` waited forever, as inspect once did.
+    from pruner.bench.run import load_results
+    fifo = tmp_path / "prices.json"
+    os.mkfifo(fifo)
+    demo = ROOT / "sample_sessions" / "native_demo.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "pruner", "replay", str(demo), "--prices", str(fifo)],
+                          capture_output=True, text=True, timeout=120)  # a hang guard
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "named pipe (FIFO), not a file" in proc.stderr and "prices file" in proc.stderr
+    with pytest.raises(PrunerError, match="named pipe"):
+        load_results(fifo)
+
+
+def test_defect_11_a_prices_file_holding_nan_is_refused_naming_its_place(tmp_path):
+    from pruner.replay.prices import load_prices
+    path = _write(tmp_path, "prices.json", '{"models": [{"input": NaN}]}')
+    with pytest.raises(ConfigurationError, match=r"prices.json: not JSON \(NaN is not a JSON value \(line 1"):
+        load_prices(str(path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
 def test_defect_15_writing_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path, capsys):
     fifo = tmp_path / "out.pipe"
     os.mkfifo(fifo)

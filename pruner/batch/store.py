@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ConfigurationError
+from ..jsonio import load_json_file
 from .schema import TABLES, schema_fingerprint
 from .settings import BatchSettings
 from .worker import write_atomically
@@ -51,12 +52,8 @@ class Folder:
         path = os.path.join(self.root, MANIFEST)
         if not os.path.exists(path):
             return None
-        try:
-            with open(path, encoding="utf-8") as fh:
-                return json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise ConfigurationError(f"{path}: cannot read the batch manifest ({exc}); "
-                                     "choose another --out folder") from None
+        return load_json_file(path, error=ConfigurationError,
+                              expected="it is not a batch manifest this version can read; choose another --out folder")
 
     def write_manifest(self, settings: BatchSettings, last_run: dict) -> None:
         body = {"pruner_batch": MANIFEST_VERSION, "pruner_version": __version__,

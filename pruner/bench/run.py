@@ -80,6 +80,7 @@ from . import cost as cost_columns
 from . import environment
 from .baselines import oracle, truncate_to_budget
 from ..errors import PrunerError
+from ..jsonio import load_json_file
 from ..engine.fileops import FileTools
 from ..formats.native import dumps as native_dumps
 from ..engine.prune import PruneConfig, prune
@@ -341,13 +342,7 @@ def rows_to_csv(rows: list[dict]) -> str:
 
 def load_results(path) -> BenchmarkResults:
     """Read a results JSON file written by ``pruner bench --json``; ``PrunerError`` says what is wrong."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise PrunerError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:
-        raise PrunerError(f"{path}: not JSON ({exc}); expected a file written by 'pruner bench --json'") from None
+    data = load_json_file(path, error=PrunerError, expected="expected a file written by 'pruner bench --json'")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise PrunerError(f"{path}: field 'schema' is not {SCHEMA!r}; expected a file written by "
                           "'pruner bench --json'")

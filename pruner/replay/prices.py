@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from ..errors import ConfigurationError
+from ..jsonio import load_json_file
 
 SCHEMA = "pruner.prices/1"
 PROVIDERS = ("anthropic", "openai")
@@ -165,13 +166,8 @@ def default_prices() -> PriceTable:
 
 def load_prices(path: str) -> PriceTable:
     """A user's prices file (same shape as the shipped one); errors name the file and field."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise ConfigurationError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:
-        raise ConfigurationError(f"{path}: not JSON ({exc})") from None
+    data = load_json_file(path, error=ConfigurationError, expected="expected a prices file in the shape of "
+                                                                   "pruner/replay/prices.json")
     return parse_prices(data, origin=str(path))
 
 
