@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard import components, corpus_charts, session_state, ui
 from pruner import STATUSES
 from dashboard.logic import corpus
-from pruner.batch import run_batch
+from pruner.batch import MANIFEST, run_batch
 from pruner.errors import ConfigurationError, FormatError
 from tests.conftest import ROOT, SAMPLES
 from tests.support.batch import serial_results
@@ -130,6 +130,27 @@ def test_a_changed_or_missing_file_is_a_clear_error(tmp_path):
     (src / "a.jsonl").unlink()
     with pytest.raises(FormatError, match="may have moved"):
         corpus.open_session(shown, sid)
+
+
+def test_defect_15_a_named_pipe_in_place_of_a_batch_file_is_refused_not_waited_on(tmp_path):
+    # The Corpus page read the manifest and the session's source file with a plain open(): a
+    # named pipe typed as either would hold the dashboard server forever.
+    import os
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(SAMPLES / "native_demo.jsonl", src / "a.jsonl")
+    out = tmp_path / "out"
+    run_batch([str(src)], out, workers=1)
+    shown = corpus.read_corpus(out)
+    (src / "a.jsonl").unlink()
+    os.mkfifo(src / "a.jsonl")
+    with pytest.raises(FormatError, match="named pipe"):
+        corpus.open_session(shown, shown.sessions["session_id"].iloc[0])
+    manifest = out / MANIFEST
+    manifest.unlink()
+    os.mkfifo(manifest)
+    with pytest.raises(ConfigurationError, match="named pipe"):
+        corpus.read_corpus(out)
 
 
 def test_read_corpus_refuses_a_folder_that_is_not_a_batch(tmp_path):

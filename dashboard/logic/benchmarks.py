@@ -10,7 +10,6 @@ the page is drawn over the committed results, never instead of them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import streamlit as st
 from pruner import PruneConfig
 from pruner.bench import run as bench_run
 from pruner.errors import PrunerError
+from pruner.jsonio import load_json_file
 
 from .. import tables
 from ..loading import SAMPLES_DIR
@@ -76,10 +76,7 @@ def committed_results():
 
 def read_scaling(path: Path) -> dict[str, Any]:
     """A ``pruner bench --scaling`` report; ``PrunerError`` naming the file when it is not one."""
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PrunerError(f"{path.name}: cannot read it as JSON ({exc})") from None
+    report = load_json_file(path, error=PrunerError, expected="write it with pruner bench --scaling --json")
     if not isinstance(report, dict) or report.get("schema") != SCALING_SCHEMA:
         raise PrunerError(f"{path.name}: not a {SCALING_SCHEMA} report; write it with "
                           "pruner bench --scaling --json")

@@ -8,7 +8,6 @@ the file still has the content the batch read.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,9 @@ from pruner import PruneConfig
 from pruner.batch import MANIFEST, SESSIONS
 from pruner.batch.schema import OTHER_RULE_COLUMN, REPLAY, RULE_COLUMNS
 from pruner.errors import ConfigurationError, FormatError
-from pruner.formats import load_bytes
+from pruner.files import read_limited
+from pruner.formats import DEFAULT_MAX_BYTES, load_bytes
+from pruner.jsonio import load_json_file
 
 from .. import session_state
 from ..loading import LoadedSession, digest
@@ -62,8 +63,10 @@ def read_corpus(folder: str | os.PathLike) -> Corpus:
     if not manifest_path.exists() or not (root / "sessions").is_dir():
         raise ConfigurationError(f"{root}: this is not a batch folder (it has no {MANIFEST} and sessions/). "
                                  "Enter the folder you gave pruner batch as --out, or run pruner batch first.")
+    # Only a regular file, read with a bound: a named pipe typed here would hold the server forever.
+    manifest = load_json_file(manifest_path, error=ConfigurationError,
+                              expected="run pruner batch into a new folder and open that")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         table = ds.dataset(root / "sessions", format="parquet", schema=SESSIONS).to_table()
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise ConfigurationError(f"{root}: cannot read the batch tables ({exc}). Run pruner batch into a "
@@ -186,15 +189,14 @@ def open_session(corpus: Corpus, session_id: str) -> LoadedSession:
         raise FormatError("this file could not be read by the batch, so there is no session to open; "
                           "its error is in the table", file=row["source"])
     source = row["source"]
-    try:
-        data = Path(source).read_bytes()
-    except OSError as exc:
-        raise FormatError(f"cannot read the file any more ({exc.strerror}); it may have moved since the batch ran",
-                          file=source) from None
+    settings = corpus.settings
+    try:  # the batch's own limit: the file was read under it once (a regular file only, never a pipe)
+        _, data = read_limited(source, int(settings.get("max_bytes") or DEFAULT_MAX_BYTES))
+    except FormatError as exc:
+        raise FormatError(f"{exc.detail}; it may have moved or changed since the batch ran", file=source) from None
     if digest(data) != row["digest"]:
         raise FormatError("the file has changed since the batch ran; run pruner batch again into this folder, "
                           "then reopen it here", file=source)
-    settings = corpus.settings
     dialogue = int(row["dialogue"])
     session = load_bytes(data, file=source, format=settings.get("format"), max_bytes=max(len(data), 1),
                          skip_bad_lines=bool(settings.get("skip_bad_lines")),
