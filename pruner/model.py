@@ -89,24 +89,43 @@ class Message:
         return self.tool_call_id is not None or self.role == "tool"
 
 
+#: The chain id of a session's own conversation (its subagents' chains have their own ids).
+MAIN_CHAIN = "main"
+
+
 @dataclass(frozen=True)
 class Session:
-    """An ordered conversation plus where it came from."""
+    """An ordered conversation plus where it came from.
+
+    ``messages`` is the main conversation: what pruning, compaction and the
+    explorer work on. ``subagents`` holds the other conversations the same
+    session recorded (Claude Code's sidechains: a Task tool's subagent, with its
+    own requests, context and cache); each is a ``Session`` whose
+    ``metadata["chain"]`` names it. The bill and the replay walk every chain.
+    """
 
     messages: tuple[Message, ...]
     name: str = ""
     source_format: str = "native"
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    subagents: tuple["Session", ...] = ()
 
     @classmethod
     def of(cls, messages: Iterable[Message], *, name: str = "", source_format: str = "native",
-           metadata: Mapping[str, Any] | None = None, number_turns: bool = True) -> "Session":
+           metadata: Mapping[str, Any] | None = None, number_turns: bool = True,
+           subagents: Iterable["Session"] = ()) -> "Session":
         """Build a session, numbering turns from the user messages unless told not to."""
         msgs = tuple(messages)
         if number_turns:
             msgs = assign_turns(msgs)
         return cls(messages=msgs, name=name, source_format=source_format,
-                   metadata=dict(metadata or {}))
+                   metadata=dict(metadata or {}), subagents=tuple(subagents))
+
+    @property
+    def chains(self) -> tuple[tuple[str, "Session"], ...]:
+        """Every conversation of the session, the main one first: ``(chain id, conversation)``."""
+        return ((MAIN_CHAIN, self),) + tuple(
+            (str(s.metadata.get("chain") or f"subagent-{i + 1}"), s) for i, s in enumerate(self.subagents))
 
     def with_messages(self, messages: Iterable[Message]) -> "Session":
         return replace(self, messages=tuple(messages))
