@@ -40,6 +40,13 @@ maintained by the wire, never recomputed here).
   Caching? No."): a miss bills at the input price. Cached input is billed at
   the model's cached-input price, a discount that depends on the model family.
 
+**Google** (https://ai.google.dev/gemini-api/docs/caching, retrieved 2026-12-01):
+
+* Implicit caching, "enabled by default for all Gemini 2.5 and newer models": a
+  request sharing a prefix with a recent one reads it, from the model's
+  "minimum input token count" (``GOOGLE_MIN_TOKENS``); no rounding step is
+  documented. No write fee; no documented lifetime (5 minutes assumed).
+
 Where a session carries timestamps, a gap longer than the TTL is a miss. When a
 recorded request read nothing from the cache (``cold``), every strategy's
 request is cold there too: the replay inherits the recorded cold events.
@@ -76,6 +83,24 @@ ANTHROPIC_TTLS = {"5m": 300.0, "1h": 3600.0}
 OPENAI_MIN_TOKENS = 1024
 OPENAI_INCREMENT = 128
 OPENAI_RETENTION_S = 300.0
+#: Google, Gemini API implicit caching (https://ai.google.dev/gemini-api/docs/caching, retrieved 2026-12-01,
+#: stored copies): "Implicit caching is enabled by default for all Gemini 2.5 and newer models"; "The
+#: minimum input token count for context caching" per model. The page's version last updated 2026-07-07
+#: lists Gemini 3.5 Flash 4096, Gemini 3.1 Pro Preview 4096, Gemini 2.5 Flash 2048, Gemini 2.5 Pro 2048;
+#: its version last updated 2026-05-07 lists Gemini 3 Flash Preview 1024 and Gemini 3 Pro Preview 4096
+#: (the Gemini 3 rows, absent from the later version). Longest matching prefix wins.
+GOOGLE_MIN_TOKENS = (("gemini-3.5-flash", 4096), ("gemini-3.1-pro", 4096), ("gemini-3-flash", 1024),
+                     ("gemini-3-pro", 4096), ("gemini-2.5-flash", 2048), ("gemini-2.5-pro", 2048))
+#: A Gemini model the table does not name: the largest listed minimum (never a cache hit that the
+#: documented minimums would not allow).
+GOOGLE_DEFAULT_MIN_TOKENS = 4096
+#: "Try to send requests with similar prefix in a short amount of time": Google documents no lifetime
+#: for implicit caches (Vertex AI: "prefixes are evicted as capacity is reclaimed"). Assumed: 5 minutes,
+#: as OpenAI's in-memory retention; a longer gap is a miss.
+GOOGLE_RETENTION_S = 300.0
+#: No write fee: "there is no additional charge to write to cache other than the standard input token
+#: costs" (https://cloud.google.com/vertex-ai/generative-ai/docs/context-cache/context-cache-overview,
+#: retrieved 2026-12-01); a hit bills at the price row's cached-input price.
 
 
 class ContextView(Protocol):
@@ -247,6 +272,7 @@ class AnthropicCache(CacheModel):
 
 class OpenAICache(CacheModel):
     provider = "openai"
+    increment = OPENAI_INCREMENT  # the cached prefix is counted in steps of this many tokens
 
     def __init__(self, price: ModelPrice, *, scale: float = 1.0, ttl: str = "5m"):
         super().__init__(price, scale=scale, ttl=ttl)
@@ -278,7 +304,7 @@ class OpenAICache(CacheModel):
         p = min(view.changed_at, prev.position)
         common = prev.tokens if p == prev.position and view.changed_at >= prev.position \
             else self.units(view.tokens_before(p))
-        cached = (min(common, total) // OPENAI_INCREMENT) * OPENAI_INCREMENT
+        cached = (min(common, total) // self.increment) * self.increment
         if cached < self.minimum:
             return uncached("prefix")
         rest = total - cached
@@ -291,4 +317,35 @@ class OpenAICache(CacheModel):
                                    None if time is None else time + self.retention)]
 
 
-CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache}
+def google_minimum(model: str) -> int:
+    """Gemini's minimum input for implicit caching, by model family (``GOOGLE_MIN_TOKENS``)."""
+    name = model.lower()
+    found = [(len(prefix), tokens) for prefix, tokens in GOOGLE_MIN_TOKENS if name.startswith(prefix)]
+    return max(found)[1] if found else GOOGLE_DEFAULT_MIN_TOKENS
+
+
+class GoogleCache(OpenAICache):
+    """Gemini implicit caching: the common prefix with the previous request, no write fee.
+
+    The same shape as OpenAI's automatic caching (a prefix of a recent request is
+    read, nothing is written at a premium), with Gemini's own minimum per model
+    and no rounding step (Google documents none). The price row's
+    ``min_cacheable_tokens`` wins when it names one.
+    """
+
+    provider = "google"
+    increment = 1
+
+    def __init__(self, price: ModelPrice, *, scale: float = 1.0, ttl: str = "5m"):
+        CacheModel.__init__(self, price, scale=scale, ttl=ttl)
+        self.retention = GOOGLE_RETENTION_S
+        self.minimum = price.min_cacheable_tokens or google_minimum(price.model)
+
+    def describe(self) -> str:
+        return (f"Gemini implicit caching: common prefix with the previous request, from {self.minimum:,} "
+                f"tokens, {int(self.retention // 60)}-minute retention assumed (Google documents none), cached "
+                f"input {self.price.cached_input} USD per MTok, no write fee")
+
+
+CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache,
+                                             "google": GoogleCache}
