@@ -43,7 +43,8 @@ def add_arguments(p) -> None:
     p.description = (f"{HELP}. Looks in ~/.claude/projects ($CLAUDE_CONFIG_DIR), ~/.codex/sessions ($CODEX_HOME), "
                      "~/.pi/agent/sessions ($PI_CODING_AGENT_DIR) and ~/.gemini/tmp/*/chats ($GEMINI_CLI_HOME). "
                      "It is a command of its own, not 'pruner batch' with no input: batch prunes the files it is "
-                     "given, logs goes looking in your home folder, and a batch typed without its input stays an error.")
+                     "given, logs goes looking in your home folder, and a batch typed without its input stays an "
+                     "error.")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="the logs folder: its table, sessions.parquet, is updated in place (default "
                         "$XDG_CACHE_HOME/pruner/logs, else ~/.cache/pruner/logs)")

@@ -42,7 +42,7 @@ def money_columns(session: Session, strategies: tuple[str, ...] | None = None) -
         provider, model, _ = detect(session, prices)
         r = replay(session, names, settings=ReplaySettings(provider=provider, model=model), prices=prices,
                    snapshots=False)
-    except Exception as exc:  # noqa: BLE001 - the row keeps its facts; it says why it has no dollars
+    except Exception as exc:
         return {"money_error": f"{type(exc).__name__}: {exc}"}
     row: dict[str, Any] = {"prices": r.money_label, "money_error": None}
     if "as_recorded" in r.runs and r.recorded_usage:

@@ -98,7 +98,7 @@ def read_session(found: LogSession) -> dict[str, Any]:
     row = base_row(found, digests)
     try:
         session = load_session(found.main.path)
-    except Exception as exc:  # noqa: BLE001 - one unreadable session is that session's error row
+    except Exception as exc:
         row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
         return row
     row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **session_facts(session))
