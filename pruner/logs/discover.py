@@ -14,7 +14,7 @@ gemini_cli     ``~/.gemini/tmp/<project>/chats/*.json``   ``GEMINI_CLI_HOME`` (`
 =============  =========================================  ==========================================
 
 A session is one main file plus, for Claude Code, the subagent files beside it
-(``<project>/<session>/subagents/*.jsonl``, which the Claude Code reader loads
+(``<project>/<session>/subagents/agent-*.jsonl``, which the Claude Code reader loads
 with it): they belong to that session and are never listed as sessions of their
 own. The project is the folder the agent filed the session under (Claude
 Code's and Pi's encoded working directory, Gemini CLI's project folder); Codex
@@ -157,8 +157,9 @@ def _claude(root: str) -> list[LogSession]:
             main = _state(path)
             if main is None:
                 continue
-            beside = os.path.join(path[: -len(".jsonl")], "subagents")
-            subs = tuple(s for s in (_state(p) for p in _files(beside, ".jsonl")) if s is not None)
+            beside = os.path.join(path[: -len(".jsonl")], "subagents")  # what the Claude Code reader loads with it
+            subs = tuple(s for s in (_state(p) for p in _files(beside, ".jsonl"))
+                         if s is not None and os.path.basename(s.path).startswith("agent-"))
             out.append(LogSession("claude_code", project, main, subs))
     return out
 
