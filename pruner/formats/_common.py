@@ -233,6 +233,18 @@ def checked_usage(b: "SessionBuilder", where: str, fields: dict[str, tuple[str, 
     return out
 
 
+def stamp_model(b: "SessionBuilder", default: Any = None) -> None:
+    """Give every assistant draft ``metadata["model"]``: the model its message recorded (kept in
+    ``source.model``), else ``default`` (the request's), when either is a non-empty string."""
+    for d in b.drafts:
+        if d.role != "assistant" or "model" in d.metadata:
+            continue
+        own = (d.metadata.get("source") or {}).get("model")
+        model = own if isinstance(own, str) and own else default
+        if isinstance(model, str) and model:
+            d.metadata["model"] = model
+
+
 def unmapped(obj: dict[str, Any], known: Iterable[str]) -> dict[str, Any]:
     """The fields of ``obj`` an importer did not map (kept in ``metadata["source"]``)."""
     skip = set(known)

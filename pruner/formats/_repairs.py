@@ -65,6 +65,9 @@ def _sentence(kind: str, count: int, lines: list[int], examples: list[str], type
     if kind == "invalid_usage":
         return (f"dropped the usage of {_plural(count, 'message', 'messages')} whose token counts are not whole "
                 f"numbers in range (so no bill is made from them): {shown}")
+    if kind == "usage_without_reply":
+        return (f"{_plural(count, 'token count follows', 'token counts follow')} a reply that already has one; "
+                f"no message holds that request, so it is not billed{where}")
     if kind == "timestamps_out_of_order":
         return (f"{_plural(count, 'line is', 'lines are')} timed more than a second before the line "
                 f"before it in its conversation; each takes that line's time (the recorded one is kept){where}")
