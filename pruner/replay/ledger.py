@@ -56,6 +56,12 @@ CAUSES: dict[str, str] = {
 }
 FIRST_REQUEST, SUBAGENT_START, MODEL_CHANGED, COMPACTION, TTL_EXPIRED, PREFIX_CHANGED, LOOKBACK_EXCEEDED, \
     BELOW_MINIMUM, NO_VISIBLE_CAUSE = CAUSES
+#: How the summary line names each cause ("33 misses with no visible cause cost $12.40, ...").
+_PHRASES = {"first_request": "at the session's first request", "subagent_start": "at a subagent's start",
+            "model_changed": "after a change of model", "compaction": "after a recorded compaction",
+            "ttl_expired": "after the cache's lifetime ran out", "prefix_changed": "after a change before the "
+            "breakpoint", "lookback_exceeded": "beyond the 20-block lookback", "below_minimum": "below the "
+            "minimum cacheable length", "no_visible_cause": "with no visible cause"}
 STATUSES = ("hit", "partial", "miss")
 #: OpenAI's reads fall a few 128-token steps short of the previous prompt as a matter of course (the
 #: last message's framing changes); a shortfall within this many tokens is a hit.
@@ -178,6 +184,17 @@ def _chain_contexts(sub: Session, positions: Sequence[int]) -> dict[int, tuple[i
     return out
 
 
+def _kind(m: Message) -> Any:
+    return m.metadata.get("kind") if isinstance(m.metadata, Mapping) else None
+
+
+def _recorded_compactions(sub: Session) -> list[Mapping[str, Any]]:
+    """The agent's own compactions (``Session.metadata["recorded_compactions"]``) with a position."""
+    entries = sub.metadata.get("recorded_compactions") if isinstance(sub.metadata, Mapping) else None
+    return [e for e in entries if isinstance(e, Mapping) and isinstance(e.get("position_index"), int)
+            and not isinstance(e.get("position_index"), bool)] if isinstance(entries, list) else []
+
+
 def _price_of(model: str | None, prices: PriceTable, default: ModelPrice) -> ModelPrice | None:
     if model is None:
         return default
@@ -193,21 +210,18 @@ def _paid(price: ModelPrice | None, u: _Usage) -> float:
             + w1h * price.write_price("1h") + u.output * price.output) / _PER
 
 
-def _write_rate(price: ModelPrice, u: _Usage) -> float:
-    """USD per token this request paid for its writes (5-minute and 1-hour parts averaged)."""
-    if not u.write:
-        return price.write_price("5m") / _PER
-    return ((u.write - u.write_1h) * price.write_price("5m") + u.write_1h * price.write_price("1h")) / u.write / _PER
-
-
 def _rebilled(price: ModelPrice | None, u: _Usage, shortfall: int) -> float:
-    """What ``shortfall`` tokens cost at the write price (then the input price) above the cached price."""
+    """What ``shortfall`` tokens, the part of the prompt right after what was read, cost above the
+    cached price: they were written (1-hour writes first: Anthropic places 1-hour breakpoints before
+    5-minute ones), and what the writes do not cover was plain input."""
     if price is None or shortfall <= 0:
         return 0.0
-    from_write = min(shortfall, u.write)
-    from_input = min(shortfall - from_write, u.input)
-    cached = price.cached_input / _PER
-    return from_write * (_write_rate(price, u) - cached) + from_input * (price.input / _PER - cached)
+    from_1h = min(shortfall, u.write_1h)
+    from_5m = min(shortfall - from_1h, u.write - u.write_1h)
+    from_input = min(shortfall - from_1h - from_5m, u.input)
+    cached = price.cached_input
+    return (from_1h * (price.write_price("1h") - cached) + from_5m * (price.write_price("5m") - cached)
+            + from_input * (price.input - cached)) / _PER
 
 
 def _minimum(price: ModelPrice | None, provider: str) -> int:
@@ -255,10 +269,13 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
         return SUBAGENT_START, f"first request of subagent {rec.chain}{started}: a new prefix", None
     if rec.model and prev.model and rec.model != prev.model:
         return MODEL_CHANGED, f"model changed from {prev.model} (request {prev.index}) to {rec.model}", None
-    summaries = [i for i in range(prev.position + 1, rec.position) if is_summary_message(msgs[i])]
-    if summaries:
-        return COMPACTION, f"the compaction recorded at message {summaries[-1]} replaced the history " \
-                           f"request {prev.index} had sent", summaries[-1]
+    compactions = [i for i in range(prev.position + 1, rec.position) if _kind(msgs[i]) == "compaction"]
+    compactions += [e["position_index"] for e in _recorded_compactions(sub)
+                    if prev.position < e["position_index"] < rec.position]
+    if compactions:
+        at = max(compactions)
+        return COMPACTION, f"the compaction recorded at message {at} replaced the history request " \
+                           f"{prev.index} had sent", at
     ttl, ttl_name = _ttl(chain_recs, provider)
     if gap is not None and gap > ttl:
         return TTL_EXPIRED, f"{gap:,.0f} s ({_duration(gap)}) since request {prev.index} of this chain, " \
@@ -267,7 +284,8 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     lcp = next((i for i, (x, y) in enumerate(zip(before, now)) if x != y), min(len(before), len(now)))
     if lcp < len(before):
         changed = now[lcp] if lcp < len(now) else before[lcp]
-        return PREFIX_CHANGED, f"message {changed} differs from what request {prev.index} sent, " \
+        summary = " (a summary there replaced the history)" if is_summary_message(msgs[changed]) else ""
+        return PREFIX_CHANGED, f"message {changed}{summary} differs from what request {prev.index} sent, " \
                                f"{len(now) - lcp} messages back from the end", changed
     if provider == "anthropic" and before:
         reach = lookback_start([msgs[i] for i in now], ANTHROPIC_LOOKBACK_BLOCKS)
@@ -349,10 +367,10 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
                        position=rec.position, model=rec.model, priced=price is not None, dollars=_paid(price, u))
 
 
-def ledger_of(replay) -> tuple[LedgerEntry, ...]:
-    """The ledger of a ``Replay``'s session, with its prices (the table it kept, else the shipped one)
-    and its model as the default, numbered as the replay numbers its requests."""
-    prices = getattr(replay, "prices", None)
+def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
+    """The ledger of a ``Replay``'s session, with ``prices`` (else the table the replay kept, else the
+    shipped one) and the replay's model as the default, numbered as the replay numbers its requests."""
+    prices = prices if prices is not None else getattr(replay, "prices", None)
     if not isinstance(prices, PriceTable):
         prices = default_prices().with_model(replay.price)
     numbering = {(getattr(r, "chain", MAIN_CHAIN), r.position): r.index for r in replay.requests}
@@ -415,9 +433,9 @@ def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
                        f"re-billed {_money(e.rebilled_dollars)}")
     for cause, row in ledger_summary(entries).items():
         if row["misses"] or row["partials"]:
-            partial = f" and {row['partials']} partial hits" if row["partials"] else ""
-            out.append(f"  {row['misses']} misses{partial} with cause {cause} ({CAUSES[cause]}) cost "
-                       f"{_money(row['dollars'])}, {share(row['dollars'])}")
+            counted = " and ".join(f"{n} {word}{'' if n == 1 else plural}" for n, word, plural in (
+                (row["misses"], "miss", "es"), (row["partials"], "partial hit", "s")) if n)
+            out.append(f"  {counted} {_PHRASES[cause]} cost {_money(row['dollars'])}, {share(row['dollars'])}")
     unpriced = sum(1 for e in entries if not e.priced)
     if unpriced:
         out.append(f"  {unpriced} requests are of models without a price: their dollars are not counted")
