@@ -151,6 +151,23 @@ def test_partial_hit_rebills_the_part_not_read():
     assert (hit.status, hit.cause, hit.rebilled_dollars) == ("hit", "", 0.0)
 
 
+def _openai(read: int, gap: float) -> Session:
+    return Session.of([user(0, T0), asst(0, read=0, write=0, inp=20_000, t=T0 + 1, model="gpt-4o"),
+                       user(1, T0 + gap), asst(1, read=read, write=0, inp=21_000 - read, t=T0 + gap + 1,
+                                               model="gpt-4o")])
+
+
+def test_openai_automatic_caching_reads_the_previous_prompt_in_128_token_steps():
+    gpt = PRICES.get("gpt-4o")
+    assert only(ledger(_openai(19_968 - 1_000, 10))).status == "hit"  # within the 1,024-token tolerance
+    e = only(ledger(_openai(10_000, 10)))
+    assert e.status == "partial" and e.cause == "no_visible_cause"
+    assert e.rebilled_dollars == pytest.approx((19_968 - 10_000) * (gpt.input - gpt.cached_input) / 1e6)
+    late = only(ledger(_openai(0, 301)))
+    assert late.cause == "ttl_expired" and "retention" in late.detail
+    assert only(ledger(_openai(0, 299))).cause == "no_visible_cause"
+
+
 def test_subagent_start_and_chains_are_apart():
     sub = Session.of([user(10, T0 + 5, "task"), asst(10, read=0, write=9_000, t=T0 + 6),
                       user(11, T0 + 7), asst(11, read=9_000, write=100, t=T0 + 8)],

@@ -34,7 +34,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
-from .cache import ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS, OPENAI_RETENTION_S
+from .cache import (ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS,
+                    OPENAI_RETENTION_S, AnthropicCache)
 from .detect import detect, match_model
 from .prices import ModelPrice, PriceTable, default_prices
 from .requests import Request, find_requests
@@ -63,7 +64,7 @@ _PHRASES = {"first_request": "at the session's first request", "subagent_start":
             "breakpoint", "lookback_exceeded": "beyond the 20-block lookback", "below_minimum": "below the "
             "minimum cacheable length", "no_visible_cause": "with no visible cause"}
 STATUSES = ("hit", "partial", "miss")
-#: OpenAI's reads fall a few 128-token steps short of the previous prompt as a matter of course (the
+#: Automatic caching (OpenAI): reads fall a few 128-token steps short of the previous prompt as a matter of course (the
 #: last message's framing changes); a shortfall within this many tokens is a hit.
 OPENAI_PARTIAL_TOLERANCE = OPENAI_MIN_TOKENS
 _PER = 1_000_000
@@ -224,24 +225,42 @@ def _rebilled(price: ModelPrice | None, u: _Usage, shortfall: int) -> float:
             + from_input * (price.input - cached)) / _PER
 
 
-def _minimum(price: ModelPrice | None, provider: str) -> int:
-    base = price.min_cacheable_tokens if price is not None else OPENAI_MIN_TOKENS
-    return max(OPENAI_MIN_TOKENS, base) if provider == "openai" else base
+@dataclass(frozen=True)
+class _Rules:
+    """How a request's provider caches, read from the replay's own cache model for that provider."""
+
+    provider: str
+    breakpoints: bool  # Anthropic: explicit breakpoints, a lookback, a TTL per write; else automatic caching
+    minimum: int  # provider tokens
+    retention: float  # automatic caching: seconds a prefix stays
+    increment: int  # automatic caching: the step reads come in
 
 
-def _cached_after(prev: _Rec, provider: str, minimum: int) -> int:
+def _rules(price: ModelPrice | None, fallback_provider: str) -> _Rules:
+    provider = price.provider if price is not None else fallback_provider
+    row = price if price is not None else ModelPrice(provider=provider, model="", input=0, cached_input=0, output=0)
+    cls = CACHE_MODELS.get(provider)
+    model = cls(row) if cls is not None else None
+    if model is None or isinstance(model, AnthropicCache):
+        return _Rules(provider, True, model.minimum if model is not None else row.min_cacheable_tokens,
+                      ANTHROPIC_TTLS["5m"], 1)
+    return _Rules(provider, False, model.minimum, getattr(model, "retention", OPENAI_RETENTION_S),
+                  getattr(model, "increment", OPENAI_INCREMENT))
+
+
+def _cached_after(prev: _Rec, rules: _Rules) -> int:
     """What the previous request left in the cache for this one to read (provider tokens)."""
-    if provider == "openai":  # automatic: the previous prompt, in 128-token steps
-        held = prev.usage.context // OPENAI_INCREMENT * OPENAI_INCREMENT
-        return held if held >= minimum else 0
+    if not rules.breakpoints:  # automatic: the previous prompt, in the provider's steps
+        held = prev.usage.context // rules.increment * rules.increment
+        return held if held >= rules.minimum else 0
     return prev.usage.read + prev.usage.write
 
 
-def _ttl(chain_recs: Sequence[_Rec], provider: str) -> tuple[float, str]:
+def _ttl(chain_recs: Sequence[_Rec], rules: _Rules) -> tuple[float, str]:
     """The lifetime of the entry the chain's latest requests used: 1 h when its latest write was a
-    1-hour write, else 5 minutes (Anthropic); OpenAI's in-memory retention."""
-    if provider == "openai":
-        return OPENAI_RETENTION_S, "OpenAI's 5-minute in-memory retention"
+    1-hour write, else 5 minutes (Anthropic); the provider's retention for automatic caching."""
+    if not rules.breakpoints:
+        return rules.retention, f"{rules.provider}'s {rules.retention / 60:g}-minute retention"
     for rec in reversed(chain_recs):
         if rec.usage.write:
             if rec.usage.write_1h:
@@ -256,8 +275,8 @@ def _duration(seconds: float) -> str:
     return f"{h} h {m} min" if h else f"{m} min {s} s" if m else f"{s} s"
 
 
-def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Session, provider: str,
-           minimum: int, gap: float | None) -> tuple[str, str, int | None]:
+def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Session, rules: _Rules,
+           gap: float | None) -> tuple[str, str, int | None]:
     """The first cause (in ``CAUSES`` order) the transcript shows: ``(cause, detail, changed position)``."""
     msgs = sub.messages
     if prev is None:
@@ -276,7 +295,7 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
         at = max(compactions)
         return COMPACTION, f"the compaction recorded at message {at} replaced the history request " \
                            f"{prev.index} had sent", at
-    ttl, ttl_name = _ttl(chain_recs, provider)
+    ttl, ttl_name = _ttl(chain_recs, rules)
     if gap is not None and gap > ttl:
         return TTL_EXPIRED, f"{gap:,.0f} s ({_duration(gap)}) since request {prev.index} of this chain, " \
                             f"over the {ttl_name}", None
@@ -287,12 +306,13 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
         summary = " (a summary there replaced the history)" if is_summary_message(msgs[changed]) else ""
         return PREFIX_CHANGED, f"message {changed}{summary} differs from what request {prev.index} sent, " \
                                f"{len(now) - lcp} messages back from the end", changed
-    if provider == "anthropic" and before:
+    if rules.breakpoints and before:
         reach = lookback_start([msgs[i] for i in now], ANTHROPIC_LOOKBACK_BLOCKS)
         if len(before) < reach:
             return LOOKBACK_EXCEEDED, f"request {prev.index}'s breakpoint is {len(now) - len(before)} messages " \
                                       f"back; the {ANTHROPIC_LOOKBACK_BLOCKS}-block lookback reaches " \
                                       f"{len(now) - reach}", None
+    minimum = rules.minimum
     if rec.usage.context < minimum:
         return BELOW_MINIMUM, f"sent {rec.usage.context:,} tokens, below the minimum cacheable {minimum:,}", None
     if prev.usage.context < minimum:
@@ -341,14 +361,14 @@ def ledger(session: Session, prices: PriceTable | None = None, *, default: Model
 
 def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, default: ModelPrice) -> LedgerEntry:
     price, u = rec.price, rec.usage
-    provider = price.provider if price is not None else default.provider
-    minimum = _minimum(price, provider)
+    rules = _rules(price, default.provider)
+    minimum = rules.minimum
     gap = None
     if prev is not None and rec.time is not None and prev.time is not None and rec.time >= prev.time:
         gap = rec.time - prev.time
     cacheable = u.context >= minimum or u.read or u.write
-    held = _cached_after(prev, provider, minimum) if prev is not None and cacheable else 0
-    tolerance = OPENAI_PARTIAL_TOLERANCE if provider == "openai" else 0
+    held = _cached_after(prev, rules) if prev is not None and cacheable else 0
+    tolerance = 0 if rules.breakpoints else OPENAI_PARTIAL_TOLERANCE
     if u.read == 0:
         status, shortfall = "miss", held
     elif u.read + tolerance < held:
@@ -357,7 +377,7 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
         status, shortfall = "hit", 0
     cause, detail, changed = "", f"read {u.read:,} tokens from the cache", None
     if status != "hit":
-        cause, detail, changed = _cause(rec, prev, done, sub, provider, minimum, gap)
+        cause, detail, changed = _cause(rec, prev, done, sub, rules, gap)
         if status == "partial":
             detail += f"; read {u.read:,} of the {held:,} tokens request {prev.index} left cached"
     if price is None:
