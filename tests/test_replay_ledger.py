@@ -182,6 +182,12 @@ def test_subagent_start_and_chains_are_apart():
     assert "toolu_1" in entries[1].detail
 
 
+def test_a_subagents_own_file_starts_as_a_subagent():
+    s = Session.of(two_requests(gap=10).messages, metadata={"chain": "agent-7"})
+    e = only(ledger(s), 0)
+    assert e.cause == "subagent_start" and "agent-7" in e.detail
+
+
 def test_unpriced_model_is_reported_not_priced_as_another():
     s = two_requests(gap=900, second=asst(1, read=0, write=20_500, t=T0 + 901, model="zzz-made-up-model"))
     e = only(ledger(s))
@@ -193,7 +199,7 @@ def test_summary_lines_say_dollars_and_share_of_the_bill():
     summary = ledger_summary(entries)
     assert list(summary) == list(CAUSES)
     assert summary["ttl_expired"]["misses"] == 1
-    from pruner.replay.ledger import lines
+    from pruner.replay.ledger_report import lines
     text = "\n".join(lines(entries))
     bill = sum(e.dollars for e in entries)
     share = round(100 * summary["ttl_expired"]["dollars"] / bill)

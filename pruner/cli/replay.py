@@ -11,8 +11,9 @@ from ..errors import ConfigurationError, PrunerError
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
-from ..replay.ledger import ledger_json, ledger_of
-from ..replay.ledger import lines as ledger_lines
+from ..replay.ledger import ledger_of
+from ..replay.ledger_report import ledger_json
+from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import escape, events_text, show_context, table, to_csv, to_json
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args

@@ -19,7 +19,8 @@ the replay with what was really billed.
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
 from .engine import Replay, RequestRow, StrategyRun, replay
-from .ledger import CAUSES, LedgerEntry, ledger, ledger_of, ledger_summary
+from .ledger import CAUSES, LedgerEntry, ledger, ledger_of
+from .ledger_report import ledger_summary
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
 from .settings import DEFAULT_MODELS, ReplaySettings

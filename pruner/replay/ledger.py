@@ -57,12 +57,6 @@ CAUSES: dict[str, str] = {
 }
 FIRST_REQUEST, SUBAGENT_START, MODEL_CHANGED, COMPACTION, TTL_EXPIRED, PREFIX_CHANGED, LOOKBACK_EXCEEDED, \
     BELOW_MINIMUM, NO_VISIBLE_CAUSE = CAUSES
-#: How the summary line names each cause ("33 misses with no visible cause cost $12.40, ...").
-_PHRASES = {"first_request": "at the session's first request", "subagent_start": "at a subagent's start",
-            "model_changed": "after a change of model", "compaction": "after a recorded compaction",
-            "ttl_expired": "after the cache's lifetime ran out", "prefix_changed": "after a change before the "
-            "breakpoint", "lookback_exceeded": "beyond the 20-block lookback", "below_minimum": "below the "
-            "minimum cacheable length", "no_visible_cause": "with no visible cause"}
 STATUSES = ("hit", "partial", "miss")
 #: Automatic caching (OpenAI): reads fall a few 128-token steps short of the previous prompt as a matter of course (the
 #: last message's framing changes); a shortfall within this many tokens is a hit.
@@ -119,7 +113,7 @@ class _Rec:
     usage: _Usage
     model: str | None
     price: ModelPrice | None
-    context: tuple[int, ...]  # what as_recorded sent: indices into the chain's messages
+    sent: "_Sent"
 
 
 def _int(value: Any) -> int | None:
@@ -171,17 +165,49 @@ def numbered_requests(session: Session) -> list[tuple[str, int, Request]]:
     return [(chain, order, r) for _, chain, order, r in heapq.merge(*lanes, key=lambda item: item[0])]
 
 
-def _chain_contexts(sub: Session, positions: Sequence[int]) -> dict[int, tuple[int, ...]]:
-    """What ``as_recorded`` sends at each request position: everything before it, following the
-    recorded compactions (the summary, then the messages it kept)."""
+@dataclass(frozen=True)
+class _Sent:
+    """What ``as_recorded`` sent at a recorded request, against the chain's previous recorded one."""
+
+    length: int  # messages sent
+    previous_length: int  # messages the previous recorded request sent
+    kept: int  # how many of those are still the prefix here
+    changed: int | None  # the first message that differs (index in the chain's messages); None: prefix kept
+    reach: int  # the first context position Anthropic's lookback reaches from this request's breakpoint
+
+
+class _Context:
+    """A context as a sequence of messages (what ``lookback_start`` walks back over) without copying."""
+
+    def __init__(self, order: Sequence[int], msgs: Sequence[Message]):
+        self.order, self.msgs = order, msgs
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, i: int) -> Message:
+        return self.msgs[self.order[i]]
+
+
+def _chain_sent(sub: Session, positions: Iterable[int]) -> dict[int, _Sent]:
+    """What ``as_recorded`` sends at each recorded request: everything before it, following the
+    compactions (the summary, then the messages it kept), compared with the previous recorded request.
+    Costs what changed: a context only changes before its end where a summary appears."""
     msgs, out, ctx, prev = sub.messages, {}, [], 0
     for pos in sorted(positions):
+        before = len(ctx)
+        kept, changed = before, None
         if any(is_summary_message(m) for m in msgs[prev:pos]):
-            ctx = list(context_window(sub.with_messages(msgs[:pos])).context())
+            new = list(context_window(sub.with_messages(msgs[:pos])).context())
+            kept = min(before, next((i for i, (x, y) in enumerate(zip(ctx, new)) if x != y), min(len(ctx), len(new))))
+            if kept < before:
+                changed = new[kept] if kept < len(new) else ctx[kept]
+            ctx = new
         else:
             ctx.extend(range(prev, pos))
         prev = pos
-        out[pos] = tuple(ctx)
+        out[pos] = _Sent(len(ctx), before, kept, changed,
+                         lookback_start(_Context(ctx, msgs), ANTHROPIC_LOOKBACK_BLOCKS))
     return out
 
 
@@ -280,12 +306,14 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     """The first cause (in ``CAUSES`` order) the transcript shows: ``(cause, detail, changed position)``."""
     msgs = sub.messages
     if prev is None:
-        if rec.chain == MAIN_CHAIN:
+        own = sub.metadata.get("chain") if isinstance(sub.metadata, Mapping) else None
+        if rec.chain == MAIN_CHAIN and own in (None, "", MAIN_CHAIN):  # (a subagent's own file names its chain)
             return FIRST_REQUEST, f"first request of the session: nothing was cached yet " \
                                   f"(wrote {rec.usage.write:,} tokens)", None
         call = sub.metadata.get("parent_call")
         started = f" started by tool call {call}" if isinstance(call, str) and call else ""
-        return SUBAGENT_START, f"first request of subagent {rec.chain}{started}: a new prefix", None
+        return SUBAGENT_START, f"first request of subagent {own if rec.chain == MAIN_CHAIN else rec.chain}" \
+                               f"{started}: a new prefix", None
     if rec.model and prev.model and rec.model != prev.model:
         return MODEL_CHANGED, f"model changed from {prev.model} (request {prev.index}) to {rec.model}", None
     compactions = [i for i in range(prev.position + 1, rec.position) if _kind(msgs[i]) == "compaction"]
@@ -299,19 +327,15 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     if gap is not None and gap > ttl:
         return TTL_EXPIRED, f"{gap:,.0f} s ({_duration(gap)}) since request {prev.index} of this chain, " \
                             f"over the {ttl_name}", None
-    before, now = prev.context, rec.context
-    lcp = next((i for i, (x, y) in enumerate(zip(before, now)) if x != y), min(len(before), len(now)))
-    if lcp < len(before):
-        changed = now[lcp] if lcp < len(now) else before[lcp]
-        summary = " (a summary there replaced the history)" if is_summary_message(msgs[changed]) else ""
-        return PREFIX_CHANGED, f"message {changed}{summary} differs from what request {prev.index} sent, " \
-                               f"{len(now) - lcp} messages back from the end", changed
-    if rules.breakpoints and before:
-        reach = lookback_start([msgs[i] for i in now], ANTHROPIC_LOOKBACK_BLOCKS)
-        if len(before) < reach:
-            return LOOKBACK_EXCEEDED, f"request {prev.index}'s breakpoint is {len(now) - len(before)} messages " \
-                                      f"back; the {ANTHROPIC_LOOKBACK_BLOCKS}-block lookback reaches " \
-                                      f"{len(now) - reach}", None
+    sent = rec.sent
+    if sent.changed is not None:
+        summary = " (a summary there replaced the history)" if is_summary_message(msgs[sent.changed]) else ""
+        return PREFIX_CHANGED, f"message {sent.changed}{summary} differs from what request {prev.index} sent, " \
+                               f"{sent.length - sent.kept} messages back from the end", sent.changed
+    if rules.breakpoints and 0 < sent.previous_length < sent.reach:
+        return LOOKBACK_EXCEEDED, f"request {prev.index}'s breakpoint is {sent.length - sent.previous_length} " \
+                                  f"messages back; the {ANTHROPIC_LOOKBACK_BLOCKS}-block lookback reaches " \
+                                  f"{sent.length - sent.reach}", None
     minimum = rules.minimum
     if rec.usage.context < minimum:
         return BELOW_MINIMUM, f"sent {rec.usage.context:,} tokens, below the minimum cacheable {minimum:,}", None
@@ -348,12 +372,12 @@ def ledger(session: Session, prices: PriceTable | None = None, *, default: Model
     entries = []
     for chain, items in recorded.items():
         sub = chains[chain]
-        contexts = _chain_contexts(sub, [r.position for _, _, r, _ in items])
+        sent = _chain_sent(sub, [r.position for _, _, r, _ in items])
         done: list[_Rec] = []
         for n, order, r, u in sorted(items, key=lambda item: item[2].position):
             model = recorded_model(sub.messages[r.position])
             price = _price_of(model, prices, default)
-            rec = _Rec(n, chain, order, r.position, r.time, u, model, price, contexts[r.position])
+            rec = _Rec(n, chain, order, r.position, r.time, u, model, price, sent[r.position])
             entries.append(_entry(rec, done[-1] if done else None, done, sub, default))
             done.append(rec)
     return tuple(sorted(entries, key=lambda e: e.request))
@@ -395,68 +419,3 @@ def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ..
         prices = default_prices().with_model(replay.price)
     numbering = {(getattr(r, "chain", MAIN_CHAIN), r.position): r.index for r in replay.requests}
     return ledger(replay.session, prices, default=replay.price, numbering=numbering)
-
-
-def _entries(entries_or_replay) -> Sequence[LedgerEntry]:
-    if hasattr(entries_or_replay, "session") and hasattr(entries_or_replay, "runs"):
-        return ledger_of(entries_or_replay)
-    return tuple(entries_or_replay)
-
-
-def ledger_summary(entries: Iterable[LedgerEntry]) -> dict[str, dict[str, Any]]:
-    """``{cause: {"misses", "partials", "dollars"}}`` for every cause, in ``CAUSES`` order (a replay
-    may be passed instead of its entries). ``misses`` counts misses, ``partials`` partial hits;
-    ``dollars`` is what both re-billed."""
-    out: dict[str, dict[str, Any]] = {c: {"misses": 0, "partials": 0, "dollars": 0.0} for c in CAUSES}
-    for e in _entries(entries):
-        if e.status == "hit":
-            continue
-        row = out[e.cause]
-        row["misses" if e.status == "miss" else "partials"] += 1
-        row["dollars"] += e.rebilled_dollars
-    for row in out.values():
-        row["dollars"] = round(row["dollars"], 8)
-    return out
-
-
-def ledger_json(entries: Iterable[LedgerEntry]) -> dict[str, Any]:
-    """What ``--json`` carries under ``"ledger"``: the causes, every entry, the summary, the totals."""
-    entries = tuple(_entries(entries))
-    return {"causes": dict(CAUSES), "entries": [e.as_dict() for e in entries], "summary": ledger_summary(entries),
-            "billed": round(sum(e.dollars for e in entries), 8),
-            "rebilled": round(sum(e.rebilled_dollars for e in entries), 8),
-            "unpriced_requests": sum(1 for e in entries if not e.priced)}
-
-
-def _money(x: float) -> str:
-    return f"${x:,.2f}" if x >= 1 or x == 0 else f"${x:,.4f}"
-
-
-def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
-    """The ledger as text: one line per miss or partial (when ``misses``), then the summary by cause.
-    Text from the transcript (chain ids, model names) is passed as it is: the CLI escapes it."""
-    entries = tuple(_entries(entries))
-    bill = sum(e.dollars for e in entries)
-    broken = [e for e in entries if e.status != "hit"]
-    rebilled = sum(e.rebilled_dollars for e in broken)
-
-    def share(x: float) -> str:
-        return f"{100 * x / bill:.0f} % of the bill" if bill else "the bill is $0"
-
-    out = [f"cache ledger: {len(entries)} recorded requests, {sum(e.status == 'hit' for e in entries)} hits, "
-           f"{sum(e.status == 'partial' for e in entries)} partial, {sum(e.status == 'miss' for e in entries)} "
-           f"misses; re-billed {_money(rebilled)} of the {_money(bill)} bill (each request at its own model's "
-           "list price)"]
-    if misses:
-        for e in broken:
-            out.append(f"  request {e.request} [{e.chain}] {e.status} {e.cause}: {e.detail}; "
-                       f"re-billed {_money(e.rebilled_dollars)}")
-    for cause, row in ledger_summary(entries).items():
-        if row["misses"] or row["partials"]:
-            counted = " and ".join(f"{n} {word}{'' if n == 1 else plural}" for n, word, plural in (
-                (row["misses"], "miss", "es"), (row["partials"], "partial hit", "s")) if n)
-            out.append(f"  {counted} {_PHRASES[cause]} cost {_money(row['dollars'])}, {share(row['dollars'])}")
-    unpriced = sum(1 for e in entries if not e.priced)
-    if unpriced:
-        out.append(f"  {unpriced} requests are of models without a price: their dollars are not counted")
-    return out
