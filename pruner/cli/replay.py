@@ -11,7 +11,10 @@ from ..errors import ConfigurationError, PrunerError
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
-from ..replay.report import events_text, show_context, table, to_csv, to_json
+from ..replay.ledger import ledger_of
+from ..replay.ledger_report import ledger_json
+from ..replay.ledger_report import lines as ledger_lines
+from ..replay.report import escape, events_text, show_context, table, to_csv, to_json
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args
 from .types import non_negative_int, positive_int, strategy_list
@@ -50,6 +53,8 @@ def add_arguments(p) -> None:
                    help="do not make the requests the recording shows cold cold for every strategy")
     p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
                    help="print the exact messages sent at request K (from 0) under each strategy")
+    p.add_argument("--misses", action="store_true",
+                   help="print the cache ledger: every recorded cache miss with its cause, and dollars by cause")
     p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
     p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
 
@@ -88,9 +93,13 @@ def run(args) -> int:
     if args.show is not None:
         for name in result.runs:
             print("\n".join(show_context(result, name, args.show)), file=out)
+    entries = ledger_of(result, prices) if args.misses or args.json else ()
+    if args.misses:
+        print("\n".join(escape(line) for line in ledger_lines(entries)), file=out)
     if args.json:
-        _write(args.json, json.dumps(to_json(result), ensure_ascii=False, indent=1) + "\n",
-                         source=args.file)
+        data = to_json(result)
+        data["ledger"] = ledger_json(entries)
+        _write(args.json, json.dumps(data, ensure_ascii=False, indent=1) + "\n", source=args.file)
     if args.csv:
         _write(args.csv, to_csv(result), source=args.file)
     return 0

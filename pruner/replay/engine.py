@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import time as _time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import ConfigurationError
 from ..model import Message, Session
 from .cache import CACHE_MODELS, CacheModel, CacheUsage
 from .facts import FactBook, FactCheck
+from .ledger import LedgerEntry, ledger_of
 from .prices import ModelPrice, PriceTable, default_prices
 from .requests import Request, find_requests, has_recorded_usage
 from .settings import ReplaySettings
@@ -145,6 +147,11 @@ class Replay:
         return (f"{self.price.model} ({self.price.provider}) list prices, {self.prices_label}; "
                 f"{self.price.input:g}/{self.price.cached_input:g}/{self.price.write_price(self.settings.ttl):g}/"
                 f"{self.price.output:g} USD per MTok input/cached/write/output")
+
+    @cached_property
+    def ledger(self) -> tuple[LedgerEntry, ...]:
+        """The cache ledger: one entry per recorded request (``pruner.replay.ledger``)."""
+        return ledger_of(self)
 
     def context(self, strategy: str, request: int) -> list[Message]:
         """The exact messages sent at ``request`` under ``strategy`` (placeholders and summaries
