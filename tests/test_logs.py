@@ -107,7 +107,7 @@ def test_rerun_reads_nothing_touch_rereads_one_grown_is_replaced_removed_is_mark
     opened: list[str] = []
     real_digest, real_read = logs_run.digest_file, logs_run.read_session
     monkeypatch.setattr(logs_run, "digest_file", lambda p: opened.append(p) or real_digest(p))
-    monkeypatch.setattr(logs_run, "read_session", lambda s: opened.append(s.main.path) or real_read(s))
+    monkeypatch.setattr(logs_run, "read_session", lambda s, *a: opened.append(s.main.path) or real_read(s, *a))
 
     again = run_logs(_found(home), str(out))
     assert (again.read, again.unchanged, opened) == (0, sum(SESSIONS.values()), [])
@@ -188,3 +188,33 @@ def test_cli_lists_what_it_found_and_a_rerun_reads_nothing(home, tmp_path):
     second = subprocess.run([sys.executable, "-m", "pruner", "logs", "--out", str(out), "--json"], env=env,
                             capture_output=True, text=True, timeout=600)
     assert json.loads(second.stdout)["read"] == 0
+
+
+def test_done_when_the_billed_total_is_the_sum_of_every_files_own_bill_subagents_included(home, tmp_path):
+    """Done when (issue 22): HOME laid out like a real machine's; the command finds every session and its
+    billed total equals each session's raw-file sum (tests/support/raw_bill.py), subagent file included."""
+    from tests.support.raw_bill import session_dollars
+
+    out = tmp_path / "out"
+    env = {**os.environ, "HOME": str(home)}
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "XDG_CACHE_HOME"):
+        env.pop(var, None)
+    done = subprocess.run([sys.executable, "-m", "pruner", "logs", "--bill-only", "--out", str(out), "--json"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(out)
+    assert len(rows) == sum(SESSIONS.values()) and not [r for r in rows if r["error"] or r["money_error"]]
+    expected = {}
+    for folder, _, name in LAYOUT:
+        path = home / folder / name
+        if path.parent.name == "subagents":
+            continue
+        agent = {".claude": "claude_code", ".codex": "codex", ".pi": "pi", ".gemini": "gemini_cli"}[folder.split("/")[0]]
+        subs = sorted((path.with_suffix("") / "subagents").glob("agent-*.jsonl")) if agent == "claude_code" else []
+        expected[str(path)] = session_dollars(agent, [path, *subs])
+    got = {r["source"]: r["billed"] for r in rows}
+    assert got == pytest.approx(expected, abs=1e-6)
+    assert sum(got.values()) == pytest.approx(sum(expected.values()), abs=1e-5)
+    with_sub = next(r for r in rows if r["source"].endswith("3fe1b6bc.jsonl"))
+    assert with_sub["requests_subagent"] > 0 and with_sub["subagent_files"] == 1
+    assert expected[with_sub["source"]] > session_dollars("claude_code", [Path(with_sub["source"])])

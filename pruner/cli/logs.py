@@ -18,7 +18,8 @@ import time
 from ..errors import ConfigurationError
 from ..logs.discover import AGENTS, discover
 from ..logs.run import run_logs
-from .types import positive_int
+from ..replay import strategy_names
+from .types import positive_int, strategy_list
 
 NAME = "logs"
 HELP = ("find the Claude Code, Codex, Pi and Gemini CLI logs of this machine and read the new and changed "
@@ -60,6 +61,10 @@ def add_arguments(p) -> None:
                    help="only sessions that started on or before this day (UTC)")
     p.add_argument("--project", default=None, metavar="TEXT",
                    help="only sessions whose project (the folder the agent filed them under) contains TEXT")
+    p.add_argument("--strategies", type=strategy_list, default=strategy_names(), metavar="A,B",
+                   help="replay every session under these strategies for their dollars (default: all)")
+    p.add_argument("--bill-only", action="store_true",
+                   help="only the bill and the cache ledger (no strategy replayed): the fast reading")
     p.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="read sessions in N processes (default %(default)s)")
     p.add_argument("--list", action="store_true", help="only print what was found; read nothing")
@@ -107,7 +112,8 @@ def run(args) -> int:
         return 0
     sessions = [s for loc in locations for s in loc.sessions]
     target = os.path.abspath(args.out or default_out())
-    summary = run_logs(sessions, target, workers=args.workers, progress=_Progress(sys.stderr))
+    strategies = () if args.bill_only else tuple(args.strategies)
+    summary = run_logs(sessions, target, strategies=strategies, workers=args.workers, progress=_Progress(sys.stderr))
     if args.json:
         print(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
     else:

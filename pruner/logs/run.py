@@ -20,6 +20,7 @@ import os
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -44,8 +45,10 @@ class Plan:
     digests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> digests computed while planning
 
 
-def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]]) -> Plan:
+def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = ()) -> Plan:
+    """``strategies``: what this run replays; a row made with other strategies is read again."""
     todo, touched, digests = [], [], {}
+    wanted = ",".join(strategies)
     new = changed = unchanged = 0
     seen = set()
     for s in found:
@@ -54,6 +57,10 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]]) -> Plan:
         if row is None:
             todo.append(s)
             new += 1
+            continue
+        if (row.get("strategies") or "") != wanted and not row.get("error"):
+            todo.append(s)
+            changed += 1
             continue
         old = {state.path: (state, digest) for state, digest in states_of(row)}
         if [f.path for f in s.files] == [path for path in old] and all(
@@ -84,8 +91,8 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]]) -> Plan:
     return Plan(tuple(todo), new, changed, tuple(touched), unchanged, removed, digests)
 
 
-def read_session(found: LogSession) -> dict[str, Any]:
-    """One session's row (a worker's job): digests, load, facts, money."""
+def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed)."""
     from ..formats import load_session
     from .money import money_columns
 
@@ -102,7 +109,7 @@ def read_session(found: LogSession) -> dict[str, Any]:
         row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
         return row
     row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **session_facts(session))
-    row.update(money_columns(session))
+    row.update(money_columns(session, strategies))
     return row
 
 
@@ -137,9 +144,10 @@ def _on_term(signum, frame):  # pragma: no cover - exercised through a subproces
     raise _Stop()
 
 
-def run_logs(found: Iterable[LogSession], out: str, *, workers: int = 1, progress: Progress | None = None
-             ) -> LogsSummary:
-    """Bring ``out``'s table up to date with ``found`` (see the module docstring)."""
+def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ...] = (), workers: int = 1,
+             progress: Progress | None = None) -> LogsSummary:
+    """Bring ``out``'s table up to date with ``found`` (see the module docstring); ``strategies``:
+    the replay strategies whose dollars each row holds (none: the bill and the ledger only)."""
     from .money import COLUMNS as MONEY_COLUMNS
 
     start = time.perf_counter()
@@ -148,7 +156,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, workers: int = 1, progres
     table_schema = schema(MONEY_COLUMNS)
     with locked(out):
         rows = load_rows(out)
-        p = plan(found, rows)
+        p = plan(found, rows, strategies)
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
         for key in p.removed:
@@ -163,7 +171,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, workers: int = 1, progres
         try:
             if progress:
                 progress(0, len(p.todo), 0, total_bytes, 0.0)
-            for found_session, row in _rows(p.todo, workers):
+            for found_session, row in _rows(p.todo, workers, strategies):
                 rows[found_session.key] = row
                 done += 1
                 done_bytes += found_session.size
@@ -187,13 +195,17 @@ def run_logs(found: Iterable[LogSession], out: str, *, workers: int = 1, progres
     return summary
 
 
-def _rows(todo: tuple[LogSession, ...], workers: int):
+def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]):
     """(session, row) in order; with more than one worker, read in worker processes."""
     if workers <= 1 or len(todo) < 2:
         for s in todo:
-            yield s, read_session(s)
+            yield s, read_session(s, strategies)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
         # chunks keep the per-task overhead small for thousands of small files
-        for s, row in zip(todo, pool.map(read_session, todo, chunksize=max(1, min(64, len(todo) // (8 * workers))))):
+        chunk = max(1, min(64, len(todo) // (8 * workers)))
+        for s, row in zip(todo, pool.map(partial(read_session, strategies=strategies), todo, chunksize=chunk)):
             yield s, row
+    finally:  # an interrupted run does not wait for the sessions not yet started
+        pool.shutdown(wait=True, cancel_futures=True)
