@@ -149,3 +149,37 @@ def test_google_below_the_minimum_and_after_the_retention_caches_nothing():
     assert bill(m, st, View(5_100, 6, 7), time=2 + 299).cached == 5_000
     late = bill(m, st, View(5_200, 7, 8), time=2 + 299 + 301)
     assert (late.cached, late.fresh, late.miss) == (0, 5_200, "ttl")
+
+
+@pytest.mark.parametrize("tokens", [{"input": -5, "output": 1, "cached": 0},
+                                    {"input": 10, "output": 1, "cached": 11},
+                                    {"input": 1e13, "output": 1, "cached": 0},
+                                    {"input": "9", "output": 1, "cached": 0}])
+def test_damaged_token_counts_drop_the_usage_and_are_reported(tokens):
+    """Issue 23 defect 5's rule, as for every format: a count that is not a whole number in 0..10**12
+    (or more cached than input) is damage, reported; the message stays."""
+    from pruner.formats import loads
+    text = json.dumps({"sessionId": "s", "projectHash": "p", "messages": [
+        {"id": "u", "type": "user", "content": "hi"},
+        {"id": "g", "type": "gemini", "content": "ok", "model": "gemini-3-pro", "tokens": tokens}]})
+    session = loads(text)
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    assert "usage" not in session.messages[1].metadata
+    assert any(r["kind"] == "invalid_usage" for r in session.metadata["repairs"])
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_session_bills_from_its_recorded_usage_at_its_own_models_price(real_data, name):
+    """The bill (pruner.replay.bill) against a sum made here from the raw JSON and the price row's numbers."""
+    from pruner.replay import bill, default_prices
+    path, raw = _real(real_data, name)
+    prices = default_prices()
+    expected = 0.0
+    for m in raw["messages"]:
+        if m["type"] == "gemini":
+            t, p = m["tokens"], prices.find(m["model"])
+            assert p is not None and p.provider == "google", m["model"]
+            expected += ((t["input"] - t["cached"] + t["tool"]) * p.input + t["cached"] * p.cached_input
+                         + (t["output"] + t["thoughts"]) * p.output) / 1e6
+    b = bill(load_session(path), prices)
+    assert b.unpriced_requests == 0 and b.dollars == pytest.approx(expected, rel=1e-12)

@@ -209,7 +209,8 @@ def test_done_when_the_billed_total_is_the_sum_of_every_files_own_bill_subagents
         path = home / folder / name
         if path.parent.name == "subagents":
             continue
-        agent = {".claude": "claude_code", ".codex": "codex", ".pi": "pi", ".gemini": "gemini_cli"}[folder.split("/")[0]]
+        agents = {".claude": "claude_code", ".codex": "codex", ".pi": "pi", ".gemini": "gemini_cli"}
+        agent = agents[folder.split("/")[0]]
         subs = sorted((path.with_suffix("") / "subagents").glob("agent-*.jsonl")) if agent == "claude_code" else []
         expected[str(path)] = session_dollars(agent, [path, *subs])
     got = {r["source"]: r["billed"] for r in rows}

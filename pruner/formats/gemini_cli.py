@@ -45,7 +45,7 @@ from ..errors import FormatError
 from ..model import Session
 from ._builder import SessionBuilder
 from ._repairs import has_lone_surrogate, replace_lone_surrogates
-from ._common import Probe, document, flatten_content, jpath, type_name, unmapped, usage, with_source
+from ._common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "gemini_cli"
 ORDER = 65  # where --help and FORMATS list it
@@ -74,20 +74,26 @@ def detect(text: str, probe: Probe | None) -> float:
     return 0.0
 
 
-def _int(tokens: dict, key: str) -> int:
-    v = tokens.get(key, 0)
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+def gemini_usage(b: SessionBuilder, tokens: Any, where: str) -> dict[str, int] | None:
+    """The recorded ``tokens`` in the shared usage shape (see the module's docstring).
 
-
-def gemini_usage(tokens: Any) -> dict[str, int] | None:
-    """The recorded ``tokens`` in the shared usage shape (see the module's docstring)."""
+    Each recorded count is checked as every format's are (``checked_usage``: a whole number
+    from 0 to 10**12); cached tokens above the input are damage too. Damage drops the usage
+    and is reported (this is an agent log)."""
     if not isinstance(tokens, dict):
         return None
-    cached, thoughts = _int(tokens, "cached"), _int(tokens, "thoughts")
-    fresh = max(0, _int(tokens, "input") - cached) + _int(tokens, "tool")
-    u = usage(input=fresh, output=_int(tokens, "output") + thoughts, cache_read=cached, cache_write=0)
-    u["reasoning"] = thoughts
-    return u
+    raw = checked_usage(b, where, {"input": ("input", tokens.get("input")), "output": ("output", tokens.get("output")),
+                                   "cache_read": ("cached", tokens.get("cached")),
+                                   "cache_write": ("tool", tokens.get("tool")),
+                                   "reasoning": ("thoughts", tokens.get("thoughts"))})
+    if raw is None:
+        return None
+    cached, thoughts, tool = raw["cache_read"], raw.get("reasoning", 0), raw["cache_write"]
+    if cached > raw["input"]:
+        b.repairs.add("invalid_usage", b.line, example=f"{where}: cached {cached:,} above input {raw['input']:,}")
+        return None
+    return {"input": raw["input"] - cached + tool, "output": raw["output"] + thoughts, "cache_read": cached,
+            "cache_write": 0, "reasoning": thoughts}
 
 
 def _thinking(thoughts: Any) -> str:
@@ -136,7 +142,7 @@ def _gemini(b: SessionBuilder, m: dict, mid: str, where: str, meta: dict[str, An
         meta["model"] = m["model"]
         extra["model"] = m["model"]  # where pruner.replay.detect looks for the recorded model
         extra["provider"] = "google"
-    u = gemini_usage(m.get("tokens"))
+    u = gemini_usage(b, m.get("tokens"), jpath(where, "tokens"))
     if u is not None:
         meta["usage"] = u
         rest = unmapped(m["tokens"], ("input", "output", "cached", "thoughts", "tool"))
