@@ -44,7 +44,7 @@ def fresh_caches(monkeypatch):
 def app() -> AppTest:
     if not DEMO.exists():
         pytest.skip("sample_sessions/native_demo.jsonl is missing")
-    return AppTest.from_file(str(APP), default_timeout=180).run()
+    return AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
 
 
 def assert_clean(at: AppTest) -> None:
@@ -305,7 +305,7 @@ def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeyp
     monkeypatch.setattr(analysis, "prune", boom)
     st.cache_data.clear()
     st.cache_resource.clear()  # pruning results are cached as resources (no pickling per hit)
-    at = AppTest.from_file(str(APP), default_timeout=180).run()
+    at = AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
     assert not at.exception
     assert [e.value for e in at.error] == [ui.GENERIC_ERROR]
     assert "internal detail" not in all_text(at)
