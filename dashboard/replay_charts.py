@@ -185,7 +185,8 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
     fig.update_yaxes(title_text="tokens", tickformat=",~s", row=1, col=1)
     fig.update_yaxes(title_text="USD", tickprefix="$", tickformat=",.2f", row=2, col=1)
     fig.update_xaxes(title_text="request (model call)", tickformat=",d", row=2, col=1)
-    fig.update_layout(height=620, margin={"l": 70, "r": 20, "t": 70, "b": 50}, hovermode="closest",
+    fig.update_layout(height=620, margin={"l": 70, "r": 40, "t": 70, "b": 50}, hovermode="closest",
+                      modebar={"orientation": "v"},
                       legend={"orientation": "h", "y": 1.06, "yanchor": "bottom", "x": 0, "xanchor": "left",
                               "title": {"text": "click to hide or show:"}, "itemclick": "toggle",
                               "itemdoubleclick": "toggleothers"})

@@ -159,6 +159,20 @@ def show_no_session(what_to_do: str) -> None:
         st.info(what_to_do)
 
 
+def restore_widget(key: str, default=None) -> None:
+    """Before drawing widget ``key``: give it the value it had (Streamlit forgets a widget's value on another
+    page). Draw it with ``on_change=lambda: remember_widget(key)``."""
+    kept = f"{key}__kept"
+    if kept in ss:
+        ss[key] = ss[kept]
+    elif default is not None and key not in ss:
+        ss[key] = default
+
+
+def remember_widget(key: str) -> None:
+    ss[f"{key}__kept"] = ss.get(key)
+
+
 def _written_key(name: str) -> str:
     return f"pruner_link_written_{name}"
 

@@ -179,6 +179,7 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
     line = json.dumps({"id": "m1", "role": "user", "content": evil})
     upload(app, "<b>evil</b>.jsonl", b'{"pruner_session": 1}\n' + line.encode() + b"\n")
     assert_clean(app)
+    app.number_input(key="inspect_pos").set_value(0).run()  # a new upload starts with nothing selected
     assert evil in [t.value for t in app.text]  # inert: plain text, not Markdown
     shown = [m.value for m in app.markdown] + [c.value for c in app.caption]
     assert not any("evil.example" in v for v in shown)
