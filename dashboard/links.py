@@ -25,7 +25,7 @@ from pruner.errors import ConfigurationError, FormatError
 from .loading import LoadedFile, LoadedSession, load_sample_file, load_upload, load_workload
 
 #: Every parameter this module reads or writes (a page's own ones are added by the page).
-SOURCE_KEYS = ("sample", "workload", "turns", "seed", "upload", "format", "dialogue")
+SOURCE_KEYS = ("sample", "workload", "turns", "seed", "upload", "format", "dialogue", "batch", "batch_session")
 SETTING_KEYS = ("expire", "dedupe", "restore", "threshold", "encoding")
 _DEFAULT = PruneConfig()
 _FLAGS = {"expire": "expire", "dedupe": "deduplicate", "restore": "restore"}
@@ -33,6 +33,8 @@ _FLAGS = {"expire": "expire", "dedupe": "deduplicate", "restore": "restore"}
 
 def source_params(loaded: LoadedSession) -> dict[str, str]:
     """The parameters that reopen ``loaded`` (none for a source another page names in its own way)."""
+    if loaded.link:
+        return dict(loaded.link)
     if loaded.origin not in ("sample", "upload", "workload"):
         return {}
     if loaded.origin == "workload":
@@ -97,7 +99,7 @@ class Opened:
 
 
 def names_a_source(params: Mapping[str, str]) -> bool:
-    return any(k in params for k in ("sample", "workload", "upload"))
+    return any(k in params for k in ("sample", "workload", "upload", "batch"))
 
 
 def open_source(params: Mapping[str, str]) -> Opened:
@@ -105,6 +107,13 @@ def open_source(params: Mapping[str, str]) -> Opened:
     if "workload" in params:
         loaded = load_workload(params["workload"], turns=_whole(params, "turns", 200),
                                seed=_whole(params, "seed", 0))
+        return Opened(loaded=loaded, file=None)
+    if "batch" in params:  # a session of a batch folder, as the Corpus page opened it
+        from .logic import corpus  # imported here: the corpus logic imports this module's users
+
+        folder = corpus.read_corpus(params["batch"])
+        loaded = replace(corpus.open_session(folder, params.get("batch_session", "")),
+                         link=(("batch", params["batch"]), ("batch_session", params.get("batch_session", ""))))
         return Opened(loaded=loaded, file=None)
     dialogue = _whole(params, "dialogue", None)
     if "sample" in params:
