@@ -14,7 +14,7 @@ import pytest
 from pruner import load_session
 from pruner.replay import replay
 from tests.e2e import test_browser as shared
-from tests.e2e.test_browser import SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, inspected, no_exception, upload
+from tests.e2e.test_browser import SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, upload
 from tests.e2e.test_corpus import batch_folder  # noqa: F401 - a fixture
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
