@@ -6,7 +6,7 @@ import os
 
 import streamlit as st
 
-from dashboard import cache, components, corpus_charts, ui
+from dashboard import cache, components, corpus_charts, links, session_state, ui
 from dashboard.logic import corpus as logic
 
 ss = st.session_state
@@ -23,11 +23,11 @@ def open_folder(folder: str) -> None:
         ss["corpus_error"] = ui.error_text(exc)
 
 
-def folder_form() -> None:
-    link = st.query_params.get("corpus")
-    if link and ss.get("corpus_link") != link:  # ?corpus=PATH opens a folder once per visit
-        ss["corpus_link"] = link
-        open_folder(link)
+def folder_form(link: dict[str, str] | None) -> None:
+    folder_named = (link or {}).get("corpus")
+    shown = ss.get("corpus")
+    if folder_named and (shown is None or shown.folder != folder_named):  # a reload's or a link's folder
+        open_folder(folder_named)
     shown = ss.get("corpus")
     default = shown.folder if shown else os.environ.get(FOLDER_ENV, "")
     with st.form("corpus_folder"):
@@ -109,16 +109,44 @@ def charts(shown) -> None:
                        selection_mode="points")
 
 
-def table(shown) -> None:
+#: The table's filter widgets (their values outlive a visit to another page, and go into the URL).
+FILTERS = ("corpus_filter_format", "corpus_filter_reduction", "corpus_filter_errors", "corpus_filter_text")
+
+
+def table(shown, link: dict[str, str] | None) -> None:
     st.subheader("Sessions")
     frame = shown.sessions
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
-    formats = c1.multiselect("Format", sorted(frame["format"].dropna().unique()), key="corpus_filter_format")
+    names = sorted(frame["format"].dropna().unique())
     low = float(min(0.0, frame["reduction_pct"].min())) if frame["reduction_pct"].notna().any() else 0.0
-    reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, value=(low, 100.0), step=0.5,
-                          key="corpus_filter_reduction")
-    errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors")
-    text = c4.text_input("Search path or name", key="corpus_filter_text")
+    for key in FILTERS:
+        session_state.restore_widget(key)
+    if link:
+        values, problems = links.corpus_filters(link, formats=names, choices=logic.ERROR_CHOICES, low=low)
+        for key, value in values.items():
+            ss[key] = ss[f"{key}__kept"] = value
+        if problems:
+            st.warning(ui.escape_markdown("; ".join(problems)) + ".", icon=":material/link_off:")
+    # kept from another batch: only what this one can show
+    ss["corpus_filter_format"] = [f for f in ss.get("corpus_filter_format") or [] if f in names]
+    kept = ss.get("corpus_filter_reduction")
+    if kept is not None and not low <= kept[0] <= kept[1] <= 100.0:
+        ss["corpus_filter_reduction"] = (low, 100.0)
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
+    remember = session_state.remember_widget
+    formats = c1.multiselect("Format", names, key="corpus_filter_format",
+                             on_change=remember, args=("corpus_filter_format",))
+    if "corpus_filter_reduction" not in ss:
+        ss["corpus_filter_reduction"] = (low, 100.0)
+    reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, step=0.5, key="corpus_filter_reduction",
+                          on_change=remember, args=("corpus_filter_reduction",))
+    errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors",
+                          on_change=remember, args=("corpus_filter_errors",))
+    text = c4.text_input("Search path or name", key="corpus_filter_text",
+                         on_change=remember, args=("corpus_filter_text",))
+    session_state.write_link(page=links.corpus_params(shown.folder, formats=formats, reduction=reduction,
+                                                      full=(low, 100.0), show=errors,
+                                                      default_show=logic.ERROR_CHOICES[0], text=text),
+                             page_keys=links.CORPUS_KEYS, name="corpus")
     shown_rows = logic.filter_sessions(frame, formats=formats, reduction=reduction, errors=errors, text=text)
     rows = logic.table_frame(shown_rows)
     ss["corpus_table_ids"] = shown_rows["session_id"].head(len(rows)).tolist()
@@ -136,8 +164,11 @@ def table(shown) -> None:
 def render() -> None:
     st.title("Corpus")
     st.caption("What pruning saves across many sessions: open the folder `pruner batch` wrote.")
-    folder_form()
+    link = session_state.linked_view("corpus", links.CORPUS_KEYS)
+    folder_form(link)
     shown = ss.get("corpus")
+    if shown is not None and not shown.sessions.empty and (link or {}).get("corpus") not in (None, shown.folder):
+        link = None  # the linked folder did not open: its filters belong to it, not to the batch still shown
     if shown is None:
         st.info("No batch open yet. Run `pruner batch sample_sessions --out /tmp/batch`, then open /tmp/batch.")
         return
@@ -149,7 +180,7 @@ def render() -> None:
         st.info("This batch folder holds no sessions yet.")
         return
     charts(shown)
-    table(shown)
+    table(shown, link)
 
 
 ui.guarded(render)

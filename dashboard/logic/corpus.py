@@ -9,7 +9,7 @@ the file still has the content the batch read.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -228,7 +228,8 @@ EXPLORER_SETTING_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set
 
 def open_in_explorer(corpus: Corpus, session_id: str, state: dict) -> LoadedSession:
     """Make ``session_id`` the explorer's session, pruned with the batch's settings (``state``: session state)."""
-    loaded = open_session(corpus, session_id)
+    loaded = replace(open_session(corpus, session_id),  # a reload or a link reopens it from the batch
+                     link=(("batch", str(corpus.folder)), ("batch_session", session_id)))
     session_state.set_settings(batch_config(corpus))
     for key in EXPLORER_SETTING_WIDGETS:
         state.pop(key, None)
