@@ -27,6 +27,7 @@ from pruner.formats import DEFAULT_MAX_BYTES, load_bytes
 from pruner.jsonio import load_json_file
 
 from .. import session_state
+from . import corpus_money
 from ..loading import LoadedSession, digest
 
 #: Rows the table shows at most (it is filtered first; the downloads hold every row).
@@ -54,9 +55,12 @@ def _types(arrow_type: pa.DataType):
     return pd.Int64Dtype() if pa.types.is_integer(arrow_type) else None
 
 
-def read_corpus(folder: str | os.PathLike) -> Corpus:
-    """Read a batch folder; ``ConfigurationError`` saying what to do when it is not one."""
+def read_corpus(folder: str | os.PathLike) -> Corpus | corpus_money.LogsCorpus:
+    """Read a batch folder, or a logs folder (``pruner logs``: a ``LogsCorpus``); ``ConfigurationError``
+    saying what to do when it is neither."""
     root = Path(os.path.expanduser(os.fspath(folder))).resolve()
+    if root.is_dir() and corpus_money.is_logs_folder(root):
+        return corpus_money.read_logs(root)
     manifest_path = root / MANIFEST
     if not root.is_dir():
         raise ConfigurationError(f"{root}: no such folder. Enter the folder you gave pruner batch as --out.")
@@ -179,8 +183,10 @@ def table_frame(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[TABLE_COLUMNS].head(TABLE_ROWS)
 
 
-def open_session(corpus: Corpus, session_id: str) -> LoadedSession:
-    """Load one session of the corpus again from its file, as the batch read it."""
+def open_session(corpus: Corpus | corpus_money.LogsCorpus, session_id: str) -> LoadedSession:
+    """Load one session of the corpus again from its file, as the batch (or pruner logs) read it."""
+    if isinstance(corpus, corpus_money.LogsCorpus):
+        return corpus_money.open_logs_session(corpus, session_id)
     rows = corpus.sessions[corpus.sessions["session_id"] == session_id]
     if rows.empty:
         raise ConfigurationError("that session is not in this batch folder; open the folder again")

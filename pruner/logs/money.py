@@ -43,6 +43,8 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("prices", _S),  # which prices (file and date)
     *[(f"misses_{cause}", _I) for cause in CAUSES],  # ledger: misses and partial hits by cause
     *[(f"rebilled_{cause}", _F) for cause in CAUSES],  # ledger: what they paid above a hit, USD
+    ("costliest_miss_request", _I),  # the ledger's request number of the miss that re-billed most (null: none)
+    ("costliest_miss_dollars", _F),
     ("strategies", _S),  # the strategies replayed for this row, comma-separated ("" none)
     ("replay_prices", _S),  # the replay's prices (model, file, date)
     *strategy_columns(),
@@ -69,7 +71,12 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
                    billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
                    unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
                    prices=b.prices_label)
-        for cause, v in ledger_summary(ledger(session, prices)).items():
+        entries = ledger(session, prices)
+        misses = [e for e in entries if e.status != "hit"]
+        if misses:
+            worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
+            row.update(costliest_miss_request=worst.request, costliest_miss_dollars=worst.rebilled_dollars)
+        for cause, v in ledger_summary(entries).items():
             row[f"misses_{cause}"] = v["misses"] + v["partials"]
             row[f"rebilled_{cause}"] = v["dollars"]
         if strategies:
