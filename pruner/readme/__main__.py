@@ -1,4 +1,5 @@
-"""``python -m pruner.readme README.md``: rewrite the README's generated parts in place."""
+"""``python -m pruner.readme README.md``: rewrite the README's generated parts in place (or a ``docs/``
+page's: ``python -m pruner.readme docs/own-logs.md``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ def main(argv: list[str]) -> int:
     path = Path(argv[0] if argv else "README.md")
     try:
         text = path.read_text(encoding="utf-8")
-        new = regenerate(text, path.resolve().parent)
+        here = path.resolve().parent
+        # the result files are named from the repository root (a docs/ page's table too)
+        root = next((p for p in (here, *here.parents) if (p / "sample_sessions").is_dir()), here)
+        new = regenerate(text, root)
     except (OSError, PrunerError) as exc:
         print(f"pruner.readme: error: {exc}", file=sys.stderr)
         return 2
