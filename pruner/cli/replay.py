@@ -12,6 +12,7 @@ from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
 from ..replay.report import events_text, show_context, table, to_csv, to_json
+from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args
 from .types import non_negative_int, positive_int, strategy_list
@@ -50,6 +51,9 @@ def add_arguments(p) -> None:
                    help="do not make the requests the recording shows cold cold for every strategy")
     p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
                    help="print the exact messages sent at request K (from 0) under each strategy")
+    p.add_argument("--min-recall", type=recall_share, default=DEFAULT_MIN_RECALL, metavar="R",
+                   help="the verdict's bar: the share of the terms the replies used that a strategy's context "
+                   f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
     p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
     p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
 
@@ -88,8 +92,9 @@ def run(args) -> int:
     if args.show is not None:
         for name in result.runs:
             print("\n".join(show_context(result, name, args.show)), file=out)
+    print(verdict(result, min_recall=args.min_recall).sentence, file=out)
     if args.json:
-        _write(args.json, json.dumps(to_json(result), ensure_ascii=False, indent=1) + "\n",
+        _write(args.json, json.dumps(to_json(result, min_recall=args.min_recall), ensure_ascii=False, indent=1) + "\n",
                          source=args.file)
     if args.csv:
         _write(args.csv, to_csv(result), source=args.file)

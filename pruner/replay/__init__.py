@@ -19,6 +19,8 @@ the replay with what was really billed.
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
 from .engine import Replay, RequestRow, StrategyRun, replay
+from .recall import RecallReport, context_recall
+from .verdict import Verdict, verdict
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
 from .settings import DEFAULT_MODELS, ReplaySettings
@@ -28,5 +30,6 @@ __all__ = [
     "AnthropicCache", "CACHE_MODELS", "CacheModel", "CacheUsage", "Calibration", "DEFAULT_MODELS", "Event",
     "ExtraCall", "ModelPrice", "OpenAICache", "PriceTable", "Replay", "ReplaySettings", "Request", "RequestRow",
     "STRATEGIES", "Step", "Strategy", "StrategyRun", "calibrate", "default_prices", "find_requests",
-    "load_prices", "register_strategy", "replay", "strategy_names",
+    "load_prices", "register_strategy", "replay", "strategy_names", "RecallReport", "context_recall", "Verdict",
+    "verdict",
 ]

@@ -251,7 +251,7 @@ class _Holder:
 
     def update(self, request: int, messages: Sequence[Message], substitutes: Mapping[str, str],
                changed_at: int | None = None) -> None:
-        mirror, sent, pos_of = self.mirror, self.sent, self.index.pos_of
+        mirror = self.mirror
         c = min(len(mirror), len(messages)) if changed_at is None else min(changed_at, len(mirror), len(messages))
         if c and mirror[c - 1] is not messages[c - 1]:
             c = 0  # the hint does not hold: find the first difference
