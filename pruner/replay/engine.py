@@ -387,7 +387,8 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
     collector = None
     if recall:
         from .recall import RecallCollector, measures
-        collector = RecallCollector(session, requests)
+        from .summary_quality import offline_same_length
+        collector = RecallCollector(session, requests, offline_budget=offline_same_length)
     runs, pruner_seconds = runner.run_all(names, facts, snapshots, progress,
                                           collector.observer if collector is not None else None)
     report = collector.report(names) if collector is not None else None

@@ -130,6 +130,9 @@ class StrategyRecall:
     per_request: tuple[int, ...]  # terms missing at each request
     losses: tuple[Loss, ...]
     compactions: tuple[SummaryRecall, ...] = ()
+    # Generated workloads: (request, fact key, missing from the context, recall < 1 at that request) for
+    # every fact a reply refers to with a REF: tag (the ground truth recall is validated against).
+    fact_checks: tuple[tuple[int, str, bool, bool, str], ...] = ()  # + what still held the key
 
     @property
     def recall(self) -> float:
@@ -167,6 +170,7 @@ class _ChainIndex:
         self._by_text: dict[str, frozenset[str]] = {}
         self.pos_of = {id(m): p for p, m in enumerate(messages)}
         self.summaries = frozenset(p for p, m in enumerate(messages) if is_summary(m))
+        self.pos_of_id = {m.id: p for p, m in enumerate(messages)}
         self.call_owner = {c.id: p for p, m in enumerate(messages) for c in m.tool_calls}
         self.terms = [self.text_terms(message_text(m)) for m in messages]
         postings: dict[str, list[int]] = {}
@@ -293,8 +297,8 @@ class _Holder:
             self.left[p] = request
         if substitutes != self.subs:
             self._update_subs(substitutes)
-        if entered_summary is not None:
-            self._compaction(request, entered_summary, gone_for_good, gone)
+        if entered_summary is not None and (gone_for_good or gone):
+            self._compaction(request, entered_summary, gone_for_good, gone)  # a summary replaced something
 
     def _tails(self, old: list[Message], new: Sequence[Message]) -> tuple[list[Message], list[Message]]:
         """What left and what came between two context tails: the messages both still send form one
@@ -416,7 +420,8 @@ class RecallCollector:
     """Follows the recording's context and each strategy's, request by request."""
 
     def __init__(self, session: Session, requests: Sequence["Request"], *,
-                 offline_budget: Callable[[Sequence[Message], Message], tuple[str, int, int]] | None = None):
+                 offline_budget: Callable[[Sequence[Message], Message], tuple[str, int, int]] | None = None,
+                 facts: bool = True):
         self.session = session
         self.requests = requests
         self._indices: dict[str, _ChainIndex] = {}
@@ -426,6 +431,8 @@ class RecallCollector:
         self._missing: dict[str, list[int]] = {}
         self._losses: dict[str, list[Loss]] = {}
         self._offline = offline_budget
+        self._facts = _reply_facts(session) if facts else None
+        self._fact_checks: dict[str, list[tuple[int, str, bool, bool, str]]] = {}
 
     # -- chains (requests of subagents live in their own chain's messages) -----------------------------
 
@@ -527,6 +534,42 @@ class RecallCollector:
                                    holder.left.get(src) if src is not None else None, placeholder))
         if holder.open is not None:
             holder.score_summary(holder.index.replies.get(position, ()), position)
+        if self._facts is not None and chain == "main":
+            self._check_facts(name, req, holder, bool(lost))
+
+    def _check_facts(self, name: str, req: "Request", holder: _Holder, lost: bool) -> None:
+        book, ids = self._facts
+        keys = ids.get(req.position)
+        if not keys:
+            return
+        index = holder.index
+        for key in keys:
+            carriers = book.current_carriers(key, req.position)
+            if carriers is None:
+                continue
+            pos = index.pos_of_id
+            kept = any(holder.sent[pos[c]] for c in carriers if c in pos)
+            if not kept:
+                sentences = [book.statements.get((c, key)) for c in carriers]
+                summaries = [e[0].content for e in holder.extras.values() if is_summary(e[0])]
+                kept = any(s and s in text for s in sentences for text in summaries)
+            why = "" if kept or lost else self._still_held_by(holder, key, req.position)
+            self._fact_checks.setdefault(name, []).append((req.index, key, not kept, lost, why))
+
+    @staticmethod
+    def _still_held_by(holder: _Holder, key: str, before: int) -> str:
+        """Why a missing fact showed no loss: what in the context still holds its key (the reply writes
+        the key, not the value): an older version's carrier, a summary, or a message referring to it."""
+        if holder.extra_terms.get(key):
+            return "summary"
+        kinds = set()
+        for p in holder.index.holders(key, before):
+            if holder.sent[p]:
+                m = holder.index.messages[p]
+                carries = (m.metadata or {}).get("carries", ())
+                kinds.add("older version" if any(str(c).startswith(f"fact:{key}@") for c in carries)
+                          else "summary" if is_summary(m) else "reference")
+        return next((k for k in ("older version", "summary", "reference") if k in kinds), "reference")
 
     def observer(self, name: str) -> Callable[[Any, Any], None]:
         """What the replay calls after each strategy step: ``observer(request, wire)``."""
@@ -550,9 +593,22 @@ class RecallCollector:
         for name in names:
             per = tuple(self._missing.get(name, ()))
             comps = tuple(c for (n, _), h in sorted(self._holders.items()) if n == name for c in h.compactions())
-            strategies[name] = StrategyRecall(name, total, sum(per), per, tuple(self._losses.get(name, ())), comps)
+            strategies[name] = StrategyRecall(name, total, sum(per), per, tuple(self._losses.get(name, ())), comps,
+                                              tuple(self._fact_checks.get(name, ())))
         recorded = tuple(c for _, (h, _) in sorted(self._recorded.items()) for c in h.compactions())
         return RecallReport(used, strategies, recorded)
+
+
+def _reply_facts(session: Session):
+    """Generated workloads: the fact book and, per reply position, the facts it refers to with a tag."""
+    from .facts import FactBook
+
+    book = FactBook.of(session)
+    if book is None:
+        return None
+    ids = {p: tuple(str(k) for k in (m.metadata or {}).get("uses", ()))
+           for p, m in enumerate(session.messages) if m.role == "assistant" and (m.metadata or {}).get("uses")}
+    return (book, ids) if ids else None
 
 
 def measures(s: StrategyRecall) -> dict[str, Any]:
