@@ -23,6 +23,7 @@ from typing import Any, Iterable
 
 from ..model import Session
 from ..replay import ReplaySettings, default_prices, replay
+from . import recall_agreement
 
 #: The strategies the benchmark prices (``as_recorded`` equals ``full`` on a generated session).
 STRATEGIES_PRICED = ("full", "truncate", "prune_every_request", "cache_aware_prune", "compact",
@@ -59,6 +60,9 @@ def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, floa
             "peak_context": t["peak_context"], "rejected": t["rejected"], "prunes": t["prunes"],
             "compactions": len(t["compactions"]), "facts_missing_max": t["facts_missing_max"] or 0,
             "requests_missing_facts": t["requests_missing_facts"] or 0, "requests": t["requests"],
+            "context_recall": t["context_recall"], "used_terms": t["used_terms"],
+            "terms_missing": t["terms_missing"],
+            **recall_agreement.reply_fact_figures(r.recall.strategies[name].fact_checks),
         }
         seconds[name] = round(run.seconds, 3)
     return figures, seconds
@@ -90,7 +94,8 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
                        **{f"vs_{p}_pct": _pct(aware["dollars"], cost[p]["dollars"]) for p in PEERS},
                        **{f"{p}_facts_missing_max": cost[p]["facts_missing_max"] for p in PEERS}})
     return {"cheapest": cheapest, "pruning_dearer_than_full": dearer, "cache_aware_prune": versus,
-            "cache_aware_within_1pct_of_full": {"count": within, "of": len(rows)}}
+            "cache_aware_within_1pct_of_full": {"count": within, "of": len(rows)},
+            "recall": recall_agreement.summarise(rows)}
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:
@@ -111,6 +116,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                    + ", ".join(f"{_signed(v[f'vs_{p}_pct'])} vs {p}" for p in PEERS)
                    + f"; facts missing {v['facts_missing_max']} / "
                    + "/".join(str(v[f"{p}_facts_missing_max"]) for p in PEERS))
+    out += recall_agreement.summary_lines(summary.get("recall") or {})
     return out
 
 

@@ -15,6 +15,7 @@ from ..replay.ledger import ledger_of
 from ..replay.ledger_report import ledger_json
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import escape, events_text, show_context, table, to_csv, to_json
+from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args
 from .types import non_negative_int, positive_int, strategy_list
@@ -55,6 +56,9 @@ def add_arguments(p) -> None:
                    help="print the exact messages sent at request K (from 0) under each strategy")
     p.add_argument("--misses", action="store_true",
                    help="print the cache ledger: every recorded cache miss with its cause, and dollars by cause")
+    p.add_argument("--min-recall", type=recall_share, default=DEFAULT_MIN_RECALL, metavar="R",
+                   help="the verdict's bar: the share of the terms the replies used that a strategy's context "
+                   f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
     p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
     p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
 
@@ -96,8 +100,9 @@ def run(args) -> int:
     entries = ledger_of(result, prices) if args.misses or args.json else ()
     if args.misses:
         print("\n".join(escape(line) for line in ledger_lines(entries)), file=out)
+    print(verdict(result, min_recall=args.min_recall).sentence, file=out)
     if args.json:
-        data = to_json(result)
+        data = to_json(result, min_recall=args.min_recall)
         data["ledger"] = ledger_json(entries)
         _write(args.json, json.dumps(data, ensure_ascii=False, indent=1) + "\n", source=args.file)
     if args.csv:

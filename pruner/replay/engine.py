@@ -85,6 +85,7 @@ class StrategyRun:
     rows: list[RequestRow] = field(default_factory=list)
     seconds: float = 0.0
     snapshots: list[tuple[tuple[Message, ...], dict[str, str]]] | None = None
+    measures: dict[str, Any] = field(default_factory=dict)  # added to the totals (context recall)
 
     @property
     def events(self) -> list[tuple[RequestRow, Event]]:
@@ -119,6 +120,7 @@ class StrategyRun:
             "facts_missing_max": max(facts) if facts else None,
             "requests_missing_facts": sum(1 for f in facts if f) if facts else None,
             "seconds": round(self.seconds, 3),
+            **self.measures,
         }
 
 
@@ -140,6 +142,7 @@ class Replay:
     notes: tuple[str, ...] = ()
     summarizer: Any = field(default=None, repr=False)
     pruner_seconds: float = 0.0  # the incremental pruner shared by the pruning strategies
+    recall: Any = None  # pruner.replay.recall.RecallReport, when computed as it ran
 
     @property
     def money_label(self) -> str:
@@ -208,12 +211,13 @@ class _Runner:
         return strat.wire.materialize()
 
     def run_all(self, names: Sequence[str], facts: FactBook | None, snapshots: bool,
-                progress: Callable[[str], None] | None = None) -> tuple[dict[str, StrategyRun], float]:
+                progress: Callable[[str], None] | None = None,
+                observe: Callable[[str], Callable] | None = None) -> tuple[dict[str, StrategyRun], float]:
         """Every strategy in lock-step, request by request: the strategies that prune share one
         incremental pruner (its verdicts do not depend on the strategy). Returns the runs and the
         seconds the shared pruner took (each run's ``seconds`` leaves it out)."""
-        env = self.env(track_ids=facts is not None)
-        lanes = [_Lane(self, name, env, facts, snapshots) for name in names]
+        env = self.env(track_ids=facts is not None or observe is not None)
+        lanes = [_Lane(self, name, env, facts, snapshots, observe) for name in names]
         msgs = self.session.messages
         prev = 0
         clock = _time.perf_counter
@@ -235,8 +239,10 @@ class _Runner:
 class _Lane:
     """One strategy's run: its state, its bills under each lens, its rows."""
 
-    def __init__(self, runner: _Runner, name: str, env: ReplayEnv, facts: FactBook | None, snapshots: bool):
+    def __init__(self, runner: _Runner, name: str, env: ReplayEnv, facts: FactBook | None, snapshots: bool,
+                 observe: Callable[[str], Callable] | None = None):
         self.runner = runner
+        self.observer = observe(name) if observe is not None else None  # sees each request's context
         self.strat = runner.strategy(name, env)
         self.run = StrategyRun(name=name, summary=self.strat.summary, snapshots=[] if snapshots else None)
         self.check = FactCheck(facts) if facts is not None else None
@@ -261,6 +267,8 @@ class _Lane:
         rec = req.recorded
         if run.snapshots is not None:
             run.snapshots.append((tuple(wire.messages), dict(wire.substitutes)))
+        if self.observer is not None:
+            self.observer(req, wire)
         if rec is not None and rec.aborted:
             # Nothing was billed, and the cache saw nothing: later requests compare with the last billed one.
             run.rows.append(RequestRow(req.index, req.position, req.turn, len(wire), wire.tokens, 0, 0, 0, 0, 0,
@@ -336,10 +344,11 @@ def resolve_price(settings: ReplaySettings, prices: PriceTable) -> ModelPrice:
 
 def replay(session: Session, strategies: Iterable[str] | None = None, *, settings: ReplaySettings | None = None,
            prices: PriceTable | None = None, summarizer=None, snapshots: bool | None = None,
-           progress: Callable[[str], None] | None = None) -> Replay:
+           progress: Callable[[str], None] | None = None, recall: bool = True) -> Replay:
     """Replay ``session`` under each of ``strategies`` (default: all registered) and bill every request.
 
     ``snapshots``: keep every request's context for ``Replay.context`` (default: when small).
+    ``recall``: measure each strategy's context recall as it runs (``pruner.replay.recall``).
     Raises ``ConfigurationError`` for an unknown strategy, provider or model.
     """
     settings = settings or ReplaySettings()
@@ -382,8 +391,18 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
     runner = _Runner(session, settings, price, window, scale, requests, summarizer=summarizer, book=book)
     if snapshots is None:
         snapshots = len(requests) * (len(session.messages) + 1) <= SNAPSHOT_LIMIT
-    runs, pruner_seconds = runner.run_all(names, facts, snapshots, progress)
+    collector = None
+    if recall:
+        from .recall import RecallCollector, measures
+        from .summary_quality import offline_same_length
+        collector = RecallCollector(session, requests, offline_budget=offline_same_length)
+    runs, pruner_seconds = runner.run_all(names, facts, snapshots, progress,
+                                          collector.observer if collector is not None else None)
+    report = collector.report(names) if collector is not None else None
+    if report is not None:
+        for name, run in runs.items():
+            run.measures.update(measures(report.strategies[name]))
     return Replay(session=session, settings=settings, price=price, prices_label=prices.label, window=window,
                   scale=scale, scale_source=source, requests=requests, runs=runs,
                   cache_description=runner.cache_model().describe(), recorded_usage=recorded, notes=tuple(notes),
-                  summarizer=summarizer, pruner_seconds=pruner_seconds)
+                  summarizer=summarizer, pruner_seconds=pruner_seconds, recall=report)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .calibration import from_replay
 from .engine import Replay, RequestRow
+from .verdict import recall_json, verdict
 
 SCHEMA = "pruner.replay/1"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # transcript text must not drive the terminal
@@ -62,15 +63,18 @@ def meta(r: Replay) -> dict[str, Any]:
     }
 
 
-def to_json(r: Replay) -> dict[str, Any]:
+def to_json(r: Replay, *, min_recall: float | None = None) -> dict[str, Any]:
     """Everything: meta, the calibration (when usage is recorded), per strategy its totals and every request."""
     calibration = from_replay(r)
     return {
         "schema": SCHEMA, "meta": meta(r),
         "calibration": calibration.as_dict() if calibration else None,
         "strategies": {name: {"summary": run.summary, "totals": run.totals,
-                              "requests": [_row_dict(name, row) for row in run.rows]}
+                              "requests": [_row_dict(name, row) for row in run.rows],
+                              **({"recall": recall_json(r, name)} if r.recall is not None else {})}
                        for name, run in r.runs.items()},
+        **({"verdict": verdict(r, **({} if min_recall is None else {"min_recall": min_recall})).as_dict()}
+           if r.recall is not None else {}),
     }
 
 
@@ -100,7 +104,8 @@ def table(r: Replay) -> str:
     """The per-strategy table the CLI prints."""
     facts = any(run.totals["facts_missing_max"] is not None for run in r.runs.values())
     head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "peak ctx",
-            "rejected", "prunes", "compactions"] + (["facts missing"] if facts else [])
+            "rejected", "prunes", "compactions"] + (["facts missing"] if facts else []) + (
+        ["recall"] if r.recall is not None else [])
     body = []
     for run in r.runs.values():
         t = run.totals
@@ -110,6 +115,8 @@ def table(r: Replay) -> str:
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
                        f"{t['facts_missing_max']} (at {t['requests_missing_facts']} requests)")
+        if r.recall is not None:
+            row.append(f"{100 * t['context_recall']:.1f} %")
         body.append(row)
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
