@@ -4,8 +4,8 @@ Every bar carries its value as text; names from file systems are HTML-escaped.
 
 >>> import pandas as pd
 >>> fig = bars(pd.DataFrame({"project": ["a", "b"], "dollars": [12.5, 3.0]}), "project", "Dollars by project")
->>> list(fig.data[0].text)
-['$12.50', '$3.00']
+>>> list(fig.data[0].text)  # bottom to top: the largest is drawn on top
+['$3.00', '$12.50']
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def strategy_figure(points: pd.DataFrame) -> go.Figure:
     for recording, part in points.groupby("recording"):
         x = part["recall"] if has_recall else part["strategy"]
         fig.add_scatter(
-            x=x, y=part["dollars"], mode="markers+text", text=[money(v) for v in part["dollars"]],
+            x=x, y=part["dollars"], mode="markers+text",
+            text=[f"{_esc(n)} {money(v)}" for n, v in zip(part["strategy"], part["dollars"])],
             textposition="top center", name="the recording" if recording else "strategies",
             marker={"size": 14, "symbol": ["star" if recording else ("circle" if f else "circle-open")
                                            for f in part["feasible"]],
@@ -91,5 +92,5 @@ def strategy_figure(points: pd.DataFrame) -> go.Figure:
                       margin=_MARGIN, yaxis_title="USD", yaxis_tickprefix="$", yaxis_tickformat=",.2f",
                       xaxis_title="context recall" if has_recall else "strategy")
     if has_recall:
-        fig.update_xaxes(tickformat=".0%")
+        fig.update_xaxes(tickformat=".1%")
     return fig

@@ -167,7 +167,8 @@ def table(shown, link: dict[str, str] | None) -> None:
 
 def render() -> None:
     st.title("Corpus")
-    st.caption("What pruning saves across many sessions: open the folder `pruner batch` wrote.")
+    st.caption("What pruning saves across many sessions, or what your own agent logs cost: open the folder "
+               "`pruner batch` or `pruner logs` wrote.")
     link = session_state.linked_view("corpus", links.CORPUS_KEYS)
     folder_form(link)
     shown = ss.get("corpus")

@@ -23,6 +23,7 @@ from pruner.formats import load_session
 from pruner.logs.row import digest_file
 from pruner.logs.table import TABLE
 from pruner.replay import CAUSES, strategy_names
+from pruner.replay.verdict import DEFAULT_MIN_RECALL
 
 from ..loading import LoadedSession
 
@@ -147,7 +148,7 @@ def money(x: float) -> str:
     return f"${x:,.2f}" if abs(x) >= 0.995 or x == 0 else f"${x:,.4f}"
 
 
-def verdict_sentence(points: pd.DataFrame, *, min_recall: float = 0.9) -> str:
+def verdict_sentence(points: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RECALL) -> str:
     """The selection's verdict: the cheapest strategy feasible in every session (and, when recall is
     measured, keeping at least ``min_recall``), against what the recording cost."""
     if points.empty:

@@ -8,8 +8,9 @@ Built on the money modules' own results, never re-derived here:
 * ``cache_write_dollars``: the bill's requests' cache writes at their rates (``bill.price_request``);
 * ``misses_<cause>`` / ``rebilled_<cause>``: ``pruner.replay.ledger`` summed by
   ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
-* ``<strategy>_feasible`` / ``<strategy>_dollars``: the replay's totals per strategy (only when
-  strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading).
+* ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
+  strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
+  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..model import Session
 from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.bill import price_request
 from ..replay.detect import detect
+from ..replay.verdict import feasible
 
 _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 
@@ -30,7 +32,7 @@ _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
     cols: list[tuple[str, pa.DataType]] = []
     for name in strategy_names():
-        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F)]
+        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F)]
     return tuple(cols)
 
 
@@ -87,7 +89,9 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
             for name in strategies:
                 t = r.runs[name].totals
                 row[f"{name}_dollars"] = t["dollars"]
-                row[f"{name}_feasible"] = bool(t["feasible"]) if "feasible" in t else t.get("rejected", 0) == 0
+                row[f"{name}_feasible"] = feasible(t)
+                recall = t.get("context_recall")
+                row[f"{name}_recall"] = float(recall) if isinstance(recall, (int, float)) else None
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
         row["money_error"] = f"{type(exc).__name__}: {exc}"
     return row

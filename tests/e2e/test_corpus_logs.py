@@ -74,7 +74,9 @@ def test_logs_folder_shows_three_views_and_a_click_opens_the_costliest_miss_in_r
     for title in ("Dollars by day, by project", "Dollars by project", "Dollars by model",
                   "Paid above a cache hit, by miss cause"):
         page.wait_for_function(PLOT_TITLED, arg=title)
-    page.wait_for_function(PLOT_TITLED, arg="What each strategy would have cost")
+    page.wait_for_function(PLOT_TITLED, arg="What each strategy would have cost and kept")  # recall measured
+    recall_axis = page.locator(".js-plotly-plot .xtitle").evaluate_all("els => els.map(e => e.textContent)")
+    assert "context recall" in recall_axis
     metrics = page.locator("[data-testid=stMetricValue]").all_inner_texts()
     assert f"${billed:,.2f}" in metrics and f"{len(rows):,}" in metrics
     bar_texts = page.locator(".js-plotly-plot text.bartext").evaluate_all("els => els.map(e => e.textContent)")
