@@ -33,7 +33,7 @@ MAX_READ_LIMIT = 2**62
 
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
-        return "a directory"
+        return "a folder"
     if stat.S_ISFIFO(mode):
         return "a named pipe (FIFO)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -60,15 +60,22 @@ def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a tran
     try:
         fd = os.open(file, flags)
     except OSError as exc:
+        if exc.errno == errno.EISDIR:  # where a folder cannot even be opened for reading
+            raise FormatError(f"this is a folder, not a file; give the path of {what}", file=file) from None
         raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
+    try:
+        # The kind is checked on the descriptor before it becomes a file object: io refuses a
+        # folder's descriptor with IsADirectoryError, which is no message for a person.
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"this is {_kind(info.st_mode)}, not a file; give the path of {what}", file=file)
+        if info.st_size > max_bytes:  # before reading, so a huge file is refused at once
+            raise FileTooLargeError(size=info.st_size, limit=max_bytes, file=file)
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb", buffering=0) as fh:
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise FormatError(f"this is {_kind(info.st_mode)}, not a file; give the path of {what}",
-                                  file=file)
-            if info.st_size > max_bytes:  # before reading, so a huge file is refused at once
-                raise FileTooLargeError(size=info.st_size, limit=max_bytes, file=file)
             data = _read_upto(fh, max_bytes + 1)  # bounded even where the size is not known (/proc)
         except OSError as exc:
             raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
