@@ -487,3 +487,79 @@ def test_defect_r3_21_the_ambiguous_format_advice_is_given_once(tmp_path, capsys
     code, _, err = _run(["inspect", source], capsys)
     assert code == 2 and "ambiguous format" in err
     assert err.count("choose the format") == 1 and "choose the format with --format NAME" in err
+
+
+# --- 12 / 15: the Corpus page ---------------------------------------------------------------------------------------
+
+def _six_runs(tmp_path: Path) -> Path:
+    """Six runX/session.jsonl files with different content (different lengths: different reductions)."""
+    from pruner.bench.workloads import generate
+    from pruner.formats.export import dumps
+    for n in range(6):
+        (tmp_path / f"run{n}").mkdir()
+        (tmp_path / f"run{n}" / "session.jsonl").write_text(
+            dumps(generate("tool_agent", turns=4 + 6 * n, seed=n), to="native"), encoding="utf-8")
+    out = tmp_path / "out"
+    run_batch([str(tmp_path / f"run{n}") for n in range(6)], out, workers=1)
+    return out
+
+
+def test_defect_r3_12_sessions_of_files_with_one_name_stay_apart_in_gain_most_and_least(tmp_path):
+    from dashboard import corpus_charts
+    from dashboard.logic.corpus import extremes, read_corpus
+    corpus = read_corpus(_six_runs(tmp_path))
+    most, least = extremes(corpus.sessions)
+    for rows in (most, least):
+        figure = corpus_charts.extremes_figure(rows, title="t")
+        labels = list(figure.data[0].y)
+        assert sorted(labels) == [f"run{n}/session.jsonl" for n in range(6)]  # six bars, each its own
+        # each bar's value is its own session's reduction, computed here from its tokens
+        for label, value, (sid, before, after) in zip(labels, figure.data[0].x, figure.data[0].customdata):
+            row = corpus.sessions[corpus.sessions["session_id"] == sid].iloc[0]
+            assert row["source"].endswith(label)
+            assert value == pytest.approx(100 * (1 - after / before), abs=0.01)
+
+
+def test_defect_r3_12_labels_use_as_many_folders_as_tell_files_apart():
+    from dashboard.logic.corpus import distinct_labels
+    labels = distinct_labels(["/a/x/s.jsonl", "/b/x/s.jsonl", "/c/y/s.jsonl", "/c/other.json"])
+    assert labels == {"/a/x/s.jsonl": "a/x/s.jsonl", "/b/x/s.jsonl": "b/x/s.jsonl", "/c/y/s.jsonl": "y/s.jsonl",
+                      "/c/other.json": "other.json"}
+
+
+def test_defect_r3_15_an_impossible_reduction_is_an_unreadable_row_and_the_rest_is_shown(tmp_path):
+    import pyarrow.parquet as pq
+    from dashboard import corpus_charts
+    from dashboard.logic.corpus import extremes, read_corpus, totals
+    out = _six_runs(tmp_path)
+    honest = read_corpus(out).sessions
+    import pyarrow as pa
+    from pruner.batch import SESSIONS
+    values = [float("inf"), -1e300, 1e300]  # forge three rows of the table, wherever they are
+    for path in sorted((out / "sessions").glob("part-*.parquet")):
+        table = pq.read_table(path).to_pandas()
+        for i in table.index:
+            if values:
+                table.loc[i, "reduction"] = values.pop()
+        pq.write_table(pa.Table.from_pandas(table, schema=SESSIONS, preserve_index=False), path)
+    frame = read_corpus(out).sessions
+    bad = frame["error"].notna()
+    forged = 3
+    assert not values and int(bad.sum()) == forged
+    assert frame.loc[bad, "error"].str.startswith("unreadable row of the sessions table: reduction ").all()
+    kept = frame[~bad]
+    assert set(kept["session_id"]) == set(honest["session_id"]) - set(frame.loc[bad, "session_id"])
+    assert totals(frame)["sessions"] == len(frame) - forged
+    corpus_charts.reduction_histogram(frame)  # raised "Maximum allowed size exceeded"
+    most, _ = extremes(frame)
+    assert len(most) == len(frame) - forged and most["reduction_pct"].abs().max() <= 100
+
+
+@pytest.mark.parametrize("body", [[], "x", {"pruner_batch": 1, "settings": [], "schema": [], "last_run": {}}])
+def test_defect_r3_15_a_manifest_of_the_wrong_shape_is_named_not_a_crash(body, tmp_path):
+    from dashboard.logic.corpus import read_corpus
+    out = tmp_path / "out"
+    run_batch([str(NATIVE)], out, workers=1)
+    (out / "_pruner_batch.json").write_text(json.dumps(body))
+    with pytest.raises(ConfigurationError, match=r"_pruner_batch\.json: .*it is not a batch manifest"):
+        read_corpus(out)
