@@ -563,3 +563,71 @@ def test_defect_r3_15_a_manifest_of_the_wrong_shape_is_named_not_a_crash(body, t
     (out / "_pruner_batch.json").write_text(json.dumps(body))
     with pytest.raises(ConfigurationError, match=r"_pruner_batch\.json: .*it is not a batch manifest"):
         read_corpus(out)
+
+
+# --- 11: cache_aware_prune grew faster than the session -------------------------------------------------------------
+
+def _paced(turns: int, gap: float):
+    """A seeded tool_agent session; with ``gap``, its messages that many seconds apart (a cold cache)."""
+    import dataclasses
+    from pruner.bench.workloads import generate
+    s = generate("tool_agent", turns=turns, seed=1)
+    if gap:
+        s = dataclasses.replace(s, messages=tuple(
+            dataclasses.replace(m, metadata={**m.metadata, "timestamp": 1.7e9 + gap * i})
+            for i, m in enumerate(s.messages)))
+    return s
+
+
+@pytest.mark.parametrize("gap", [0.0, 400.0])
+def test_defect_r3_11_cache_aware_prune_scans_each_message_a_bounded_number_of_times(gap, monkeypatch):
+    """Work, not time: the keys the policy reads (one scan of a message's keys per call of ``_keys``).
+    At a human pace (cold cache, a switch at most requests) the old code rescanned the whole context at
+    every switch: 64 scans per request at 100 turns, 248 at 400."""
+    from pruner.replay import replay
+    from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune
+    scans = {"n": 0}
+    original = CacheAwarePrune._keys
+
+    def counted(m):
+        scans["n"] += 1
+        return original(m)
+
+    monkeypatch.setattr(CacheAwarePrune, "_keys", staticmethod(counted))
+    per_request = {}
+    for turns in (100, 400):
+        session = _paced(turns, gap)
+        scans["n"] = 0
+        r = replay(session, ["cache_aware_prune"], snapshots=False)
+        assert scans["n"] <= 2 * len(session.messages)  # each message: when sent, and when a switch changes it
+        per_request[turns] = scans["n"] / len(r.requests)
+    assert per_request[400] <= 1.2 * per_request[100]  # flat in the session's length
+
+
+@pytest.mark.parametrize("gap", [0.0, 400.0])
+def test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_context(gap, monkeypatch):
+    """After every request, what the policy carries (ids sent, keys defined, the token total it took from the
+    pruner) is what a rescan of the context it sends gives."""
+    from pruner.engine.index import markers
+    from pruner.replay import replay
+    from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune
+    original, checked = CacheAwarePrune.step, {"n": 0}
+
+    def step(self, request, new):
+        result = original(self, request, new)
+        sent = self.wire.messages
+        assert self.ids == {m.id for m in sent}
+        counts: dict[str, int] = {}
+        for m in sent:
+            for k in tuple(m.defines) + markers(m.content)[0]:
+                counts[k] = counts.get(k, 0) + 1
+        assert self.defined == counts
+        book = self.env.book
+        assert self.wire.tokens == book.total(sent) + sum(book.text(t) for t in self.wire.substitutes.values())
+        checked["n"] += 1
+        return result
+
+    monkeypatch.setattr(CacheAwarePrune, "step", step)
+    r = replay(_paced(150, gap), ["cache_aware_prune"], snapshots=False)
+    assert checked["n"] == len(r.requests) and any(
+        e.kind == "prune" for row in r.runs["cache_aware_prune"].rows for e in row.events)
