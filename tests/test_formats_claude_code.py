@@ -247,3 +247,17 @@ def test_subagents_round_trip_through_native_and_are_validated(real_data, tmp_pa
     bad_sub = replace(s.subagents[0], messages=s.subagents[0].messages[:1] + s.subagents[0].messages[:1])
     with pytest.raises(InvalidSessionError, match="subagent #0"):
         validate_session(replace(s, subagents=(bad_sub,)))
+
+
+def test_a_subagents_repairs_are_reported_with_the_files_and_its_text_is_fixed():
+    text = "\n".join([
+        _line("user", "u1", None, {"role": "user", "content": "start"}),
+        _line("user", "s1", None, {"role": "user", "content": "half an emoji \ud83d"}, isSidechain=True),
+        json.dumps({"type": "Assistant", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "message": {}}),
+    ])
+    s = loads(text, file="x.jsonl")
+    ((_, sub),) = s.chains[1:]
+    assert sub.messages[0].content == "half an emoji \ufffd"
+    kinds = {r["kind"]: r for r in s.metadata["repairs"]}
+    assert kinds["unknown_entries"]["lines"] == [3] and "replaced_surrogates" in kinds
+    assert "repairs" not in sub.metadata
