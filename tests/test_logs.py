@@ -143,7 +143,8 @@ def test_a_second_run_on_the_same_folder_is_refused(home, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     with locked(str(out)):
-        with pytest.raises(ConfigurationError, match="another pruner run"):
+        busy = f"another batch is running on this folder \\(process {os.getpid()}"
+        with pytest.raises(ConfigurationError, match=busy):
             run_logs(_found(home), str(out))
 
 

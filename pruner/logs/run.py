@@ -26,8 +26,10 @@ from typing import Any, Callable, Iterable
 
 from .discover import LogSession
 from .row import base_row, digest_file, recorded_cwd, session_facts, states_of
-from .table import load_rows, locked, prepare, save_rows, save_summary, schema
+from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summary, schema, tidy
 
+#: The columns ``plan`` reads.
+PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed")
 #: How often a run writes what it has so far (seconds).
 COMMIT_SECONDS = 5.0
 
@@ -152,16 +154,19 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
 
     start = time.perf_counter()
     out = os.path.abspath(out)
-    prepare(out)
+    check_folder(out)
     table_schema = schema(MONEY_COLUMNS)
     with locked(out):
-        rows = load_rows(out)
-        p = plan(found, rows, strategies)
+        tidy(out)
+        # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
+        index = load_rows(out, columns=PLAN_COLUMNS)
+        p = plan(found, index, strategies)
+        rows = load_rows(out) if p.todo or p.touched or p.removed else {}
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
         for key in p.removed:
             rows[key] = {**rows[key], "removed": True}
-        if p.touched or p.removed or not os.path.exists(os.path.join(out, "sessions.parquet")):
+        if p.touched or p.removed or not os.path.exists(os.path.join(out, TABLE)):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
         done = done_bytes = errors = 0
@@ -188,7 +193,8 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             signal.signal(signal.SIGTERM, previous)
             if done:
                 save_rows(out, rows, table_schema)
-        summary = LogsSummary(out=out, sessions=len(rows), read=done, new=p.new, changed=p.changed,
+        held = len(rows) if rows else len(index)
+        summary = LogsSummary(out=out, sessions=held, read=done, new=p.new, changed=p.changed,
                               touched=len(p.touched), unchanged=p.unchanged, removed=len(p.removed), errors=errors,
                               bytes_read=done_bytes, seconds=time.perf_counter() - start, interrupted=interrupted)
         save_summary(out, summary.as_dict())

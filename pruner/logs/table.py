@@ -4,7 +4,7 @@ Layout::
 
     OUT/sessions.parquet     one row per session (columns: ``COLUMNS``)
     OUT/_pruner_logs.json    what the last run found and did (for people; never read back for results)
-    OUT/.lock                held while a run writes (one run per folder)
+    OUT/_pruner_batch.lock   held while a run writes (one run per folder: ``pruner.batch.lock``)
 
 Every row carries the files it was made from (path, size, mtime, SHA-256), so
 the table and what it was made from can never disagree: both are replaced in
@@ -15,8 +15,6 @@ session is keyed by its agent and main file, so nothing is ever held twice).
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import uuid
@@ -26,11 +24,11 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..batch.lock import LOCK, acquire, release
 from ..errors import ConfigurationError
 
 TABLE = "sessions.parquet"
 SUMMARY = "_pruner_logs.json"
-LOCK = ".lock"
 
 _S, _I, _F, _B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 
@@ -60,13 +58,15 @@ def schema(extra: tuple[tuple[str, pa.DataType], ...] = ()) -> pa.Schema:
     return pa.schema([pa.field(name, kind) for name, kind in (*BASE_COLUMNS, *extra)])
 
 
-def load_rows(out: str) -> dict[str, dict[str, Any]]:
-    """session_key -> row, from the folder's table (empty when there is none yet)."""
+def load_rows(out: str, columns: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
+    """session_key -> row (only ``columns`` when given), from the folder's table (empty when there is none)."""
     path = os.path.join(out, TABLE)
     if not os.path.exists(path):
         return {}
     try:
-        rows = pq.read_table(path).to_pylist()
+        # ParquetFile, not read_table: read_table loads pyarrow.dataset, which imports pandas (a second
+        # on this machine, most of an unchanged rerun)
+        rows = pq.ParquetFile(path).read(columns=list(columns) if columns else None).to_pylist()
     except (OSError, pa.ArrowException) as exc:
         raise ConfigurationError(f"{path}: cannot read the logs table ({exc}); choose another --out folder") from None
     return {r["session_key"]: r for r in rows}
@@ -91,16 +91,19 @@ def save_summary(out: str, body: dict[str, Any]) -> None:
     write_atomic(os.path.join(out, SUMMARY), json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
-def prepare(out: str) -> None:
-    """Create the folder, or check it is a logs folder; remove leftovers of an interrupted write."""
+def check_folder(out: str) -> None:
+    """``ConfigurationError`` unless ``out`` is absent, empty, or a logs folder (before it is locked)."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise ConfigurationError(f"{out}: --out must be a folder, and this is a file")
     if os.path.isdir(out):
-        names = [n for n in os.listdir(out) if not n.startswith(".")]
+        names = [n for n in os.listdir(out) if not n.startswith(".") and n != LOCK]
         if names and TABLE not in names and SUMMARY not in names:
             raise ConfigurationError(f"{out}: the folder is not empty and is not a logs folder; choose a new or "
                                      "empty --out folder")
-    os.makedirs(out, exist_ok=True)
+
+
+def tidy(out: str) -> None:
+    """Remove what an interrupted write left (under the lock: no other run is writing)."""
     for name in os.listdir(out):
         if name.startswith(f".{TABLE}.") and name.endswith(".tmp"):
             os.remove(os.path.join(out, name))
@@ -108,19 +111,12 @@ def prepare(out: str) -> None:
 
 @contextmanager
 def locked(out: str) -> Iterator[None]:
-    """Hold the folder's lock for the run; another run on the same folder is refused at once.
+    """Hold the folder for the run: reliability's batch lock (``pruner.batch.lock``), one run per folder.
 
-    An OS lock (``flock``): it is released when the process ends, however it ends
-    (a killed run leaves no stale lock behind)."""
-    fd = os.open(os.path.join(out, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    The lock names the process holding it; a second run on the folder is refused with that name, and
+    a lock left by a run that was killed (its process gone) is taken over."""
+    acquired = acquire(out)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise ConfigurationError(f"{out}: another pruner run is writing this folder; wait for it to "
-                                         "finish, or choose another --out") from None
-            raise
         yield
     finally:
-        os.close(fd)
+        release(out, acquired.holder)

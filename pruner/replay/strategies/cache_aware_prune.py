@@ -34,6 +34,14 @@ tokens forever. The policy, deciding from the past only:
      fits it with the reserve to spare (so one forced switch buys room for many
      requests, instead of one per request near the limit), or the pruner
      restored a message this context does not hold (a later message needs it).
+
+Linear in the session: the state is carried from request to request, never rebuilt
+from the whole context. What this context sends and the pruner's context differ by
+two sets kept up to date from the pruner's own changes (``ContextChange``): the
+messages only we send and the messages only the pruner's context holds. A switch
+applies those two (the keys the sent messages define are counted for them alone),
+and takes the pruner's token total instead of counting the context again; the
+earliest deferred prune and placeholder change are heaps.
 """
 
 from __future__ import annotations
@@ -92,7 +100,12 @@ class CacheAwarePrune(Strategy):
         self.pending_set: set[int] = set()
         self.missing: set[int] = set()  # positions the pruner keeps (restored) that we do not send
         self.placeholder_changes: dict[str, int] = {}  # call id -> its owner's position: placeholder differs
+        self.placeholder_heap: list[tuple[int, str]] = []  # (owner, call id), stale entries skipped lazily
         self.ids: set[str] = set()  # ids we send
+        # The two sides of the difference between what we send and the pruner's context, kept from its
+        # changes so a switch costs what differs, not the context: ids only we send, ids only it holds.
+        self.only_ours: set[str] = set()
+        self.only_pruner: set[str] = set()
         self.defined: dict[str, int] = {}  # key -> how many messages we send define it
         # Left out on arrival since the last switch: what the pruner kept instead is still sent.
         self.left_out: set[str] = set()
@@ -105,8 +118,15 @@ class CacheAwarePrune(Strategy):
         index_of = self.env.index_of
         for mid in change.left:
             if mid in self.ids:
+                self.only_ours.add(mid)
                 self._defer(index_of[mid])  # we send it; the pruner now drops it
+            else:
+                self.only_pruner.discard(mid)
         for mid in change.entered:
+            if mid in self.ids:
+                self.only_ours.discard(mid)
+            else:
+                self.only_pruner.add(mid)  # a new message leaves this set when the lazy append sends it
             i = index_of[mid]
             if i >= start:
                 continue  # a new message: handled by the lazy append
@@ -126,7 +146,9 @@ class CacheAwarePrune(Strategy):
             if cid not in ours and result_of(cid) in self.ids:
                 continue  # we still send the result itself: already a pending prune
             if ours.get(cid) != placeholders.get(cid) and cid in owner:
-                self.placeholder_changes[cid] = owner[cid]
+                if self.placeholder_changes.get(cid) != owner[cid]:
+                    self.placeholder_changes[cid] = owner[cid]
+                    heapq.heappush(self.placeholder_heap, (owner[cid], cid))
             else:
                 self.placeholder_changes.pop(cid, None)
 
@@ -135,9 +157,14 @@ class CacheAwarePrune(Strategy):
         return tuple(m.defines) + markers(m.content)[0]
 
     def _count_keys(self, messages, sign: int = 1) -> None:
+        defined = self.defined
         for m in messages:
             for k in self._keys(m):
-                self.defined[k] = self.defined.get(k, 0) + sign
+                n = defined.get(k, 0) + sign
+                if n:
+                    defined[k] = n
+                else:
+                    del defined[k]
 
     def _defined_here(self, m) -> bool:
         """A restored message whose every key some message we send defines too (the pruner restores the
@@ -158,9 +185,13 @@ class CacheAwarePrune(Strategy):
     def _first_difference(self) -> int | None:
         while self.pending and self.pending[0] not in self.pending_set:
             heapq.heappop(self.pending)
+        heap, changes = self.placeholder_heap, self.placeholder_changes
+        while heap and changes.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)  # no longer a difference, or recorded again at another owner
+        # ``missing`` is filled and emptied within one request (a message missing forces the switch).
         firsts = [x for x in (self.pending[0] if self.pending else None,
                               min(self.missing) if self.missing else None,
-                              min(self.placeholder_changes.values()) + 1 if self.placeholder_changes else None)
+                              heap[0][0] + 1 if heap else None)
                   if x is not None]
         return min(firsts) if firsts else None
 
@@ -186,11 +217,14 @@ class CacheAwarePrune(Strategy):
             for m in new:
                 if m.id not in kept_ids:  # sent although the pruner drops it: a prune to make later
                     self._defer(index_of[m.id])
+                    self.only_ours.add(m.id)
         if free:
             kept_ids = {m.id for m in kept_new}
             self.left_out.update(m.id for m in new if m.id not in kept_ids)
         wire.extend(kept_new)
-        self.ids.update(m.id for m in kept_new)
+        sent_ids = [m.id for m in kept_new]
+        self.ids.update(sent_ids)
+        self.only_pruner.difference_update(sent_ids)
         self._count_keys(kept_new)
         for m in kept_new:
             for c in m.tool_calls:
@@ -207,17 +241,22 @@ class CacheAwarePrune(Strategy):
         if reason is None:
             return self._done(before, lazy_tokens, free)
         # 2. Switch: send the pruner's context from here on (one prefix change for all deferred prunes).
-        wire.replace(ctx.messages)
-        wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: True)
+        # Its token total is the pruner's (placeholders included), so the context is not counted again.
+        wire.switch(ctx.messages, ctx.placeholders, ctx.tokens)
         wire.changed_at = min(wire.changed_at, position)
-        self.ids = {m.id for m in ctx.messages}
-        self.defined = {}
-        self._count_keys(ctx.messages)
+        message_of = self.feed.message_of
+        self._count_keys([message_of(mid) for mid in self.only_ours], -1)
+        self._count_keys([message_of(mid) for mid in self.only_pruner])
+        self.ids.difference_update(self.only_ours)
+        self.ids.update(self.only_pruner)
+        self.only_ours.clear()
+        self.only_pruner.clear()
         self.left_out.clear()
         self.pending.clear()
         self.pending_set.clear()
         self.missing.clear()
         self.placeholder_changes.clear()
+        self.placeholder_heap.clear()
         return Step(events=(Event("prune", before, wire.tokens, wire.changed_at, reason),))
 
     def _done(self, before: int, after: int, free: int) -> Step:
