@@ -81,7 +81,7 @@ class _Progress:
     def __init__(self, stream):
         self.stream, self.last = stream, 0.0
 
-    def __call__(self, done, todo, done_bytes, total_bytes, seconds):
+    def __call__(self, done, todo, done_files, total_files, done_bytes, total_bytes, seconds):
         now = time.monotonic()
         if done not in (0, todo) and now - self.last < 1.0:
             return
@@ -89,8 +89,8 @@ class _Progress:
         rate = done_bytes / seconds / 1e6 if seconds > 0 else 0.0
         left = (total_bytes - done_bytes) / (rate * 1e6) if rate > 0 else None
         eta = f", {left:,.0f} s left" if left is not None and done < todo else ""
-        print(f"read {done:,}/{todo:,} sessions, {_mb(done_bytes)} of {_mb(total_bytes)}, {rate:,.1f} MB/s{eta}",
-              file=self.stream, flush=True)
+        print(f"read {done:,}/{todo:,} sessions ({done_files:,}/{total_files:,} files), {_mb(done_bytes)} of "
+              f"{_mb(total_bytes)}, {rate:,.1f} MB/s{eta}", file=self.stream, flush=True)
 
 
 def run(args) -> int:

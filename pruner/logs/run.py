@@ -115,7 +115,8 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[st
     return row
 
 
-Progress = Callable[[int, int, int, int, float], None]  # sessions done, to do, bytes done, bytes to do, seconds
+#: (sessions done, sessions to do, files done, files to do, bytes done, bytes to do, seconds so far)
+Progress = Callable[[int, int, int, int, int, int, float], None]
 
 
 @dataclass(frozen=True)
@@ -169,16 +170,18 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         if p.touched or p.removed or not os.path.exists(os.path.join(out, TABLE)):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
-        done = done_bytes = errors = 0
+        total_files = sum(len(s.files) for s in p.todo)
+        done = done_files = done_bytes = errors = 0
         interrupted = False
         previous = signal.signal(signal.SIGTERM, _on_term)
         last_commit = time.perf_counter()
         try:
             if progress:
-                progress(0, len(p.todo), 0, total_bytes, 0.0)
+                progress(0, len(p.todo), 0, total_files, 0, total_bytes, 0.0)
             for found_session, row in _rows(p.todo, workers, strategies):
                 rows[found_session.key] = row
                 done += 1
+                done_files += len(found_session.files)
                 done_bytes += found_session.size
                 errors += row.get("error") is not None
                 now = time.perf_counter()
@@ -186,7 +189,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
                     save_rows(out, rows, table_schema)
                     last_commit = now
                 if progress:
-                    progress(done, len(p.todo), done_bytes, total_bytes, now - start)
+                    progress(done, len(p.todo), done_files, total_files, done_bytes, total_bytes, now - start)
         except (KeyboardInterrupt, _Stop):
             interrupted = True
         finally:
