@@ -183,9 +183,9 @@ def test_subagent_start_and_chains_are_apart():
 
 
 def test_a_subagents_own_file_starts_as_a_subagent():
-    s = Session.of(two_requests(gap=10).messages, metadata={"chain": "agent-7"})
-    e = only(ledger(s), 0)
-    assert e.cause == "subagent_start" and "agent-7" in e.detail
+    for meta in ({"chain": "agent-7"}, {"subagent_file": {"agent_id": "agent-7"}}):
+        e = only(ledger(Session.of(two_requests(gap=10).messages, metadata=meta)), 0)
+        assert e.cause == "subagent_start" and "agent-7" in e.detail
 
 
 def test_unpriced_model_is_reported_not_priced_as_another():

@@ -36,8 +36,9 @@ from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
 from .cache import (ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS,
                     OPENAI_RETENTION_S, AnthropicCache)
-from .detect import detect, match_model
-from .prices import ModelPrice, PriceTable, default_prices
+from .bill import BilledRequest, bill
+from .detect import detect
+from .prices import PROVIDERS, ModelPrice, PriceTable, default_prices
 from .requests import Request, find_requests
 from .wire import lookback_start
 
@@ -77,9 +78,9 @@ class LedgerEntry:
     gap_seconds: float | None  # since the chain's previous request (None: unknown or out of order)
     rebilled_dollars: float  # paid above the same request served as a hit
     position: int = 0  # index in the chain's messages of the assistant message this request produced
-    model: str | None = None  # the recorded model (None: not recorded; the default model's price applies)
+    model: str | None = None  # the model it was priced at: its recorded one, else the session's default
     priced: bool = True  # False: the model has no price row, so its dollars are 0 and unknown
-    dollars: float = 0.0  # what the request paid (list price of its recorded usage)
+    dollars: float = 0.0  # what the request paid: the bill's list price of its recorded usage
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -111,42 +112,15 @@ class _Rec:
     position: int
     time: float | None
     usage: _Usage
-    model: str | None
+    model: str | None  # the recorded model (None: not recorded)
     price: ModelPrice | None
+    billed: BilledRequest
     sent: "_Sent"
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        return None
-    return int(value)
-
-
-def _usage(m: Message) -> _Usage | None:
-    u = m.metadata.get("usage") if isinstance(m.metadata, Mapping) else None
-    if not isinstance(u, Mapping):
-        return None
-    values = [_int(u.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h")]
-    if any(v is None for v in values):
-        return None
-    values[4] = min(values[4], values[3])
-    return _Usage(*values)
-
-
-def recorded_model(m: Message) -> str | None:
-    """The model a message records (``metadata["model"]``, else the importer's ``source``)."""
-    meta = m.metadata if isinstance(m.metadata, Mapping) else {}
-    model = meta.get("model")
-    if not isinstance(model, str) or not model:
-        source = meta.get("source") if isinstance(meta.get("source"), Mapping) else {}
-        inner = source.get("message") if isinstance(source.get("message"), Mapping) else {}
-        model = source.get("model") or inner.get("model")
-    return model if isinstance(model, str) and model else None
-
-
-def is_synthetic(m: Message) -> bool:
+def _synthetic(m: Message) -> bool:
     """An assistant message no model produced (Claude Code's ``<synthetic>``): not a request."""
-    return bool(m.metadata.get("synthetic")) or recorded_model(m) == "<synthetic>"
+    return isinstance(m.metadata, Mapping) and bool(m.metadata.get("synthetic"))
 
 
 def numbered_requests(session: Session) -> list[tuple[str, int, Request]]:
@@ -157,7 +131,7 @@ def numbered_requests(session: Session) -> list[tuple[str, int, Request]]:
     for order, (chain, sub) in enumerate(session.chains):
         lane, last = [], float("-inf")
         for r in find_requests(sub):
-            if is_synthetic(sub.messages[r.position]):
+            if _synthetic(sub.messages[r.position]):
                 continue
             last = r.time if r.time is not None and r.time > last else last
             lane.append(((last, order, r.position), chain, order, r))
@@ -222,19 +196,10 @@ def _recorded_compactions(sub: Session) -> list[Mapping[str, Any]]:
             and not isinstance(e.get("position_index"), bool)] if isinstance(entries, list) else []
 
 
-def _price_of(model: str | None, prices: PriceTable, default: ModelPrice) -> ModelPrice | None:
-    if model is None:
-        return default
-    name = match_model(model, prices)
-    return prices.get(name) if name is not None else None
-
-
-def _paid(price: ModelPrice | None, u: _Usage) -> float:
-    if price is None:
-        return 0.0
-    w1h = u.write_1h
-    return (u.input * price.input + u.read * price.cached_input + (u.write - w1h) * price.write_price("5m")
-            + w1h * price.write_price("1h") + u.output * price.output) / _PER
+def _price_row(r: BilledRequest, m: Message, prices: PriceTable) -> ModelPrice | None:
+    """The row the bill priced ``r`` with (``PriceTable.find``: never another model's)."""
+    provider = m.metadata.get("provider") if isinstance(m.metadata, Mapping) else None
+    return prices.find(r.model, provider if provider in PROVIDERS else None) if r.model and r.priced else None
 
 
 def _rebilled(price: ModelPrice | None, u: _Usage, shortfall: int) -> float:
@@ -306,11 +271,14 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     """The first cause (in ``CAUSES`` order) the transcript shows: ``(cause, detail, changed position)``."""
     msgs = sub.messages
     if prev is None:
-        own = sub.metadata.get("chain") if isinstance(sub.metadata, Mapping) else None
-        if rec.chain == MAIN_CHAIN and own in (None, "", MAIN_CHAIN):  # (a subagent's own file names its chain)
+        meta = sub.metadata if isinstance(sub.metadata, Mapping) else {}
+        own_file = meta.get("subagent_file")  # Claude Code: a subagent's own file is its main chain
+        own = meta.get("chain") if meta.get("chain") not in (None, "", MAIN_CHAIN) else \
+            (own_file.get("agent_id") or "of this file") if isinstance(own_file, Mapping) else None
+        if rec.chain == MAIN_CHAIN and own is None:
             return FIRST_REQUEST, f"first request of the session: nothing was cached yet " \
                                   f"(wrote {rec.usage.write:,} tokens)", None
-        call = sub.metadata.get("parent_call")
+        call = meta.get("parent_call")
         started = f" started by tool call {call}" if isinstance(call, str) and call else ""
         return SUBAGENT_START, f"first request of subagent {own if rec.chain == MAIN_CHAIN else rec.chain}" \
                                f"{started}: a new prefix", None
@@ -353,31 +321,33 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
 
 def ledger(session: Session, prices: PriceTable | None = None, *, default: ModelPrice | None = None,
            numbering: Mapping[tuple[str, int], int] | None = None) -> tuple[LedgerEntry, ...]:
-    """The ledger of ``session``: one entry per recorded request (usage recorded, not all zero, not
-    synthetic), in request order. Each request is priced at its own recorded model; one without a
-    recorded model at ``default`` (else the session's detected model). ``numbering`` maps
-    ``(chain, position)`` to a request number (a replay's); by default requests are numbered by
-    ``numbered_requests``."""
+    """The ledger of ``session``: one entry per request of its bill (``pruner.replay.bill``: every
+    chain, each request id once, each at its own recorded model) that was not aborted, in request
+    order. A request without a recorded model is priced at ``default`` (else the session's detected
+    model). ``numbering`` maps ``(chain, position)`` to a request number (a replay's, used when it
+    covers every request); by default requests are numbered by ``numbered_requests``."""
     prices = prices or default_prices()
     if default is None:
         default = prices.get(detect(session, prices)[1])
     chains = dict(session.chains)
-    found = numbered_requests(session)
-    recorded: dict[str, list[tuple[int, int, Request, _Usage]]] = {}
-    for number, (chain, order, r) in enumerate(found):
-        u = _usage(chains[chain].messages[r.position])
-        if u is not None and (u.context or u.output):
-            n = numbering.get((chain, r.position), number) if numbering is not None else number
-            recorded.setdefault(chain, []).append((n, order, r, u))
+    order = {chain: k for k, chain in enumerate(chains)}
+    billed = [r for r in bill(session, prices, model=default.model).requests if not r.aborted]
+    numbers = {(chain, r.position): n for n, (chain, _, r) in enumerate(numbered_requests(session))}
+    if numbering is not None and all((r.chain, r.position) in numbering for r in billed):
+        numbers = dict(numbering)
+    per_chain: dict[str, list[BilledRequest]] = {}
+    for r in billed:
+        per_chain.setdefault(r.chain, []).append(r)
     entries = []
-    for chain, items in recorded.items():
+    for chain, rows in per_chain.items():
         sub = chains[chain]
-        sent = _chain_sent(sub, [r.position for _, _, r, _ in items])
+        sent = _chain_sent(sub, [r.position for r in rows])
         done: list[_Rec] = []
-        for n, order, r, u in sorted(items, key=lambda item: item[2].position):
-            model = recorded_model(sub.messages[r.position])
-            price = _price_of(model, prices, default)
-            rec = _Rec(n, chain, order, r.position, r.time, u, model, price, sent[r.position])
+        for r in sorted(rows, key=lambda row: row.position):
+            m = sub.messages[r.position]
+            rec = _Rec(numbers[(chain, r.position)], chain, order[chain], r.position, r.time,
+                       _Usage(r.input, r.output, r.cache_read, r.cache_write, r.cache_write_1h),
+                       r.model if r.model_recorded else None, _price_row(r, m, prices), r, sent[r.position])
             entries.append(_entry(rec, done[-1] if done else None, done, sub, default))
             done.append(rec)
     return tuple(sorted(entries, key=lambda e: e.request))
@@ -405,10 +375,11 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
         if status == "partial":
             detail += f"; read {u.read:,} of the {held:,} tokens request {prev.index} left cached"
     if price is None:
-        detail += f"; model {rec.model} has no price: its dollars are unknown"
+        detail += f"; model {rec.billed.model} has no price: its dollars are unknown"
     return LedgerEntry(request=rec.index, chain=rec.chain, status=status, cause=cause, detail=detail,
                        changed_position=changed, gap_seconds=gap, rebilled_dollars=_rebilled(price, u, shortfall),
-                       position=rec.position, model=rec.model, priced=price is not None, dollars=_paid(price, u))
+                       position=rec.position, model=rec.billed.model, priced=price is not None,
+                       dollars=rec.billed.dollars)
 
 
 def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
