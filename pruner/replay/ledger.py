@@ -10,7 +10,9 @@ does. Its ``rebilled_dollars`` is what it paid above the same request served as
 a hit: the previous request's cached prefix billed at the cached price instead
 of the write (or input) price it paid, at the request's own model's list price.
 Everything comes from the recorded usage and what ``as_recorded`` sent; nothing
-is modelled. See ``docs/cache-ledger.md``.
+is modelled. The requests are the bill's (``pruner.replay.bill``: every chain,
+each request id once, aborted ones left out), each with the bill's price row
+and dollars. See ``docs/cache-ledger.md``.
 
 >>> from pruner.model import Message, Session
 >>> def a(i, read, write, t):
