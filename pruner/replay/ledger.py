@@ -317,8 +317,10 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     # A fact, not a cause: Claude Code users report the cache re-created after parallel tool calls.
     calls = max((len(m.tool_calls) for m in msgs[prev.position:rec.position] if m.role == "assistant"), default=0)
     parallel = f"; it follows a response with {calls} parallel tool calls" if calls > 1 else ""
+    turn = "; it follows a new user message" if any(m.role == "user" for m in msgs[prev.position:rec.position]) \
+        else ""
     return NO_VISIBLE_CAUSE, "nothing in the transcript explains it (system prompt, tools or the " \
-                             f"provider's servers){unknown}{parallel}", None
+                             f"provider's servers){unknown}{parallel}{turn}", None
 
 
 def ledger(session: Session, prices: PriceTable | None = None, *, default: ModelPrice | None = None,
