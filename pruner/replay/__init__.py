@@ -18,7 +18,9 @@ the replay with what was really billed.
 
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
-from .engine import Replay, RequestRow, StrategyRun, replay
+from .engine import Replay, replay
+from .rows import RequestRow, StrategyRun
+from .scale import TokenScale
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
 from .settings import DEFAULT_MODELS, ReplaySettings
@@ -28,5 +30,5 @@ __all__ = [
     "AnthropicCache", "CACHE_MODELS", "CacheModel", "CacheUsage", "Calibration", "DEFAULT_MODELS", "Event",
     "ExtraCall", "ModelPrice", "OpenAICache", "PriceTable", "Replay", "ReplaySettings", "Request", "RequestRow",
     "STRATEGIES", "Step", "Strategy", "StrategyRun", "calibrate", "default_prices", "find_requests",
-    "load_prices", "register_strategy", "replay", "strategy_names",
+    "load_prices", "register_strategy", "replay", "strategy_names", "TokenScale",
 ]
