@@ -11,10 +11,8 @@ from ..errors import ConfigurationError, PrunerError
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
-from ..replay.ledger import ledger_of
-from ..replay.ledger_report import ledger_json
 from ..replay.ledger_report import lines as ledger_lines
-from ..replay.report import escape, events_text, show_context, table, to_csv, to_json
+from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args
 from .types import non_negative_int, positive_int, strategy_list
@@ -73,33 +71,37 @@ def run(args) -> int:
         clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
         clear_exclude_tools=tuple(args.clear_exclude_tool), inherit_cold=not args.no_inherit_cold)
     result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
+    if args.show is not None and not result.requests:
+        raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
+                                 "model produced), so there is no context to show")
     if args.show is not None and args.show >= len(result.requests):
         raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
                                  f"(0 to {len(result.requests) - 1})")
     out = sys.stdout
     n = len(result.requests)
-    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls) in "
+    chains = len(result.chains)
+    subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
+    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
           f"{session.last_turn:,} turns; format {session.source_format}", file=out)
     print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
-    print(f"cache: {result.cache_description}; window {result.window:,} tokens", file=out)
+    windows = sorted({r.window for r in result.requests}) or [result.window]
+    print(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)
     calibration = from_replay(result)
     if calibration is not None:
         print("\n".join(calibration.lines()), file=out)
     print(table(result), file=out)
-    for line in events_text(result):
+    for line in chain_lines(result) + events_text(result):
         print(line, file=out)
     if args.show is not None:
         for name in result.runs:
             print("\n".join(show_context(result, name, args.show)), file=out)
-    entries = ledger_of(result, prices) if args.misses or args.json else ()
     if args.misses:
-        print("\n".join(escape(line) for line in ledger_lines(entries)), file=out)
+        print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
     if args.json:
-        data = to_json(result)
-        data["ledger"] = ledger_json(entries)
-        _write(args.json, json.dumps(data, ensure_ascii=False, indent=1) + "\n", source=args.file)
+        _write(args.json, json.dumps(to_json(result), ensure_ascii=False, indent=1) + "\n",
+                         source=args.file)
     if args.csv:
         _write(args.csv, to_csv(result), source=args.file)
     return 0

@@ -30,18 +30,19 @@ and dollars. See ``docs/cache-ledger.md``.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
-from .cache import (ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS,
-                    OPENAI_RETENTION_S, AnthropicCache)
 from .bill import BilledRequest, bill
+from .cache import (ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS, OPENAI_RETENTION_S,
+                    AnthropicCache, CacheModel)
 from .detect import detect
 from .prices import PROVIDERS, ModelPrice, PriceTable, default_prices
-from .requests import Request, find_requests
+from .recording import cache_models
+from .requests import find_requests
+from .settings import ReplaySettings
 from .wire import lookback_start
 
 #: The causes, in order of precedence (the first that applies is the one reported), each with the
@@ -118,27 +119,6 @@ class _Rec:
     price: ModelPrice | None
     billed: BilledRequest
     sent: "_Sent"
-
-
-def _synthetic(m: Message) -> bool:
-    """An assistant message no model produced (Claude Code's ``<synthetic>``): not a request."""
-    return isinstance(m.metadata, Mapping) and bool(m.metadata.get("synthetic"))
-
-
-def numbered_requests(session: Session) -> list[tuple[str, int, Request]]:
-    """``(chain, chain order, request)`` for every request of every chain, numbered the way contract B
-    numbers them: in time order across chains, ties by chain order then position; each chain's own
-    order is kept (a request without a timestamp takes its chain's previous time)."""
-    lanes = []
-    for order, (chain, sub) in enumerate(session.chains):
-        lane, last = [], float("-inf")
-        for r in find_requests(sub):
-            if _synthetic(sub.messages[r.position]):
-                continue
-            last = r.time if r.time is not None and r.time > last else last
-            lane.append(((last, order, r.position), chain, order, r))
-        lanes.append(lane)
-    return [(chain, order, r) for _, chain, order, r in heapq.merge(*lanes, key=lambda item: item[0])]
 
 
 @dataclass(frozen=True)
@@ -229,16 +209,14 @@ class _Rules:
     increment: int  # automatic caching: the step reads come in
 
 
-def _rules(price: ModelPrice | None, fallback_provider: str) -> _Rules:
+def _rules(price: ModelPrice | None, fallback_provider: str, models: Mapping[str, CacheModel]) -> _Rules:
     provider = price.provider if price is not None else fallback_provider
     row = price if price is not None else ModelPrice(provider=provider, model="", input=0, cached_input=0, output=0)
-    cls = CACHE_MODELS.get(provider)
-    model = cls(row) if cls is not None else None
+    model = models.get(provider)
     if model is None or isinstance(model, AnthropicCache):
-        return _Rules(provider, True, model.minimum if model is not None else row.min_cacheable_tokens,
-                      ANTHROPIC_TTLS["5m"], 1)
-    return _Rules(provider, False, model.minimum, getattr(model, "retention", OPENAI_RETENTION_S),
-                  getattr(model, "increment", OPENAI_INCREMENT))
+        return _Rules(provider, True, AnthropicCache.minimum(row), ANTHROPIC_TTLS["5m"], 1)
+    retention = model.retention(row) if callable(getattr(model, "retention", None)) else OPENAI_RETENTION_S
+    return _Rules(provider, False, model.minimum(row), retention, getattr(model, "increment", OPENAI_INCREMENT))
 
 
 def _cached_after(prev: _Rec, rules: _Rules) -> int:
@@ -324,19 +302,22 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
 
 
 def ledger(session: Session, prices: PriceTable | None = None, *, default: ModelPrice | None = None,
-           numbering: Mapping[tuple[str, int], int] | None = None) -> tuple[LedgerEntry, ...]:
+           numbering: Mapping[tuple[str, int], int] | None = None,
+           settings: ReplaySettings | None = None) -> tuple[LedgerEntry, ...]:
     """The ledger of ``session``: one entry per request of its bill (``pruner.replay.bill``: every
     chain, each request id once, each at its own recorded model) that was not aborted, in request
     order. A request without a recorded model is priced at ``default`` (else the session's detected
     model). ``numbering`` maps ``(chain, position)`` to a request number (a replay's, used when it
-    covers every request); by default requests are numbered by ``numbered_requests``."""
+    covers every request); by default requests are numbered as ``find_requests`` numbers them.
+    ``settings`` give the cache models' options (OpenAI's retention policy)."""
     prices = prices or default_prices()
+    models = cache_models(settings or ReplaySettings())
     if default is None:
         default = prices.get(detect(session, prices)[1])
     chains = dict(session.chains)
     order = {chain: k for k, chain in enumerate(chains)}
     billed = [r for r in bill(session, prices, model=default.model).requests if not r.aborted]
-    numbers = {(chain, r.position): n for n, (chain, _, r) in enumerate(numbered_requests(session))}
+    numbers = {(r.chain, r.position): r.index for r in find_requests(session)}
     if numbering is not None and all((r.chain, r.position) in numbering for r in billed):
         numbers = dict(numbering)
     per_chain: dict[str, list[BilledRequest]] = {}
@@ -352,14 +333,15 @@ def ledger(session: Session, prices: PriceTable | None = None, *, default: Model
             rec = _Rec(numbers[(chain, r.position)], chain, order[chain], r.position, r.time,
                        _Usage(r.input, r.output, r.cache_read, r.cache_write, r.cache_write_1h),
                        r.model if r.model_recorded else None, _price_row(r, m, prices), r, sent[r.position])
-            entries.append(_entry(rec, done[-1] if done else None, done, sub, default))
+            entries.append(_entry(rec, done[-1] if done else None, done, sub, default, models))
             done.append(rec)
     return tuple(sorted(entries, key=lambda e: e.request))
 
 
-def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, default: ModelPrice) -> LedgerEntry:
+def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, default: ModelPrice,
+           models: Mapping[str, CacheModel]) -> LedgerEntry:
     price, u = rec.price, rec.usage
-    rules = _rules(price, default.provider)
+    rules = _rules(price, default.provider, models)
     minimum = rules.minimum
     gap = None
     if prev is not None and rec.time is not None and prev.time is not None and rec.time >= prev.time:
@@ -387,10 +369,14 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
 
 
 def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
-    """The ledger of a ``Replay``'s session, with ``prices`` (else the table the replay kept, else the
-    shipped one) and the replay's model as the default, numbered as the replay numbers its requests."""
-    prices = prices if prices is not None else getattr(replay, "prices", None)
-    if not isinstance(prices, PriceTable):
-        prices = default_prices().with_model(replay.price)
-    numbering = {(getattr(r, "chain", MAIN_CHAIN), r.position): r.index for r in replay.requests}
-    return ledger(replay.session, prices, default=replay.price, numbering=numbering)
+    """The ledger of a ``Replay``'s session, numbered as the replay numbers its requests, priced with
+    ``prices``, else with the rows the replay priced its requests at (so a user's prices file carries
+    over), its settings' model for requests that record none."""
+    if prices is None:
+        rows = {r.price.model: r.price for r in replay.requests if getattr(r, "price", None) is not None
+                and getattr(r, "priced", True)}
+        rows.setdefault(replay.price.model, replay.price)
+        prices = PriceTable(models=tuple(rows.values()), retrieved=replay.price.retrieved or "unknown",
+                            origin=replay.prices_label)
+    numbering = {(r.chain, r.position): r.index for r in replay.requests}
+    return ledger(replay.session, prices, default=replay.price, numbering=numbering, settings=replay.settings)
