@@ -168,6 +168,16 @@ def test_openai_automatic_caching_reads_the_previous_prompt_in_128_token_steps()
     assert only(ledger(_openai(0, 299))).cause == "no_visible_cause"
 
 
+def test_openai_extended_retention_when_the_settings_ask_for_it():
+    from pruner.replay import ReplaySettings
+
+    s = Session.of([user(0, T0), asst(0, read=0, write=0, inp=20_000, t=T0 + 1, model="gpt-5.1"),
+                    user(1, T0 + 4000), asst(1, read=0, write=0, inp=21_000, t=T0 + 4001, model="gpt-5.1")])
+    assert only(ledger(s)).cause == "ttl_expired"
+    assert only(ledger(s, settings=ReplaySettings(provider="openai", openai_retention="24h"))).cause == \
+        "no_visible_cause"
+
+
 def test_subagent_start_and_chains_are_apart():
     sub = Session.of([user(10, T0 + 5, "task"), asst(10, read=0, write=9_000, t=T0 + 6),
                       user(11, T0 + 7), asst(11, read=9_000, write=100, t=T0 + 8)],
