@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
 
@@ -247,3 +250,50 @@ def test_subagents_round_trip_through_native_and_are_validated(real_data, tmp_pa
     bad_sub = replace(s.subagents[0], messages=s.subagents[0].messages[:1] + s.subagents[0].messages[:1])
     with pytest.raises(InvalidSessionError, match="subagent #0"):
         validate_session(replace(s, subagents=(bad_sub,)))
+
+
+def test_a_subagents_repairs_are_reported_with_the_files_and_its_text_is_fixed():
+    text = "\n".join([
+        _line("user", "u1", None, {"role": "user", "content": "start"}),
+        _line("user", "s1", None, {"role": "user", "content": "half an emoji \ud83d"}, isSidechain=True),
+        json.dumps({"type": "Assistant", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "message": {}}),
+    ])
+    s = loads(text, file="x.jsonl")
+    ((_, sub),) = s.chains[1:]
+    assert sub.messages[0].content == "half an emoji \ufffd"
+    kinds = {r["kind"]: r for r in s.metadata["repairs"]}
+    assert kinds["unknown_entries"]["lines"] == [3] and "replaced_surrogates" in kinds
+    assert "repairs" not in sub.metadata
+
+
+# --- link order: a property, and damage -----------------------------------------------------------------------
+
+@st.composite
+def _shuffled_tree(draw):
+    n = draw(st.integers(min_value=1, max_value=25))
+    parents = [None] + [draw(st.integers(min_value=0, max_value=k - 1)) for k in range(1, n)]
+    order = draw(st.permutations(range(n)))
+    return parents, order
+
+
+@given(_shuffled_tree())
+def test_every_line_comes_after_its_parent_whatever_the_file_order(tree):
+    parents, order = tree
+    lines = [_line("user", f"u{k}", None if parents[k] is None else f"u{parents[k]}",
+                   {"role": "user", "content": f"m{k}"}) for k in order]
+    s = loads("\n".join(lines))
+    seen = {m.id: i for i, m in enumerate(s.messages)}
+    assert sorted(seen) == sorted(f"u{k}" for k in range(len(parents)))  # nothing lost, nothing added
+    for k, parent in enumerate(parents):
+        if parent is not None:
+            assert seen[f"u{parent}"] < seen[f"u{k}"]
+
+
+def test_a_parent_cycle_keeps_every_line_and_ends():
+    lines = [_line("user", "u1", None, {"role": "user", "content": "one"}),
+             _line("user", "a", "b", {"role": "user", "content": "a"}),
+             _line("user", "b", "a", {"role": "user", "content": "b"}),
+             _line("user", "x", "b", {"role": "user", "content": "x"}, isSidechain=True),
+             _line("user", "y", "y", {"role": "user", "content": "self"}, isSidechain=True)]
+    s = loads("\n".join(lines))
+    assert {m.id for _, chain in s.chains for m in chain.messages} == {"u1", "a", "b", "x", "y"}

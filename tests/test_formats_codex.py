@@ -138,3 +138,16 @@ def test_a_token_count_out_of_range_drops_that_usage_and_says_so():
     assert "usage" not in s.messages[-1].metadata
     (repair,) = [r for r in s.metadata["repairs"] if r["kind"] == "invalid_usage"]
     assert repair["lines"] == [3] and "input_tokens" in repair["message"]
+
+
+def test_a_second_token_count_without_a_reply_of_its_own_is_reported():
+    say = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    lines = [_event("response_item", {"type": "message", "role": "user",
+                                      "content": [{"type": "input_text", "text": "hi"}]}, "t1"),
+             _event("response_item", say, "t2"),
+             _event("event_msg", _token_count(10, 0, 3, 0, {"n": 1}), "t3"),
+             _event("event_msg", _token_count(20, 0, 4, 0, {"n": 2}), "t4")]
+    s = loads("\n".join(lines), file="r.jsonl")
+    assert s.messages[-1].metadata["usage"]["input"] == 10  # the first count stays with its reply
+    (repair,) = [r for r in s.metadata["repairs"] if r["kind"] == "usage_without_reply"]
+    assert repair["lines"] == [4]

@@ -426,7 +426,7 @@ def test_contributing_example_strategy_registers_and_runs():
 @pytest.mark.parametrize("name, provider, model", [
     ("pi_session.jsonl", "anthropic", "claude-sonnet-4-5-20250929"),  # recorded per message
     ("openai_chat.json", "openai", "gpt-4o"),  # 'gpt-4o-2024-08-06': the longest row it starts with
-    ("codex_rollout.jsonl", "openai", "gpt-5.1"),  # no model recorded: the format's provider
+    ("codex_rollout.jsonl", "openai", "gpt-5-codex"),  # recorded in its turn_context
     ("claude_code.jsonl", "anthropic", "claude-sonnet-4-5-20250929"),
 ])
 def test_the_provider_and_model_come_from_the_session(name, provider, model):

@@ -173,7 +173,10 @@ def flatten_content(value: Any, *, file: str, where: str, line: int | None = Non
 
 
 def usage(*, input: Any = 0, output: Any = 0, cache_read: Any = 0, cache_write: Any = 0) -> dict[str, int]:
-    """The shared ``metadata["usage"]`` shape; missing or odd values count as 0."""
+    """The shared ``metadata["usage"]`` shape; missing or odd values count as 0.
+
+    Unchecked: importers use ``checked_usage``, which bounds every count and
+    names the field of a bad one (issue 23, defect 5)."""
     def num(v: Any) -> int:
         return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
     return {"input": num(input), "output": num(output), "cache_read": num(cache_read),

@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any, Mapping
 
 from ..model import Session
+from .cache import CACHE_MODELS
 from .prices import PROVIDERS, PriceTable, default_prices
 from .requests import recorded_usage
 from .settings import DEFAULT_MODELS
@@ -61,7 +62,7 @@ def detect(session: Session, prices: PriceTable) -> tuple[str, str, str]:
     """``(provider, model, how)``: ``how`` says where they came from, for the output's notes."""
     for (provider, name), _ in _recorded_models(session).most_common():
         model = match_model(name, prices, provider if provider in PROVIDERS else None)
-        if model is not None:
+        if model is not None and prices.get(model).provider in CACHE_MODELS:  # a provider the replay can bill
             row = prices.get(model)
             return row.provider, row.model, f"the session records model {name!r}"
     provider = _FORMAT_PROVIDER.get(session.source_format, "anthropic")
