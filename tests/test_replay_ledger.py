@@ -192,6 +192,20 @@ def test_subagent_start_and_chains_are_apart():
     assert "toolu_1" in entries[1].detail
 
 
+def test_bill_of_a_session_with_a_longer_subagent_walks_each_chain_by_its_own_positions():
+    # Regression: once find_requests spanned every chain, bill() indexed the main chain's messages with a
+    # subagent's positions (IndexError when the subagent is the longer conversation).
+    from pruner.replay import bill
+
+    sub = Session.of([m for k in range(5) for m in (user(20 + k, T0 + 10 * k), asst(20 + k, read=0, write=9_000,
+                                                                                       t=T0 + 10 * k + 1))],
+                     metadata={"chain": "agent-1"})
+    s = Session.of(two_requests(gap=20).messages, subagents=[sub])
+    assert [(r.chain, r.position) for r in bill(s).requests] == [("main", 1), ("main", 3)] + [
+        ("agent-1", 2 * k + 1) for k in range(5)]
+    assert len(ledger(s)) == 7
+
+
 def test_a_subagents_own_file_starts_as_a_subagent():
     for meta in ({"chain": "agent-7"}, {"subagent_file": {"agent_id": "agent-7"}}):
         e = only(ledger(Session.of(two_requests(gap=10).messages, metadata=meta)), 0)
