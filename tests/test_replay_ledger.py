@@ -92,7 +92,7 @@ def test_model_changed_wins_over_ttl():
 def test_recorded_compaction_right_before():
     summary = Message(id="s", role="summary", content="what happened so far", metadata={"kind": "compaction"})
     e = only(ledger(two_requests(gap=10, between=[summary])))
-    assert (e.cause, e.changed_position) == ("compaction", 2)
+    assert (e.cause, e.changed_position, e.changed_message_id) == ("compaction", 2, "s")
     assert only(ledger(two_requests(gap=10))).cause == "no_visible_cause"
 
 
@@ -107,7 +107,7 @@ def test_prefix_changed_names_the_message_and_how_far_back():
     # request 1 sends differs from what request 0 sent, from the summary on.
     summary = Message(id="s", role="summary", content="the story so far")
     e = only(ledger(two_requests(gap=10, between=[summary])))
-    assert e.cause == "prefix_changed" and e.changed_position == 2
+    assert e.cause == "prefix_changed" and e.changed_position == 2 and e.changed_message_id == "s"
     assert "2 messages back from the end" in e.detail
 
 

@@ -84,6 +84,7 @@ class LedgerEntry:
     model: str | None = None  # the model it was priced at: its recorded one, else the session's default
     priced: bool = True  # False: the model has no price row, so its dollars are 0 and unknown
     dollars: float = 0.0  # what the request paid: the bill's list price of its recorded usage
+    changed_message_id: str | None = None  # the id of the message at ``changed_position`` (to highlight it)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -365,7 +366,8 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
     return LedgerEntry(request=rec.index, chain=rec.chain, status=status, cause=cause, detail=detail,
                        changed_position=changed, gap_seconds=gap, rebilled_dollars=_rebilled(price, u, shortfall),
                        position=rec.position, model=rec.billed.model, priced=price is not None,
-                       dollars=rec.billed.dollars)
+                       dollars=rec.billed.dollars,
+                       changed_message_id=sub.messages[changed].id if changed is not None else None)
 
 
 def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
