@@ -95,13 +95,14 @@ class Lane:
     """One strategy over every chain, in the session's request order."""
 
     def __init__(self, name: str, summary: str, make_chain_lane, lens_set: tuple[Lens, ...], snapshots: bool,
-                 settings, book):
+                 settings, book, observer=None):
         self.run = StrategyRun(name=name, summary=summary, snapshots=[] if snapshots else None)
         self.lenses = lens_set
         self.make_chain_lane = make_chain_lane
         self.chains: dict[str, ChainLane] = {}
         self.settings, self.book = settings, book
         self.use_recorded = name == "as_recorded"
+        self.observer = observer  # sees each request's context: observer(request, wire) (context recall)
 
     def chain(self, chain: str) -> ChainLane:
         lane = self.chains.get(chain)
@@ -118,6 +119,8 @@ class Lane:
         run, rec, price = self.run, req.recorded, req.price
         if run.snapshots is not None:
             run.snapshots.append((tuple(wire.messages), dict(wire.substitutes)))
+        if self.observer is not None:
+            self.observer(req, wire)
         common = dict(request=req.index, chain=req.chain, position=req.position, turn=req.turn,
                       model=price.model, priced=req.priced, window=req.window, tokens=wire.tokens,
                       changed_at=wire.changed_at, events=step.events)
