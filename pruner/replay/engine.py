@@ -181,7 +181,8 @@ class _Runner:
                     self.settings, self.book, observer)
         providers = spec.factory.providers
         if providers is not None:
-            used = sorted({r.price.provider for r in self.requests} - set(providers))
+            used = sorted({r.price.provider for r in self.requests  # aborted ones reached no provider
+                           if r.recorded is None or not r.recorded.aborted} - set(providers))
             if used:
                 lane.run.applicable = False
                 lane.run.not_applicable_reason = (
