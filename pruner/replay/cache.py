@@ -16,7 +16,12 @@ maintained by the wire, never recomputed here).
   found "walking backward one block at a time": "The lookback window is 20
   blocks. The system checks at most 20 positions per breakpoint, counting the
   breakpoint itself as the first." A change further back than that from the
-  end leaves only the system entry.
+  end leaves only the system entry. Positions are counted as the page defines
+  blocks for the lookback: a message's text is one, a run of consecutive
+  tool_use blocks is one, and a run of consecutive tool_result blocks is one
+  (``pruner.replay.wire.lookback_start``; issue 19's reading of the page,
+  https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+  retrieved 2026-12-01).
 * "Shorter prompts cannot be cached": below the model's minimum cacheable
   length (``min_cacheable_tokens`` in the price table) nothing is read or
   written, everything is plain input.
