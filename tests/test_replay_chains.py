@@ -196,3 +196,37 @@ def test_clear_tool_uses_is_not_applicable_to_an_openai_session():
     t = r.runs["clear_tool_uses"].totals
     assert not t["applicable"] and not t["feasible"] and "not applicable" in t["not_applicable_reason"]
     assert r.runs["full"].totals["applicable"]
+
+
+def test_real_claude_code_compaction_full_sends_no_recorded_summary_and_is_infeasible(real_data):
+    """codemie-session-624a4a58 compacted once (compact_boundary + isCompactSummary): full replays the
+    conversation without the summary, and the whole conversation outgrows the 200k window."""
+    from pruner import load_session
+    from pruner.compaction.cut import is_summary_message
+
+    s = load_session(real_data / "claude-code" / "codemie-session-624a4a58.jsonl")
+    r = replay(s, ["as_recorded", "full", "compact"], snapshots=True, recall=False)
+    assert any(is_summary_message(m) for q in r.requests for m in r.context("as_recorded", q.index))
+    assert not any(is_summary_message(m) for q in r.requests for m in r.context("full", q.index))
+    full = r.runs["full"].totals
+    rows = r.runs["full"].rows
+    first_over = next(row.request for row in rows if row.input > row.window)
+    assert (full["feasible"], full["infeasible_from"]) == (False, first_over)
+    assert full["dollars"] == pytest.approx(sum(row.dollars for row in rows[:first_over]), abs=1e-6)
+    assert r.runs["compact"].totals["feasible"] and r.runs["as_recorded"].totals["feasible"]
+
+
+def test_the_lookback_counts_a_run_of_tool_uses_and_a_run_of_tool_results_as_one_position_each():
+    from pruner.replay.wire import lookback_start
+
+    calls = tuple(ToolCall(f"c{k}", "read", {"k": k}) for k in range(5))
+    turn_ = [Message(id="a", role="assistant", content="reading five files", tool_calls=calls)]
+    turn_ += [Message(id=f"r{k}", role="tool", content="x", tool_call_id=f"c{k}") for k in range(5)]
+    messages = [Message(id="u", role="user", content="go"), *turn_, Message(id="a2", role="assistant", content="ok")]
+    # From the end: a2 (1), the five results (1 together), the call's text and its run of five tool_use
+    # blocks (2), u (1); the breakpoint's own block counts as the first of the lookback's positions.
+    assert lookback_start(messages, 3) == 2  # a2 and the run of results: 2 positions after the breakpoint's
+    assert lookback_start(messages, 4) == 2  # the call's 2 positions do not fit in the one left
+    assert lookback_start(messages, 5) == 1
+    assert lookback_start(messages, 6) == 0
+    assert lookback_start(messages, 20) == 0

@@ -161,7 +161,7 @@ def bill(session: Session, prices: PriceTable | None = None, *, model: str | Non
     kept: dict[str, int] = {}  # request id -> its row
     duplicates = without_usage = 0
     for chain, conversation in session.chains:
-        for req in chain_requests(chain, conversation):  # its own (find_requests spans every chain)
+        for req in chain_requests(chain, conversation):  # this chain's own (the session's span every chain)
             m = conversation.messages[req.position]
             if m.metadata.get("synthetic"):
                 continue  # no model produced it: not a request

@@ -67,6 +67,8 @@ class Replay:
     summarizer: Any = field(default=None, repr=False)
     pruner_seconds: float = 0.0  # the incremental pruners shared by the pruning strategies
     views: dict[str, ChainView] = field(default_factory=dict, repr=False)
+    recall: Any = None  # pruner.replay.recall.RecallReport, when computed as it ran
+    price_table: PriceTable | None = field(default=None, repr=False)  # the table every request was priced from
 
     @property
     def window(self) -> int:
@@ -171,7 +173,7 @@ class _Runner:
                                              summarizer=self.summarizer, cache_models=self.models, pruner_feed=feed)
         return env
 
-    def lane(self, name: str, snapshots: bool, track_ids: bool = False) -> Lane:
+    def lane(self, name: str, snapshots: bool, track_ids: bool = False, observer=None) -> Lane:
         spec = STRATEGIES.get(name)
         if spec is None:
             raise ConfigurationError(f"unknown strategy {name!r}; choose from {', '.join(strategy_names())}")
@@ -183,10 +185,11 @@ class _Runner:
             return ChainLane(spec.factory(env), env, self.views[chain], spec.counterfactual, book, lens_names)
 
         lane = Lane(name, spec.summary, make, lenses(self.requests, self.settings.inherit_cold), snapshots,
-                    self.settings, self.book)
+                    self.settings, self.book, observer)
         providers = spec.factory.providers
         if providers is not None:
-            used = sorted({r.price.provider for r in self.requests} - set(providers))
+            used = sorted({r.price.provider for r in self.requests  # aborted ones reached no provider
+                           if r.recorded is None or not r.recorded.aborted} - set(providers))
             if used:
                 lane.run.applicable = False
                 lane.run.not_applicable_reason = (
@@ -206,13 +209,16 @@ class _Runner:
         return materialize(messages, subs)
 
     def run_all(self, names: Sequence[str], facts: FactBook | None, snapshots: bool,
-                progress: Callable[[str], None] | None = None) -> tuple[dict[str, StrategyRun], float]:
+                progress: Callable[[str], None] | None = None,
+                observe: Callable[[str], Callable] | None = None) -> tuple[dict[str, StrategyRun], float]:
         """Every strategy in lock-step, request by request: the strategies that prune share one
         incremental pruner per chain (its verdicts do not depend on the strategy). Returns the runs and
         the seconds the shared pruners took (each run's ``seconds`` leaves it out)."""
         self.needs_feed = any(STRATEGIES[n].factory.uses_pruner for n in names if n in STRATEGIES)
         self.facts = facts
-        lanes = [self.lane(name, snapshots, track_ids=facts is not None) for name in names]
+        track = facts is not None or observe is not None
+        lanes = [self.lane(name, snapshots, track_ids=track, observer=observe(name) if observe else None)
+                 for name in names]
         clock = _time.perf_counter
 
         def shared() -> float:
@@ -231,10 +237,11 @@ class _Runner:
 
 def replay(session: Session, strategies: Iterable[str] | None = None, *, settings: ReplaySettings | None = None,
            prices: PriceTable | None = None, summarizer=None, snapshots: bool | None = None,
-           progress: Callable[[str], None] | None = None) -> Replay:
+           progress: Callable[[str], None] | None = None, recall: bool = True) -> Replay:
     """Replay ``session`` under each of ``strategies`` (default: all registered) and bill every request.
 
     ``snapshots``: keep every request's context for ``Replay.context`` (default: when small).
+    ``recall``: measure each strategy's context recall as it runs (``pruner.replay.recall``, where it exists).
     Raises ``ConfigurationError`` for an unknown strategy, provider or model.
     """
     settings = settings or ReplaySettings()
@@ -272,7 +279,23 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
     if snapshots is None:
         size = sum(len(s.messages) for _, s in session.chains)
         snapshots = len(requests) * (size + 1) <= SNAPSHOT_LIMIT
-    runs, pruner_seconds = runner.run_all(names, facts, snapshots, progress)
+    collector = _recall_collector(session, requests) if recall else None
+    runs, pruner_seconds = runner.run_all(names, facts, snapshots, progress,
+                                          collector.observer if collector is not None else None)
+    report = collector.report(names) if collector is not None else None
+    if report is not None:
+        from .recall import measures
+        for name, run in runs.items():
+            run.measures.update(measures(report.strategies[name]))
     return Replay(session=session, settings=settings, price=price, prices_label=prices.label, requests=requests,
                   runs=runs, recorded_usage=recorded, notes=tuple(notes), summarizer=summarizer,
-                  pruner_seconds=pruner_seconds, views=views)
+                  pruner_seconds=pruner_seconds, views=views, recall=report, price_table=prices)
+
+
+def _recall_collector(session: Session, requests: tuple[Request, ...]):
+    """The context-recall collector (branch ``recall``), or None where that module is not there."""
+    try:
+        from .recall import RecallCollector
+    except ImportError:
+        return None
+    return RecallCollector(session, requests)

@@ -97,6 +97,7 @@ class StrategyRun:
     snapshots: list[tuple[tuple[Message, ...], dict[str, str]]] | None = None
     applicable: bool = True  # False: the strategy does not exist for this provider (never ranked)
     not_applicable_reason: str = ""
+    measures: dict[str, Any] = field(default_factory=dict)  # added to the totals (context recall)
 
     @property
     def events(self) -> list[tuple[RequestRow, Event]]:
@@ -166,4 +167,5 @@ class StrategyRun:
             "facts_missing_max": max(facts) if facts else None,
             "requests_missing_facts": sum(1 for f in facts if f) if facts else None,
             "seconds": round(self.seconds, 3),
+            **self.measures,
         }

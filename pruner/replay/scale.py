@@ -55,6 +55,8 @@ MIN_SPREAD = 2_000
 #: A fitted slope outside this range is not a tokenizer ratio (a recorded compaction, a changed system
 #: prompt): our counts are used as they are (1.0).
 SLOPE_RANGE = (0.5, 2.0)
+#: The plain ratio's floor (provider tokens per token of ours).
+MIN_RATIO = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,10 @@ class ChainFit:
         self.current: TokenScale | None = None
 
     def add(self, *, recorded: int, ours: int) -> TokenScale:
+        """Fit with request k's recorded context size and our count of what was sent there (both > 0:
+        a request that recorded no context, or sent nothing we can count, keeps the last fit)."""
+        if recorded <= 0 or ours <= 0:
+            return self.current or TokenScale()
         x, y = float(ours), float(recorded)
         self.n += 1
         self.sx += x
@@ -114,9 +120,9 @@ class ChainFit:
             if SLOPE_RANGE[0] <= fitted <= SLOPE_RANGE[1]:
                 slope = fitted
         offset = y - slope * x
-        if offset < 0 and x > 0:
-            slope, offset = y / x, 0.0
-        elif x <= 0:
-            slope, offset = 1.0, max(0.0, y)
+        if offset < 0:
+            # Our count exceeds the provider's by more than the slope explains: the plain ratio at k
+            # (bounded below: a recording that tiny against our count is not a tokenizer's).
+            slope, offset = max(y / x, MIN_RATIO), 0.0
         self.current = TokenScale(slope=slope, offset=offset, source="measured")
         return self.current

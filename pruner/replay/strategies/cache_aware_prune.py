@@ -327,7 +327,7 @@ class CacheAwarePrune(Strategy):
         self.own_cost += dollars
         model.commit(self.state, self.wire, price=price, scale=scale, time=request.time, usage=usage)
         shadow_usage = model.quote(self.shadow_state, self.shadow, price=price, scale=scale, time=request.time,
-                                   cold=cold)
+                                   cold=cold, cold_read=request.inherit_read)
         model.commit(self.shadow_state, self.shadow, price=price, scale=scale, time=request.time, usage=shadow_usage)
         self.full_cost += _dollars(price, shadow_usage) + dollars - _dollars(price, usage)
         self.shadow.mark()
