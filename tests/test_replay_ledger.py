@@ -414,6 +414,13 @@ def test_cli_misses_prints_the_ledger_escaped_and_json_carries_it(tmp_path):
     assert data["summary"]["model_changed"]["misses"] == 1 and list(data["summary"]) == list(CAUSES)
 
 
+def test_cli_misses_on_a_session_without_usage_says_so(samples):
+    run = subprocess.run([sys.executable, "-m", "pruner", "replay", str(samples / "openai_chat.json"), "--misses",
+                          "--strategies", "as_recorded"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "cache ledger: no request records usage" in run.stdout
+
+
 def test_replay_ledger_matches_the_session_ledger():
     s = two_requests(gap=301)
     r = replay(s, ["as_recorded"])
