@@ -46,6 +46,10 @@ def add_arguments(p) -> None:
                    help="clear_tool_uses: clear only if at least this many tokens go (default 0)")
     p.add_argument("--clear-exclude-tool", action="append", default=[], metavar="NAME",
                    help="clear_tool_uses: never clear this tool's results (repeatable)")
+    p.add_argument("--clear-trigger-type", choices=("input_tokens", "tool_uses"), default="input_tokens",
+                   help="clear_tool_uses: what --clear-trigger counts (default input_tokens)")
+    p.add_argument("--clear-tool-inputs", action="store_true",
+                   help="clear_tool_uses: also clear the inputs of the calls whose results are cleared")
     p.add_argument("--no-inherit-cold", action="store_true",
                    help="do not make the requests the recording shows cold cold for every strategy")
     p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
@@ -66,7 +70,8 @@ def run(args) -> int:
         provider=provider, model=model, context_window=args.context_window, ttl=args.ttl,
         reserve_tokens=args.reserve_tokens, keep_recent_tokens=args.keep_recent_tokens,
         clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
-        clear_exclude_tools=tuple(args.clear_exclude_tool), inherit_cold=not args.no_inherit_cold)
+        clear_exclude_tools=tuple(args.clear_exclude_tool), clear_trigger_type=args.clear_trigger_type,
+        clear_tool_inputs=args.clear_tool_inputs, inherit_cold=not args.no_inherit_cold)
     result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
     if args.show is not None and not result.requests:
         raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
