@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import tempfile
 
-from ..errors import ConfigurationError, PrunerError
+from ..errors import ConfigurationError
+from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
 from ..replay.report import chain_lines, events_text, show_context, table, to_csv, to_json
 from ..replay.settings import DEFAULT_MODELS
-from .common import add_input_arguments, load_from_args
+from .common import add_input_arguments, load_from_args, write_output
 from .types import non_negative_int, positive_int, strategy_list
 
 NAME = "replay"
@@ -99,27 +97,11 @@ def run(args) -> int:
     if args.show is not None:
         for name in result.runs:
             print("\n".join(show_context(result, name, args.show)), file=out)
+    # The one writer of every command (atomic; a link followed, the mode kept, a device never
+    # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
-        _write(args.json, json.dumps(to_json(result), ensure_ascii=False, indent=1) + "\n",
-                         source=args.file)
+        write_output(args.json, dumps_json(to_json(result), indent=1) + "\n", source=args.file, option="--json")
     if args.csv:
-        _write(args.csv, to_csv(result), source=args.file)
+        write_output(args.csv, to_csv(result), source=args.file, option="--csv")
     return 0
 
-
-def _write(path: str, text: str, *, source: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file beside it, then a rename)."""
-    if os.path.exists(path) and os.path.samefile(path, source):
-        raise PrunerError(f"{path}: refusing to overwrite the input file; choose another file")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".pruner-", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise PrunerError(f"{path}: cannot write ({exc.strerror})") from None
