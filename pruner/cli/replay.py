@@ -25,7 +25,8 @@ def add_arguments(p) -> None:
     p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=None,
                    help="whose prompt cache and prices (default: the session's, else anthropic)")
     p.add_argument("--model", metavar="NAME", default=None,
-                   help="model whose prices apply (default: the session's, else " + ", ".join(
+                   help="model whose prices apply to requests that record none (a request that records its "
+                   "model is priced at it, or reported unpriced; default: the session's, else " + ", ".join(
                        f"{k} {v}" for k, v in sorted(DEFAULT_MODELS.items())) + ")")
     p.add_argument("--prices", metavar="FILE", default=None,
                    help="a prices JSON file in the shape of pruner/replay/prices.json (default: the shipped one)")
