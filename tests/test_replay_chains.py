@@ -230,3 +230,37 @@ def test_the_lookback_counts_a_run_of_tool_uses_and_a_run_of_tool_results_as_one
     assert lookback_start(messages, 5) == 1
     assert lookback_start(messages, 6) == 0
     assert lookback_start(messages, 20) == 0
+
+
+def _tool_session(n: int = 8) -> Session:
+    msgs = [Message(id="u0", role="user", content="start")]
+    for k in range(n):
+        msgs += [Message(id=f"a{k}", role="assistant", content="",
+                         tool_calls=(ToolCall(f"c{k}", "read" if k % 2 else "grep", {"path": "x" * 300}),)),
+                 Message(id=f"r{k}", role="tool", content="data " * 300, tool_call_id=f"c{k}",
+                         tool_name="read" if k % 2 else "grep")]
+    msgs.append(Message(id="end", role="assistant", content="done"))
+    return Session.of(msgs)
+
+
+def test_clear_tool_uses_triggers_on_tool_uses_and_clears_tool_inputs_as_documented():
+    s = _tool_session()
+    base = dict(clear_keep=2, clear_trigger=4, clear_trigger_type="tool_uses")
+    r = replay(s, ["clear_tool_uses"], settings=ReplaySettings(**base), snapshots=True)
+    rows = r.runs["clear_tool_uses"].rows
+    # The context holds k tool uses at request k (the call of request k-1 and before): more than 4 from request 5.
+    first = next(row.request for row in rows if row.events)
+    assert first == 5
+    ctx = r.context("clear_tool_uses", first)
+    placeholders = [m for m in ctx if m.metadata.get("kind") == "placeholder"]
+    assert len(placeholders) == 3  # results of calls 0..2: all but the newest 2 tool uses (3 and 4)
+    assert all(c.arguments for m in ctx for c in m.tool_calls)  # inputs kept by default
+    r = replay(s, ["clear_tool_uses"], settings=ReplaySettings(**base, clear_tool_inputs=True), snapshots=True)
+    ctx = r.context("clear_tool_uses", first)
+    emptied = {c.id for m in ctx for c in m.tool_calls if not c.arguments}
+    assert emptied == {"c0", "c1", "c2"}
+    r = replay(s, ["clear_tool_uses"], settings=ReplaySettings(**base, clear_tool_inputs=("read",)), snapshots=True)
+    ctx = r.context("clear_tool_uses", first)
+    assert {c.id for m in ctx for c in m.tool_calls if not c.arguments} == {"c1"}  # only read's inputs
+    with pytest.raises(Exception, match="clear_trigger_type"):
+        ReplaySettings(clear_trigger_type="messages")

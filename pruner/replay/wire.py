@@ -186,6 +186,22 @@ class Wire:
         self.messages = new
         self.changed_at = min(self.changed_at, lcp)
 
+    def switch(self, messages: Sequence[Message], substitutes: Mapping[str, str], tokens: int) -> None:
+        """Send another context, ``messages`` with ``substitutes``, whose token total (substitutes
+        included) the caller knows: ``tokens``. Costs the comparison of the common prefix (in C), never
+        a count of the rest; ``changed_at`` moves to where the messages first differ."""
+        old = self.messages
+        new = messages if isinstance(messages, list) else list(messages)
+        k = len(old)
+        lcp = next(compress(count(), map(is_not, old, new)), min(k, len(new)))
+        if self.track_ids and (lcp < k or lcp < len(new)):
+            self._track(old[lcp:], new[lcp:])
+        self.messages = new
+        self.substitutes = dict(substitutes)
+        self._incoming = self.substitutes.copy()
+        self.tokens = tokens
+        self.changed_at = min(self.changed_at, lcp)
+
     def apply(self, messages: Sequence[Message], tokens: int, change, *, index_of: Mapping[str, int],
               message_of: Callable[[str], Message], call_owner: Mapping[str, int]) -> None:
         """Send the incremental pruner's new context, given how it changed (``ContextChange``: ids that
