@@ -13,7 +13,7 @@ from pruner.formats import detect_format
 from pruner.replay import ModelPrice, ReplaySettings, replay
 from pruner.replay.cache import CACHE_MODELS, GoogleCache, google_minimum
 from tests.conftest import SAMPLES
-from tests.test_replay import View, bill
+from tests.test_replay import Priced, View, bill
 
 REAL = ("codemie-session-2025-12-01.json", "codemie-session-2026-01-16-file-ops.json")
 
@@ -116,9 +116,13 @@ def test_gemini_files_are_detected_as_gemini_and_nothing_else_is(real_data):
 # -- Gemini implicit caching -----------------------------------------------------------------------
 
 
+def _price(model="gemini-2.5-pro", minimum=0):
+    return ModelPrice(provider="google", model=model, input=1.25, cached_input=0.125, output=10.0,
+                      min_cacheable_tokens=minimum)
+
+
 def _google(model="gemini-2.5-pro", minimum=0):
-    return GoogleCache(ModelPrice(provider="google", model=model, input=1.25, cached_input=0.125, output=10.0,
-                                  min_cacheable_tokens=minimum))
+    return Priced(GoogleCache(), _price(model, minimum))
 
 
 def test_google_is_a_registered_cache_model_with_the_documented_minimums():
@@ -127,8 +131,8 @@ def test_google_is_a_registered_cache_model_with_the_documented_minimums():
     assert google_minimum("gemini-3-flash-preview") == 1024
     assert google_minimum("gemini-2.5-flash-lite") == 2048
     assert google_minimum("gemini-1.0-ultra") == 4096  # unknown: the largest documented minimum
-    assert _google(minimum=0).minimum == 2048
-    assert _google(minimum=1024).minimum == 1024  # the price row's own minimum wins
+    assert GoogleCache().minimum(_price(minimum=0)) == 2048
+    assert GoogleCache().minimum(_price(minimum=1024)) == 1024  # the price row's own minimum wins
 
 
 def test_google_reads_the_common_prefix_without_rounding_and_writes_nothing():

@@ -92,7 +92,7 @@ def test_model_changed_wins_over_ttl():
 def test_recorded_compaction_right_before():
     summary = Message(id="s", role="summary", content="what happened so far", metadata={"kind": "compaction"})
     e = only(ledger(two_requests(gap=10, between=[summary])))
-    assert (e.cause, e.changed_position) == ("compaction", 2)
+    assert (e.cause, e.changed_position, e.changed_message_id) == ("compaction", 2, "s")
     assert only(ledger(two_requests(gap=10))).cause == "no_visible_cause"
 
 
@@ -107,7 +107,7 @@ def test_prefix_changed_names_the_message_and_how_far_back():
     # request 1 sends differs from what request 0 sent, from the summary on.
     summary = Message(id="s", role="summary", content="the story so far")
     e = only(ledger(two_requests(gap=10, between=[summary])))
-    assert e.cause == "prefix_changed" and e.changed_position == 2
+    assert e.cause == "prefix_changed" and e.changed_position == 2 and e.changed_message_id == "s"
     assert "2 messages back from the end" in e.detail
 
 
@@ -168,6 +168,16 @@ def test_openai_automatic_caching_reads_the_previous_prompt_in_128_token_steps()
     assert only(ledger(_openai(0, 299))).cause == "no_visible_cause"
 
 
+def test_openai_extended_retention_when_the_settings_ask_for_it():
+    from pruner.replay import ReplaySettings
+
+    s = Session.of([user(0, T0), asst(0, read=0, write=0, inp=20_000, t=T0 + 1, model="gpt-5.1"),
+                    user(1, T0 + 4000), asst(1, read=0, write=0, inp=21_000, t=T0 + 4001, model="gpt-5.1")])
+    assert only(ledger(s)).cause == "ttl_expired"
+    assert only(ledger(s, settings=ReplaySettings(provider="openai", openai_retention="24h"))).cause == \
+        "no_visible_cause"
+
+
 def test_subagent_start_and_chains_are_apart():
     sub = Session.of([user(10, T0 + 5, "task"), asst(10, read=0, write=9_000, t=T0 + 6),
                       user(11, T0 + 7), asst(11, read=9_000, write=100, t=T0 + 8)],
@@ -182,10 +192,24 @@ def test_subagent_start_and_chains_are_apart():
     assert "toolu_1" in entries[1].detail
 
 
+def test_bill_of_a_session_with_a_longer_subagent_walks_each_chain_by_its_own_positions():
+    # Regression: once find_requests spanned every chain, bill() indexed the main chain's messages with a
+    # subagent's positions (IndexError when the subagent is the longer conversation).
+    from pruner.replay import bill
+
+    sub = Session.of([m for k in range(5) for m in (user(20 + k, T0 + 10 * k), asst(20 + k, read=0, write=9_000,
+                                                                                       t=T0 + 10 * k + 1))],
+                     metadata={"chain": "agent-1"})
+    s = Session.of(two_requests(gap=20).messages, subagents=[sub])
+    assert [(r.chain, r.position) for r in bill(s).requests] == [("main", 1), ("main", 3)] + [
+        ("agent-1", 2 * k + 1) for k in range(5)]
+    assert len(ledger(s)) == 7
+
+
 def test_a_subagents_own_file_starts_as_a_subagent():
-    s = Session.of(two_requests(gap=10).messages, metadata={"chain": "agent-7"})
-    e = only(ledger(s), 0)
-    assert e.cause == "subagent_start" and "agent-7" in e.detail
+    for meta in ({"chain": "agent-7"}, {"subagent_file": {"agent_id": "agent-7"}}):
+        e = only(ledger(Session.of(two_requests(gap=10).messages, metadata=meta)), 0)
+        assert e.cause == "subagent_start" and "agent-7" in e.detail
 
 
 def test_unpriced_model_is_reported_not_priced_as_another():
@@ -224,6 +248,9 @@ def sessions(draw):
                                                                         "gpt-4o", "no-such-model"]))}
             if usage is not None:
                 meta["usage"] = usage
+            rid = draw(st.none() | st.sampled_from(["r1", "r2", "r3"]))  # a request id may repeat across chains
+            if rid is not None:
+                meta["request_id"] = rid
             msgs.append(Message(id=f"{prefix}a{k}", role="assistant", content="ok", metadata=meta))
         return msgs
 
@@ -234,11 +261,17 @@ def sessions(draw):
 @given(sessions())
 def test_property_one_entry_per_recorded_request_and_summary_sums(s):
     entries = ledger(s)
-    recorded = [(chain, i) for chain, sub in s.chains for i, m in enumerate(sub.messages)
-                if m.role == "assistant" and "usage" in m.metadata
-                and (sum(m.metadata["usage"].values()) > 0)]
-    assert sorted((e.chain, e.position) for e in entries) == sorted(recorded)
-    assert len({e.request for e in entries}) == len(entries)
+    # every recorded request once: a request id repeated (across chains too) is one request, the copy
+    # with the most output kept; requests recorded with all-zero usage (aborted) have no entry
+    kept: dict = {}
+    for chain, sub in s.chains:
+        for i, m in enumerate(sub.messages):
+            if m.role == "assistant" and "usage" in m.metadata:
+                key = m.metadata.get("request_id") or (chain, i)
+                if key not in kept or m.metadata["usage"]["output"] > kept[key][2]["output"]:
+                    kept[key] = (chain, i, m.metadata["usage"])
+    expected = sorted((c, i) for c, i, u in kept.values() if any(u.values()))
+    assert sorted((e.chain, e.position) for e in entries) == expected
     summary = ledger_summary(entries)
     assert sum(row["dollars"] for row in summary.values()) == pytest.approx(
         sum(e.rebilled_dollars for e in entries), abs=1e-6)
@@ -379,6 +412,13 @@ def test_cli_misses_prints_the_ledger_escaped_and_json_carries_it(tmp_path):
     data = json.loads(out_json.read_text(encoding="utf-8"))["ledger"]
     assert [e["cause"] for e in data["entries"]] == ["first_request", "model_changed"]
     assert data["summary"]["model_changed"]["misses"] == 1 and list(data["summary"]) == list(CAUSES)
+
+
+def test_cli_misses_on_a_session_without_usage_says_so(samples):
+    run = subprocess.run([sys.executable, "-m", "pruner", "replay", str(samples / "openai_chat.json"), "--misses",
+                          "--strategies", "as_recorded"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "cache ledger: no request records usage" in run.stdout
 
 
 def test_replay_ledger_matches_the_session_ledger():

@@ -16,7 +16,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
-from ..model import Session
+from ..model import MAIN_CHAIN, Session
 from ..replay.requests import find_requests, timestamp
 from .discover import FileState, LogSession
 
@@ -67,17 +67,17 @@ def session_facts(session: Session) -> dict[str, Any]:
     """Start, end, models and request counts over every chain of ``session``."""
     times: list[float] = []
     models: Counter = Counter()
+    chains = dict(session.chains)
     main = sub = 0
-    for chain, part in session.chains:
-        requests = find_requests(part)
-        if chain == "main":
-            main += len(requests)
+    for r in find_requests(session):  # every chain's requests (each with its chain and position in it)
+        if r.chain == MAIN_CHAIN:
+            main += 1
         else:
-            sub += len(requests)
-        for r in requests:
-            model = _model(part.messages[r.position])
-            if model:
-                models[model] += 1
+            sub += 1
+        model = _model(chains[r.chain].messages[r.position])
+        if model:
+            models[model] += 1
+    for part in chains.values():
         times.extend(t for t in (timestamp(m) for m in part.messages) if t is not None)
     return {"start": _iso(min(times)) if times else None, "end": _iso(max(times)) if times else None,
             "models": json.dumps(dict(sorted(models.items()))), "requests_main": main, "requests_subagent": sub}

@@ -19,10 +19,12 @@ the replay with what was really billed.
 from .bill import Bill, BilledRequest, bill
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
-from .engine import Replay, RequestRow, StrategyRun, replay
+from .engine import Replay, replay
 from .ledger import CAUSES, LedgerEntry, ledger, ledger_of
 from .ledger_report import ledger_summary
 from .recall import RecallReport, context_recall
+from .rows import RequestRow, StrategyRun
+from .scale import TokenScale
 from .verdict import Verdict, verdict
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
@@ -32,7 +34,7 @@ from .strategy import STRATEGIES, Event, ExtraCall, Step, Strategy, register_str
 __all__ = [
     "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CAUSES", "CacheModel", "CacheUsage", "Calibration",
     "DEFAULT_MODELS", "Event", "ExtraCall", "LedgerEntry", "ModelPrice", "OpenAICache", "PriceTable", "RecallReport",
-    "Replay", "ReplaySettings", "Request", "RequestRow", "STRATEGIES", "Step", "Strategy", "StrategyRun", "Verdict",
-    "bill", "calibrate", "context_recall", "default_prices", "find_requests", "ledger", "ledger_of", "ledger_summary",
-    "load_prices", "register_strategy", "replay", "strategy_names", "verdict",
+    "Replay", "ReplaySettings", "Request", "RequestRow", "STRATEGIES", "Step", "Strategy", "StrategyRun", "TokenScale",
+    "Verdict", "bill", "calibrate", "context_recall", "default_prices", "find_requests", "ledger", "ledger_of",
+    "ledger_summary", "load_prices", "register_strategy", "replay", "strategy_names", "verdict",
 ]

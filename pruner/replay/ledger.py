@@ -10,7 +10,9 @@ does. Its ``rebilled_dollars`` is what it paid above the same request served as
 a hit: the previous request's cached prefix billed at the cached price instead
 of the write (or input) price it paid, at the request's own model's list price.
 Everything comes from the recorded usage and what ``as_recorded`` sent; nothing
-is modelled. See ``docs/cache-ledger.md``.
+is modelled. The requests are the bill's (``pruner.replay.bill``: every chain,
+each request id once, aborted ones left out), each with the bill's price row
+and dollars. See ``docs/cache-ledger.md``.
 
 >>> from pruner.model import Message, Session
 >>> def a(i, read, write, t):
@@ -28,17 +30,19 @@ is modelled. See ``docs/cache-ledger.md``.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
-from .cache import (ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS,
-                    OPENAI_RETENTION_S, AnthropicCache)
-from .detect import detect, match_model
-from .prices import ModelPrice, PriceTable, default_prices
-from .requests import Request, find_requests
+from .bill import BilledRequest, bill
+from .cache import (ANTHROPIC_LOOKBACK_BLOCKS, ANTHROPIC_TTLS, OPENAI_INCREMENT, OPENAI_MIN_TOKENS, OPENAI_RETENTION_S,
+                    AnthropicCache, CacheModel)
+from .detect import detect
+from .prices import PROVIDERS, ModelPrice, PriceTable, default_prices
+from .recording import cache_models
+from .requests import find_requests
+from .settings import ReplaySettings
 from .wire import lookback_start
 
 #: The causes, in order of precedence (the first that applies is the one reported), each with the
@@ -77,9 +81,10 @@ class LedgerEntry:
     gap_seconds: float | None  # since the chain's previous request (None: unknown or out of order)
     rebilled_dollars: float  # paid above the same request served as a hit
     position: int = 0  # index in the chain's messages of the assistant message this request produced
-    model: str | None = None  # the recorded model (None: not recorded; the default model's price applies)
+    model: str | None = None  # the model it was priced at: its recorded one, else the session's default
     priced: bool = True  # False: the model has no price row, so its dollars are 0 and unknown
-    dollars: float = 0.0  # what the request paid (list price of its recorded usage)
+    dollars: float = 0.0  # what the request paid: the bill's list price of its recorded usage
+    changed_message_id: str | None = None  # the id of the message at ``changed_position`` (to highlight it)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -111,58 +116,10 @@ class _Rec:
     position: int
     time: float | None
     usage: _Usage
-    model: str | None
+    model: str | None  # the recorded model (None: not recorded)
     price: ModelPrice | None
+    billed: BilledRequest
     sent: "_Sent"
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        return None
-    return int(value)
-
-
-def _usage(m: Message) -> _Usage | None:
-    u = m.metadata.get("usage") if isinstance(m.metadata, Mapping) else None
-    if not isinstance(u, Mapping):
-        return None
-    values = [_int(u.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h")]
-    if any(v is None for v in values):
-        return None
-    values[4] = min(values[4], values[3])
-    return _Usage(*values)
-
-
-def recorded_model(m: Message) -> str | None:
-    """The model a message records (``metadata["model"]``, else the importer's ``source``)."""
-    meta = m.metadata if isinstance(m.metadata, Mapping) else {}
-    model = meta.get("model")
-    if not isinstance(model, str) or not model:
-        source = meta.get("source") if isinstance(meta.get("source"), Mapping) else {}
-        inner = source.get("message") if isinstance(source.get("message"), Mapping) else {}
-        model = source.get("model") or inner.get("model")
-    return model if isinstance(model, str) and model else None
-
-
-def is_synthetic(m: Message) -> bool:
-    """An assistant message no model produced (Claude Code's ``<synthetic>``): not a request."""
-    return bool(m.metadata.get("synthetic")) or recorded_model(m) == "<synthetic>"
-
-
-def numbered_requests(session: Session) -> list[tuple[str, int, Request]]:
-    """``(chain, chain order, request)`` for every request of every chain, numbered the way contract B
-    numbers them: in time order across chains, ties by chain order then position; each chain's own
-    order is kept (a request without a timestamp takes its chain's previous time)."""
-    lanes = []
-    for order, (chain, sub) in enumerate(session.chains):
-        lane, last = [], float("-inf")
-        for r in find_requests(sub):
-            if is_synthetic(sub.messages[r.position]):
-                continue
-            last = r.time if r.time is not None and r.time > last else last
-            lane.append(((last, order, r.position), chain, order, r))
-        lanes.append(lane)
-    return [(chain, order, r) for _, chain, order, r in heapq.merge(*lanes, key=lambda item: item[0])]
 
 
 @dataclass(frozen=True)
@@ -222,19 +179,10 @@ def _recorded_compactions(sub: Session) -> list[Mapping[str, Any]]:
             and not isinstance(e.get("position_index"), bool)] if isinstance(entries, list) else []
 
 
-def _price_of(model: str | None, prices: PriceTable, default: ModelPrice) -> ModelPrice | None:
-    if model is None:
-        return default
-    name = match_model(model, prices)
-    return prices.get(name) if name is not None else None
-
-
-def _paid(price: ModelPrice | None, u: _Usage) -> float:
-    if price is None:
-        return 0.0
-    w1h = u.write_1h
-    return (u.input * price.input + u.read * price.cached_input + (u.write - w1h) * price.write_price("5m")
-            + w1h * price.write_price("1h") + u.output * price.output) / _PER
+def _price_row(r: BilledRequest, m: Message, prices: PriceTable) -> ModelPrice | None:
+    """The row the bill priced ``r`` with (``PriceTable.find``: never another model's)."""
+    provider = m.metadata.get("provider") if isinstance(m.metadata, Mapping) else None
+    return prices.find(r.model, provider if provider in PROVIDERS else None) if r.model and r.priced else None
 
 
 def _rebilled(price: ModelPrice | None, u: _Usage, shortfall: int) -> float:
@@ -262,16 +210,14 @@ class _Rules:
     increment: int  # automatic caching: the step reads come in
 
 
-def _rules(price: ModelPrice | None, fallback_provider: str) -> _Rules:
+def _rules(price: ModelPrice | None, fallback_provider: str, models: Mapping[str, CacheModel]) -> _Rules:
     provider = price.provider if price is not None else fallback_provider
     row = price if price is not None else ModelPrice(provider=provider, model="", input=0, cached_input=0, output=0)
-    cls = CACHE_MODELS.get(provider)
-    model = cls(row) if cls is not None else None
+    model = models.get(provider)
     if model is None or isinstance(model, AnthropicCache):
-        return _Rules(provider, True, model.minimum if model is not None else row.min_cacheable_tokens,
-                      ANTHROPIC_TTLS["5m"], 1)
-    return _Rules(provider, False, model.minimum, getattr(model, "retention", OPENAI_RETENTION_S),
-                  getattr(model, "increment", OPENAI_INCREMENT))
+        return _Rules(provider, True, AnthropicCache.minimum(row), ANTHROPIC_TTLS["5m"], 1)
+    retention = model.retention(row) if callable(getattr(model, "retention", None)) else OPENAI_RETENTION_S
+    return _Rules(provider, False, model.minimum(row), retention, getattr(model, "increment", OPENAI_INCREMENT))
 
 
 def _cached_after(prev: _Rec, rules: _Rules) -> int:
@@ -306,11 +252,14 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     """The first cause (in ``CAUSES`` order) the transcript shows: ``(cause, detail, changed position)``."""
     msgs = sub.messages
     if prev is None:
-        own = sub.metadata.get("chain") if isinstance(sub.metadata, Mapping) else None
-        if rec.chain == MAIN_CHAIN and own in (None, "", MAIN_CHAIN):  # (a subagent's own file names its chain)
+        meta = sub.metadata if isinstance(sub.metadata, Mapping) else {}
+        own_file = meta.get("subagent_file")  # Claude Code: a subagent's own file is its main chain
+        own = meta.get("chain") if meta.get("chain") not in (None, "", MAIN_CHAIN) else \
+            (own_file.get("agent_id") or "of this file") if isinstance(own_file, Mapping) else None
+        if rec.chain == MAIN_CHAIN and own is None:
             return FIRST_REQUEST, f"first request of the session: nothing was cached yet " \
                                   f"(wrote {rec.usage.write:,} tokens)", None
-        call = sub.metadata.get("parent_call")
+        call = meta.get("parent_call")
         started = f" started by tool call {call}" if isinstance(call, str) and call else ""
         return SUBAGENT_START, f"first request of subagent {own if rec.chain == MAIN_CHAIN else rec.chain}" \
                                f"{started}: a new prefix", None
@@ -347,45 +296,53 @@ def _cause(rec: _Rec, prev: _Rec | None, chain_recs: Sequence[_Rec], sub: Sessio
     # A fact, not a cause: Claude Code users report the cache re-created after parallel tool calls.
     calls = max((len(m.tool_calls) for m in msgs[prev.position:rec.position] if m.role == "assistant"), default=0)
     parallel = f"; it follows a response with {calls} parallel tool calls" if calls > 1 else ""
+    turn = "; it follows a new user message" if any(m.role == "user" for m in msgs[prev.position:rec.position]) \
+        else ""
     return NO_VISIBLE_CAUSE, "nothing in the transcript explains it (system prompt, tools or the " \
-                             f"provider's servers){unknown}{parallel}", None
+                             f"provider's servers){unknown}{parallel}{turn}", None
 
 
 def ledger(session: Session, prices: PriceTable | None = None, *, default: ModelPrice | None = None,
-           numbering: Mapping[tuple[str, int], int] | None = None) -> tuple[LedgerEntry, ...]:
-    """The ledger of ``session``: one entry per recorded request (usage recorded, not all zero, not
-    synthetic), in request order. Each request is priced at its own recorded model; one without a
-    recorded model at ``default`` (else the session's detected model). ``numbering`` maps
-    ``(chain, position)`` to a request number (a replay's); by default requests are numbered by
-    ``numbered_requests``."""
+           numbering: Mapping[tuple[str, int], int] | None = None,
+           settings: ReplaySettings | None = None) -> tuple[LedgerEntry, ...]:
+    """The ledger of ``session``: one entry per request of its bill (``pruner.replay.bill``: every
+    chain, each request id once, each at its own recorded model) that was not aborted, in request
+    order. A request without a recorded model is priced at ``default`` (else the session's detected
+    model). ``numbering`` maps ``(chain, position)`` to a request number (a replay's, used when it
+    covers every request); by default requests are numbered as ``find_requests`` numbers them.
+    ``settings`` give the cache models' options (OpenAI's retention policy)."""
     prices = prices or default_prices()
+    models = cache_models(settings or ReplaySettings())
     if default is None:
         default = prices.get(detect(session, prices)[1])
     chains = dict(session.chains)
-    found = numbered_requests(session)
-    recorded: dict[str, list[tuple[int, int, Request, _Usage]]] = {}
-    for number, (chain, order, r) in enumerate(found):
-        u = _usage(chains[chain].messages[r.position])
-        if u is not None and (u.context or u.output):
-            n = numbering.get((chain, r.position), number) if numbering is not None else number
-            recorded.setdefault(chain, []).append((n, order, r, u))
+    order = {chain: k for k, chain in enumerate(chains)}
+    billed = [r for r in bill(session, prices, model=default.model).requests if not r.aborted]
+    numbers = {(r.chain, r.position): r.index for r in find_requests(session)}
+    if numbering is not None and all((r.chain, r.position) in numbering for r in billed):
+        numbers = dict(numbering)
+    per_chain: dict[str, list[BilledRequest]] = {}
+    for r in billed:
+        per_chain.setdefault(r.chain, []).append(r)
     entries = []
-    for chain, items in recorded.items():
+    for chain, rows in per_chain.items():
         sub = chains[chain]
-        sent = _chain_sent(sub, [r.position for _, _, r, _ in items])
+        sent = _chain_sent(sub, [r.position for r in rows])
         done: list[_Rec] = []
-        for n, order, r, u in sorted(items, key=lambda item: item[2].position):
-            model = recorded_model(sub.messages[r.position])
-            price = _price_of(model, prices, default)
-            rec = _Rec(n, chain, order, r.position, r.time, u, model, price, sent[r.position])
-            entries.append(_entry(rec, done[-1] if done else None, done, sub, default))
+        for r in sorted(rows, key=lambda row: row.position):
+            m = sub.messages[r.position]
+            rec = _Rec(numbers[(chain, r.position)], chain, order[chain], r.position, r.time,
+                       _Usage(r.input, r.output, r.cache_read, r.cache_write, r.cache_write_1h),
+                       r.model if r.model_recorded else None, _price_row(r, m, prices), r, sent[r.position])
+            entries.append(_entry(rec, done[-1] if done else None, done, sub, default, models))
             done.append(rec)
     return tuple(sorted(entries, key=lambda e: e.request))
 
 
-def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, default: ModelPrice) -> LedgerEntry:
+def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, default: ModelPrice,
+           models: Mapping[str, CacheModel]) -> LedgerEntry:
     price, u = rec.price, rec.usage
-    rules = _rules(price, default.provider)
+    rules = _rules(price, default.provider, models)
     minimum = rules.minimum
     gap = None
     if prev is not None and rec.time is not None and prev.time is not None and rec.time >= prev.time:
@@ -405,17 +362,23 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
         if status == "partial":
             detail += f"; read {u.read:,} of the {held:,} tokens request {prev.index} left cached"
     if price is None:
-        detail += f"; model {rec.model} has no price: its dollars are unknown"
+        detail += f"; model {rec.billed.model} has no price: its dollars are unknown"
     return LedgerEntry(request=rec.index, chain=rec.chain, status=status, cause=cause, detail=detail,
                        changed_position=changed, gap_seconds=gap, rebilled_dollars=_rebilled(price, u, shortfall),
-                       position=rec.position, model=rec.model, priced=price is not None, dollars=_paid(price, u))
+                       position=rec.position, model=rec.billed.model, priced=price is not None,
+                       dollars=rec.billed.dollars,
+                       changed_message_id=sub.messages[changed].id if changed is not None else None)
 
 
 def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
-    """The ledger of a ``Replay``'s session, with ``prices`` (else the table the replay kept, else the
-    shipped one) and the replay's model as the default, numbered as the replay numbers its requests."""
-    prices = prices if prices is not None else getattr(replay, "prices", None)
-    if not isinstance(prices, PriceTable):
-        prices = default_prices().with_model(replay.price)
-    numbering = {(getattr(r, "chain", MAIN_CHAIN), r.position): r.index for r in replay.requests}
-    return ledger(replay.session, prices, default=replay.price, numbering=numbering)
+    """The ledger of a ``Replay``'s session, numbered as the replay numbers its requests, priced with
+    ``prices``, else with the rows the replay priced its requests at (so a user's prices file carries
+    over), its settings' model for requests that record none."""
+    if prices is None:
+        rows = {r.price.model: r.price for r in replay.requests if getattr(r, "price", None) is not None
+                and getattr(r, "priced", True)}
+        rows.setdefault(replay.price.model, replay.price)
+        prices = PriceTable(models=tuple(rows.values()), retrieved=replay.price.retrieved or "unknown",
+                            origin=replay.prices_label)
+    numbering = {(r.chain, r.position): r.index for r in replay.requests}
+    return ledger(replay.session, prices, default=replay.price, numbering=numbering, settings=replay.settings)

@@ -65,6 +65,8 @@ def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
     """The ledger as text: one line per miss or partial (when ``misses``), then the summary by cause.
     Text from the transcript (chain ids, model names) is passed as it is: the CLI escapes it."""
     entries = tuple(_entries(entries))
+    if not entries:
+        return ["cache ledger: no request records usage, so there is no cache hit or miss to attribute"]
     bill = sum(e.dollars for e in entries)
     broken = [e for e in entries if e.status != "hit"]
     rebilled = sum(e.rebilled_dollars for e in broken)
