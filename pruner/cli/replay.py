@@ -11,7 +11,7 @@ from ..errors import ConfigurationError, PrunerError
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
-from ..replay.report import events_text, show_context, table, to_csv, to_json
+from ..replay.report import chain_lines, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args
@@ -72,22 +72,28 @@ def run(args) -> int:
         clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
         clear_exclude_tools=tuple(args.clear_exclude_tool), inherit_cold=not args.no_inherit_cold)
     result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
+    if args.show is not None and not result.requests:
+        raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
+                                 "model produced), so there is no context to show")
     if args.show is not None and args.show >= len(result.requests):
         raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
                                  f"(0 to {len(result.requests) - 1})")
     out = sys.stdout
     n = len(result.requests)
-    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls) in "
+    chains = len(result.chains)
+    subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
+    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
           f"{session.last_turn:,} turns; format {session.source_format}", file=out)
     print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
-    print(f"cache: {result.cache_description}; window {result.window:,} tokens", file=out)
+    windows = sorted({r.window for r in result.requests}) or [result.window]
+    print(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)
     calibration = from_replay(result)
     if calibration is not None:
         print("\n".join(calibration.lines()), file=out)
     print(table(result), file=out)
-    for line in events_text(result):
+    for line in chain_lines(result) + events_text(result):
         print(line, file=out)
     if args.show is not None:
         for name in result.runs:

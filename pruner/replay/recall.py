@@ -573,17 +573,12 @@ class RecallCollector:
 
     def observer(self, name: str) -> Callable[[Any, Any], None]:
         """What the replay calls after each strategy step: ``observer(request, wire)``."""
-        pending = [0, 0]  # what an aborted request (not marked: the lists went on) already reported
-
         def observe(req, wire) -> None:
             if not wire.track_ids:
                 self.observe(name, req, wire.messages, wire.substitutes, wire.changed_at)
                 return
-            skip_left, skip_entered = pending
-            self.observe(name, req, None, wire.substitutes, changes=(wire.left[skip_left:],
-                                                                     wire.entered[skip_entered:]))
-            aborted = req.recorded is not None and req.recorded.aborted
-            pending[:] = (len(wire.left), len(wire.entered)) if aborted else (0, 0)
+            # The wire lists what left and entered since its last mark() (after every request).
+            self.observe(name, req, None, wire.substitutes, changes=(wire.left, wire.entered))
         return observe
 
     def report(self, names: Sequence[str]) -> RecallReport:

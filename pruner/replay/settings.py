@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..engine.prune import PruneConfig
 from ..errors import ConfigurationError
-from .cache import ANTHROPIC_TTLS, CACHE_MODELS
+from .cache import ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_RETENTIONS
 
 #: The model each provider's dollars use unless ``--model`` says otherwise.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5-20250929", "openai": "gpt-5.1"}
@@ -42,14 +42,16 @@ class ReplaySettings:
     ``scale``: provider tokens per token of ours; ``None`` measures it from the
     session's recorded usage (1.0 when it records none). ``inherit_cold``: a
     request the recording shows cold (no cache read) is cold for every strategy.
-    ``cache_aware_budget``: the share of ``full``'s cost so far that
-    ``cache_aware_prune`` may spend ahead of its savings (it never spends more).
+    ``model``: the model whose prices apply to requests that record none (a request that records
+    its model is priced at that model, or reported unpriced). ``cache_aware_budget``: the share of
+    ``full``'s cost so far that ``cache_aware_prune`` may spend ahead of its savings (it never spends more).
     """
 
     provider: str = "anthropic"
     model: str | None = None
     context_window: int | None = None
     ttl: str = "5m"
+    openai_retention: str = "in_memory"  # or "24h": OpenAI's extended retention, for the models that have it
     reserve_tokens: int = RESERVE_TOKENS
     keep_recent_tokens: int = KEEP_RECENT_TOKENS
     truncate_budget: int | None = None  # default: window - reserve, like the compaction trigger
@@ -68,6 +70,9 @@ class ReplaySettings:
             raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}")
         if self.ttl not in ANTHROPIC_TTLS:
             raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}")
+        if self.openai_retention not in OPENAI_RETENTIONS:
+            raise ConfigurationError(f"openai_retention is {self.openai_retention!r}; expected one of "
+                                     f"{', '.join(OPENAI_RETENTIONS)}")
         for name in ("reserve_tokens", "keep_recent_tokens", "clear_trigger", "clear_keep", "clear_at_least"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

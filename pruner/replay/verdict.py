@@ -68,6 +68,8 @@ def recall_share(text: str) -> float:
 
 def feasible(totals: dict[str, Any]) -> bool:
     """Whether the API would accept every request (money-engine's ``feasible``; else no rejected request)."""
+    if not totals.get("applicable", True):
+        return False  # a feature of another provider's API: it could not have run
     if "feasible" in totals:
         return bool(totals["feasible"])
     return not totals.get("rejected", 0)

@@ -37,6 +37,8 @@ from ..strategy import Event, Step, Strategy, register_strategy
                    summary="Anthropic's server-side clear_tool_uses_20250919: whenever the input exceeds the trigger "
                    "(100k), tool results older than the newest 3 tool uses are replaced by a placeholder")
 class ClearToolUses(Strategy):
+    providers = ("anthropic",)  # a feature of Anthropic's API: not applicable to OpenAI or Google sessions
+
     def __init__(self, env):
         super().__init__(env)
         s = env.settings
@@ -60,7 +62,7 @@ class ClearToolUses(Strategy):
                     self.clearable.append(start + k)
         before = wire.tokens + env.book.total(new)
         wire.extend(new)
-        if env.provider(wire.tokens) <= self.trigger:
+        if request.scale.provider(wire.tokens) <= self.trigger:
             return Step()
         # Clear every clearable result older than the newest `keep` tool uses.
         newest_kept = self.results[-self.keep] if self.keep and len(self.results) >= self.keep else request.position
@@ -71,7 +73,7 @@ class ClearToolUses(Strategy):
             return Step()
         fresh = self.clearable[self.cleared:target]
         gain = env.book.total(session[i] for i in fresh) - len(fresh) * env.book.text(self.placeholder)
-        if env.provider(gain) < self.at_least:
+        if request.scale.part(gain) < self.at_least:
             return Step()
         for i in fresh:  # the cleared ones precede it, so its place in the wire is shifted by their count
             position = i - self.cleared
