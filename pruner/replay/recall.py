@@ -133,6 +133,10 @@ class StrategyRecall:
     # Generated workloads: (request, fact key, missing from the context, recall < 1 at that request) for
     # every fact a reply refers to with a REF: tag (the ground truth recall is validated against).
     fact_checks: tuple[tuple[int, str, bool, bool, str], ...] = ()  # + what still held the key
+    by_chain: tuple[tuple[str, int, int], ...] = ()  # (chain, used terms, terms missing), main first
+
+    def chain_recall(self) -> dict[str, float]:
+        return {c: round(1 - m / u, 6) if u else 1.0 for c, u, m in self.by_chain}
 
     @property
     def recall(self) -> float:
@@ -433,6 +437,7 @@ class RecallCollector:
         self._offline = offline_budget
         self._facts = _reply_facts(session) if facts else None
         self._fact_checks: dict[str, list[tuple[int, str, bool, bool, str]]] = {}
+        self._by_chain: dict[str, dict[str, list[int]]] = {}
 
     # -- chains (requests of subagents live in their own chain's messages) -----------------------------
 
@@ -519,6 +524,9 @@ class RecallCollector:
         position = req.position
         lost = [t for t in used if not holder.held(t, position)]
         missing.append(len(lost))
+        counts = self._by_chain.setdefault(name, {}).setdefault(chain, [0, 0])
+        counts[0] += len(used)
+        counts[1] += len(lost)
         if lost:
             recorded = self._recorded_at(req)
             ix = holder.index
@@ -588,8 +596,10 @@ class RecallCollector:
         for name in names:
             per = tuple(self._missing.get(name, ()))
             comps = tuple(c for (n, _), h in sorted(self._holders.items()) if n == name for c in h.compactions())
+            chains = self._by_chain.get(name, {})
             strategies[name] = StrategyRecall(name, total, sum(per), per, tuple(self._losses.get(name, ())), comps,
-                                              tuple(self._fact_checks.get(name, ())))
+                                              tuple(self._fact_checks.get(name, ())),
+                                              tuple((c, u, m) for c, (u, m) in chains.items()))
         recorded = tuple(c for _, (h, _) in sorted(self._recorded.items()) for c in h.compactions())
         return RecallReport(used, strategies, recorded)
 
@@ -609,6 +619,8 @@ def _reply_facts(session: Session):
 def measures(s: StrategyRecall) -> dict[str, Any]:
     """What ``StrategyRun.totals`` carries about recall."""
     return {"context_recall": s.recall, "used_terms": s.used, "terms_missing": s.missing,
+            "context_recall_by_chain": {c: {"used_terms": u, "terms_missing": m, "context_recall": r}
+                                        for (c, u, m), r in zip(s.by_chain, s.chain_recall().values())},
             "summary_recall": [c.as_dict() for c in s.compactions]}
 
 
