@@ -196,3 +196,71 @@ def test_clear_tool_uses_is_not_applicable_to_an_openai_session():
     t = r.runs["clear_tool_uses"].totals
     assert not t["applicable"] and not t["feasible"] and "not applicable" in t["not_applicable_reason"]
     assert r.runs["full"].totals["applicable"]
+
+
+def test_real_claude_code_compaction_full_sends_no_recorded_summary_and_is_infeasible(real_data):
+    """codemie-session-624a4a58 compacted once (compact_boundary + isCompactSummary): full replays the
+    conversation without the summary, and the whole conversation outgrows the 200k window."""
+    from pruner import load_session
+    from pruner.compaction.cut import is_summary_message
+
+    s = load_session(real_data / "claude-code" / "codemie-session-624a4a58.jsonl")
+    r = replay(s, ["as_recorded", "full", "compact"], snapshots=True, recall=False)
+    assert any(is_summary_message(m) for q in r.requests for m in r.context("as_recorded", q.index))
+    assert not any(is_summary_message(m) for q in r.requests for m in r.context("full", q.index))
+    full = r.runs["full"].totals
+    rows = r.runs["full"].rows
+    first_over = next(row.request for row in rows if row.input > row.window)
+    assert (full["feasible"], full["infeasible_from"]) == (False, first_over)
+    assert full["dollars"] == pytest.approx(sum(row.dollars for row in rows[:first_over]), abs=1e-6)
+    assert r.runs["compact"].totals["feasible"] and r.runs["as_recorded"].totals["feasible"]
+
+
+def test_the_lookback_counts_a_run_of_tool_uses_and_a_run_of_tool_results_as_one_position_each():
+    from pruner.replay.wire import lookback_start
+
+    calls = tuple(ToolCall(f"c{k}", "read", {"k": k}) for k in range(5))
+    turn_ = [Message(id="a", role="assistant", content="reading five files", tool_calls=calls)]
+    turn_ += [Message(id=f"r{k}", role="tool", content="x", tool_call_id=f"c{k}") for k in range(5)]
+    messages = [Message(id="u", role="user", content="go"), *turn_, Message(id="a2", role="assistant", content="ok")]
+    # From the end: a2 (1), the five results (1 together), the call's text and its run of five tool_use
+    # blocks (2), u (1); the breakpoint's own block counts as the first of the lookback's positions.
+    assert lookback_start(messages, 3) == 2  # a2 and the run of results: 2 positions after the breakpoint's
+    assert lookback_start(messages, 4) == 2  # the call's 2 positions do not fit in the one left
+    assert lookback_start(messages, 5) == 1
+    assert lookback_start(messages, 6) == 0
+    assert lookback_start(messages, 20) == 0
+
+
+def _tool_session(n: int = 8) -> Session:
+    msgs = [Message(id="u0", role="user", content="start")]
+    for k in range(n):
+        msgs += [Message(id=f"a{k}", role="assistant", content="",
+                         tool_calls=(ToolCall(f"c{k}", "read" if k % 2 else "grep", {"path": "x" * 300}),)),
+                 Message(id=f"r{k}", role="tool", content="data " * 300, tool_call_id=f"c{k}",
+                         tool_name="read" if k % 2 else "grep")]
+    msgs.append(Message(id="end", role="assistant", content="done"))
+    return Session.of(msgs)
+
+
+def test_clear_tool_uses_triggers_on_tool_uses_and_clears_tool_inputs_as_documented():
+    s = _tool_session()
+    base = dict(clear_keep=2, clear_trigger=4, clear_trigger_type="tool_uses")
+    r = replay(s, ["clear_tool_uses"], settings=ReplaySettings(**base), snapshots=True)
+    rows = r.runs["clear_tool_uses"].rows
+    # The context holds k tool uses at request k (the call of request k-1 and before): more than 4 from request 5.
+    first = next(row.request for row in rows if row.events)
+    assert first == 5
+    ctx = r.context("clear_tool_uses", first)
+    placeholders = [m for m in ctx if m.metadata.get("kind") == "placeholder"]
+    assert len(placeholders) == 3  # results of calls 0..2: all but the newest 2 tool uses (3 and 4)
+    assert all(c.arguments for m in ctx for c in m.tool_calls)  # inputs kept by default
+    r = replay(s, ["clear_tool_uses"], settings=ReplaySettings(**base, clear_tool_inputs=True), snapshots=True)
+    ctx = r.context("clear_tool_uses", first)
+    emptied = {c.id for m in ctx for c in m.tool_calls if not c.arguments}
+    assert emptied == {"c0", "c1", "c2"}
+    r = replay(s, ["clear_tool_uses"], settings=ReplaySettings(**base, clear_tool_inputs=("read",)), snapshots=True)
+    ctx = r.context("clear_tool_uses", first)
+    assert {c.id for m in ctx for c in m.tool_calls if not c.arguments} == {"c1"}  # only read's inputs
+    with pytest.raises(Exception, match="clear_trigger_type"):
+        ReplaySettings(clear_trigger_type="messages")

@@ -16,7 +16,12 @@ maintained by the wire, never recomputed here).
   found "walking backward one block at a time": "The lookback window is 20
   blocks. The system checks at most 20 positions per breakpoint, counting the
   breakpoint itself as the first." A change further back than that from the
-  end leaves only the system entry.
+  end leaves only the system entry. Positions are counted as the page defines
+  blocks for the lookback: a message's text is one, a run of consecutive
+  tool_use blocks is one, and a run of consecutive tool_result blocks is one
+  (``pruner.replay.wire.lookback_start``; issue 19's reading of the page,
+  https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+  retrieved 2026-12-01).
 * "Shorter prompts cannot be cached": below the model's minimum cacheable
   length (``min_cacheable_tokens`` in the price table) nothing is read or
   written, everything is plain input.
@@ -47,8 +52,11 @@ maintained by the wire, never recomputed here).
   the model's cached-input price, a discount that depends on the model family.
 
 Where a session carries timestamps, a gap longer than the TTL is a miss. When a
-recorded request read nothing from the cache (``cold``), every strategy's
-request is cold there too: the replay inherits the recorded cold events.
+recorded request read less from the cache than the cache model says it would,
+and nothing in the transcript explains it (``pruner.replay.recording``), every
+strategy inherits that miss: ``cold=True`` with ``cold_read`` the tokens the
+recording still read (0: nothing, a cold request; more: a partial miss, e.g. only
+the system prompt and tools stayed cached).
 
 >>> from pruner.replay.prices import default_prices
 >>> m, price = AnthropicCache(), default_prices().get("claude-sonnet-4-5")
@@ -154,7 +162,7 @@ class CacheModel:
         return CacheState()
 
     def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
-              time: float | None, cold: bool = False) -> CacheUsage:
+              time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
         raise NotImplementedError
 
     def commit(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
@@ -196,12 +204,17 @@ class AnthropicCache(CacheModel):
         return None if time is None else time + self.ttl
 
     def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
-              time: float | None, cold: bool = False) -> CacheUsage:
+              time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
         total = scale.provider(view.tokens)
         if total < price.min_cacheable_tokens:
             return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
-        if cold:
-            return CacheUsage(0, total, 0, "recorded")
+        usage = self._quote(state, view, total, time)
+        if cold:  # an inherited recorded miss: at most what the recording read
+            cached = min(usage.cached, cold_read)
+            return CacheUsage(cached, total - cached, 0, "recorded", usage.hit_position if cached else 0)
+        return usage
+
+    def _quote(self, state: CacheState, view: ContextView, total: int, time: float | None) -> CacheUsage:
         if not state.requests:
             return CacheUsage(0, total, 0, "first")
         p = view.changed_at
@@ -240,9 +253,10 @@ class AnthropicCache(CacheModel):
         state.requests += 1
         entries = state.entries
         minimum = price.min_cacheable_tokens
-        if usage.miss == "recorded":
-            entries.clear()
-            state.system = None
+        if usage.miss == "recorded":  # only what the recording still read survives
+            entries[:] = [e for e in entries if e.tokens <= usage.cached]
+            if state.system is not None and state.system.tokens > usage.cached:
+                state.system = None
         p = view.changed_at
         while entries and entries[-1].position > p:
             entries.pop()
@@ -294,18 +308,27 @@ class OpenAICache(CacheModel):
                 f"cached input {price.cached_input} USD per MTok, {fee}")
 
     def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
-              time: float | None, cold: bool = False) -> CacheUsage:
+              time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
         total = scale.provider(view.tokens)
+        if total < self.minimum(price):
+            return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
+        usage = self._quote(state, view, price, scale, total, time)
+        if cold:  # an inherited recorded miss: at most what the recording read
+            cached = (min(usage.cached, cold_read) // OPENAI_INCREMENT) * OPENAI_INCREMENT
+            rest = total - cached
+            position = usage.hit_position if cached else 0
+            return CacheUsage(cached, rest, 0, "recorded", position) if price.cache_write_5m is not None else \
+                CacheUsage(cached, 0, rest, "recorded", position)
+        return usage
+
+    def _quote(self, state: CacheState, view: ContextView, price: ModelPrice, scale: TokenScale, total: int,
+               time: float | None) -> CacheUsage:
         has_write_fee = price.cache_write_5m is not None
         minimum = self.minimum(price)
 
         def uncached(miss: str) -> CacheUsage:
             return CacheUsage(0, total, 0, miss) if has_write_fee else CacheUsage(0, 0, total, miss)
 
-        if total < minimum:
-            return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
-        if cold:
-            return uncached("recorded")
         if not state.entries:
             return uncached("first")
         p = view.changed_at
@@ -338,8 +361,8 @@ class OpenAICache(CacheModel):
                time: float | None, usage: CacheUsage) -> None:
         state.requests += 1
         entries = state.entries
-        if usage.miss == "recorded":
-            entries.clear()
+        if usage.miss == "recorded":  # only what the recording still read survives
+            entries[:] = [e for e in entries if e.tokens <= usage.cached]
         expires = None if time is None else time + self.retention(price)
         p = view.changed_at
         while entries and entries[-1].position > p:

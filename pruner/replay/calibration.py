@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..model import Session
+from .bill import Bill, bill
 from .engine import Replay, replay
 from .prices import PriceTable
 from .settings import ReplaySettings
@@ -56,6 +57,8 @@ class Calibration:
     aborted: int  # recorded with zero usage (billed $0)
     billed: float  # every recorded request at its own model's list prices
     billed_recorded_cost: float | None  # the cost the agent recorded itself (None: not recorded)
+    billed_requests: int  # the bill's requests: unique request ids with usage, every chain
+    duplicates: int  # copies of a request id the bill left out (the replay's rows keep them as sent)
     modelled: float  # the cache model on the recorded requests, unexplained recorded misses inherited
     modelled_cache_only: float  # the same with no inherited miss
     ratio: float  # the main chain's slope at its last request (provider tokens per token of ours)
@@ -168,14 +171,15 @@ def from_replay(r: Replay) -> Calibration | None:
                 before = previous_time.get(req.chain)
                 gaps.append(None if req.time is None or before is None else req.time - before)
         previous_time[req.chain] = req.time
-    costs = [q.recorded.cost for q, _ in billed_rows]
+    the_bill = _billed(r)
     scale = last_req.scale
     full = r.runs["full"].totals if "full" in r.runs else None
     return Calibration(
         session=r.session.name, model=", ".join(r.models), prices=r.money_label, requests=len(billed_rows),
         aborted=sum(1 for q in r.requests if q.recorded is not None and q.recorded.aborted),
-        billed=_billed(r, totals), billed_recorded_cost=round(sum(costs), 6) if all(c is not None for c in costs)
-        and costs else None,
+        billed=round(the_bill.dollars, 6), billed_recorded_cost=None if the_bill.billed_recorded_cost is None
+        else round(the_bill.billed_recorded_cost, 6), billed_requests=len(the_bill.requests),
+        duplicates=the_bill.duplicates,
         modelled=totals["dollars_modelled"], modelled_cache_only=totals["dollars_not_inherited"],
         ratio=scale.slope, offset=scale.offset, ratio_measured=scale.source != "none",
         last_provider_tokens=last_req.recorded.context, last_our_tokens=last_row.tokens,
@@ -189,10 +193,10 @@ def from_replay(r: Replay) -> Calibration | None:
         unpriced_requests=totals["unpriced_requests"], by_model=totals["by_model"], by_chain=totals["by_chain"])
 
 
-def _billed(r: Replay, totals: dict[str, Any]) -> float:
-    """The bill: every recorded request at its own model's list prices (``as_recorded``'s dollars, which
-    price each recorded usage at its request's row; infeasibility never cuts a recording short)."""
-    return round(sum(row.dollars for row in r.runs["as_recorded"].rows), 6)
+def _billed(r: Replay) -> Bill:
+    """The bill (``pruner.replay.bill``): every recorded request of every chain, counted once by its
+    request id, at its own model's list prices; the settings' model prices those that record none."""
+    return bill(r.session, r.price_table, model=r.settings.model_name)
 
 
 def calibrate(session: Session, *, settings: ReplaySettings | None = None,

@@ -66,6 +66,7 @@ class Replay:
     pruner_seconds: float = 0.0  # the incremental pruners shared by the pruning strategies
     views: dict[str, ChainView] = field(default_factory=dict, repr=False)
     recall: Any = None  # pruner.replay.recall.RecallReport, when computed as it ran
+    price_table: PriceTable | None = field(default=None, repr=False)  # the table every request was priced from
 
     @property
     def window(self) -> int:
@@ -180,7 +181,8 @@ class _Runner:
                     self.settings, self.book, observer)
         providers = spec.factory.providers
         if providers is not None:
-            used = sorted({r.price.provider for r in self.requests} - set(providers))
+            used = sorted({r.price.provider for r in self.requests  # aborted ones reached no provider
+                           if r.recorded is None or not r.recorded.aborted} - set(providers))
             if used:
                 lane.run.applicable = False
                 lane.run.not_applicable_reason = (
@@ -280,7 +282,7 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
             run.measures.update(measures(report.strategies[name]))
     return Replay(session=session, settings=settings, price=price, prices_label=prices.label, requests=requests,
                   runs=runs, recorded_usage=recorded, notes=tuple(notes), summarizer=summarizer,
-                  pruner_seconds=pruner_seconds, views=views, recall=report)
+                  pruner_seconds=pruner_seconds, views=views, recall=report, price_table=prices)
 
 
 def _recall_collector(session: Session, requests: tuple[Request, ...]):

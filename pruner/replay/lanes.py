@@ -65,6 +65,22 @@ def recorded_dollars(price: ModelPrice, rec: RecordedUsage) -> float:
             + price.dollars(input=0, cached=0, written=rec.cache_write_1h, output=0, ttl="1h"))
 
 
+def _warm(model, state, wire, price, scale, usage: CacheUsage, read: int) -> CacheUsage:
+    """An inherited warm read: the recording read ``read`` tokens where the cache model says the entry
+    lapsed (or never was): that much is read here too, no more (and, after a lapse, no more than this
+    strategy's own prefix still held)."""
+    total = usage.input
+    cached = min(read, total)
+    if usage.miss == "ttl":
+        alive = model.quote(state, wire, price=price, scale=scale, time=None)  # as if it had not expired
+        cached = min(cached, alive.cached) if alive.cached else cached
+    if cached <= usage.cached:
+        return usage
+    if usage.written or not usage.fresh:
+        return CacheUsage(cached, total - cached, 0, "", usage.hit_position)
+    return CacheUsage(cached, 0, total - cached, "", usage.hit_position)
+
+
 class ChainLane:
     """One strategy on one chain: its own strategy instance, wire, cache states and facts check."""
 
@@ -170,7 +186,12 @@ class Lane:
             scale: TokenScale = (req.scale or UNSCALED) if lens.scaled else UNSCALED
             state = lane.states[lens.name]
             cold = lens.inherits and req.inherit
-            usage = model.quote(state, wire, price=price, scale=scale, time=req.time, cold=cold)
+            cold_read = req.inherit_read if lens.scaled or not req.inherit_read else \
+                (req.scale or UNSCALED).ours(req.inherit_read)
+            usage = model.quote(state, wire, price=price, scale=scale, time=req.time, cold=cold, cold_read=cold_read)
+            if lens.inherits and req.warm_read and usage.miss in ("ttl", "first"):
+                usage = _warm(model, state, wire, price, scale, usage, req.warm_read if lens.scaled else
+                              (req.scale or UNSCALED).ours(req.warm_read))
             if usage.miss == "first" and lane.model_changed:
                 usage = replace(usage, miss="model")
             model.commit(state, wire, price=price, scale=scale, time=req.time, usage=usage)

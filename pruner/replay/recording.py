@@ -9,12 +9,18 @@ For every request of every chain, in order, using nothing after it:
 * **window**: that model's context window (or ``--context-window``);
 * **scale**: our tokens -> the provider's at that request, fitted on the
   chain's recording up to it (``pruner.replay.scale``);
-* **inherit**: whether a recorded miss (nothing read from the cache) is one
-  that every strategy inherits: only when the cache model, billing what was
-  really sent, would have read something there, and the recording did not
+* **inherit**: whether a recorded miss is one that every strategy inherits:
+  only when the recording read less than the cache model, billing what was
+  really sent, would have read there (nothing: a cold request; some: a partial
+  miss, ``inherit_read`` tokens still read), and the recording did not
   cause the miss itself (a recorded compaction at that request, a change of
   model, a gap past the TTL are causes a strategy's own history shows, or that
   a strategy which did not compact does not share).
+
+* **warm**: the reverse, a recorded read the cache model says could not be
+  (its entry lapsed past the modelled TTL, or the chain's first request read a
+  prefix an earlier session cached): every strategy finds that much warm there
+  (``warm_read``) where its own cache model reports the same kind of miss.
 
 Each chain also gets its two views: the recording (what ``as_recorded``
 follows, recorded compaction summaries included) and the conversation (what
@@ -40,6 +46,10 @@ from .strategy import ReplayEnv
 from .wire import TokenBook
 
 _DATED = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
+
+#: A recorded read this many provider tokens short of the cache model's is a recorded (partial) miss;
+#: closer, it is the two counts' rounding (Anthropic caches in blocks; our scale is a model).
+PARTIAL_MISS_TOKENS = 1_024
 
 #: Misses the cache model sees in what was really sent: a strategy's own history shows them too.
 SEEN_BY_THE_MODEL = ("first", "ttl", "prefix", "lookback", "below_minimum", "model")
@@ -154,7 +164,7 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
             scale = fits[req.chain].current or TokenScale()
         # Would the cache model, billing what was really sent, have read something here?
         model = models[price.provider]
-        inherit = False
+        inherit = warm = False
         if rec is not None and not rec.aborted:  # an aborted request never reached a cache
             state = states.get(req.chain)
             changed_model = last_model.get(req.chain) not in (None, price.model)
@@ -164,9 +174,17 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
             usage = model.quote(state, recorder.wire, price=price, scale=scale, time=req.time)
             model.commit(state, recorder.wire, price=price, scale=scale, time=req.time, usage=usage)
             compacted = any(e.kind == "compact" for e in step.events)
-            inherit = rec.cold and usage.cached > 0 and not compacted and not changed_model
+            # The recording read less than the cache model would have (nothing: cold; some: a partial miss,
+            # e.g. only the system prompt and tools), and neither a recorded compaction nor a change of
+            # model explains it.
+            short = usage.cached - rec.cache_read
+            inherit = short > PARTIAL_MISS_TOKENS and not compacted and not changed_model
+            # The reverse: the recording read where the cache model says the entry lapsed or never was (a
+            # longer TTL than modelled, a prefix cached by an earlier session): every strategy finds it warm.
+            warm = -short > PARTIAL_MISS_TOKENS and usage.miss in ("ttl", "first")
         recorder.wire.mark()
-        out.append(replace(req, price=price, priced=priced, window=window, scale=scale, inherit=inherit))
+        out.append(replace(req, price=price, priced=priced, window=window, scale=scale, inherit=inherit,
+                           inherit_read=rec.cache_read if inherit else 0, warm_read=rec.cache_read if warm else 0))
     return tuple(out), views
 
 

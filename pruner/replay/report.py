@@ -53,7 +53,10 @@ def meta(r: Replay) -> dict[str, Any]:
                      "clear_exclude_tools": list(r.settings.clear_exclude_tools),
                      "clear_placeholder": r.settings.clear_placeholder, "inherit_cold": r.settings.inherit_cold,
                      "truncate_budget": r.settings.truncate_budget,
-                     "openai_retention": r.settings.openai_retention},
+                     "openai_retention": r.settings.openai_retention,
+                     "clear_trigger_type": r.settings.clear_trigger_type,
+                     "clear_tool_inputs": r.settings.clear_tool_inputs if isinstance(r.settings.clear_tool_inputs, bool)
+                     else list(r.settings.clear_tool_inputs)},
     }
 
 

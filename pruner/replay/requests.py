@@ -84,6 +84,8 @@ class Request:
     window: int | None = None  # its model's context window, provider tokens
     scale: "TokenScale | None" = None  # our tokens -> provider tokens at this request (pruner.replay.scale)
     inherit: bool = False  # a recorded miss nothing in the transcript explains: every strategy inherits it
+    inherit_read: int = 0  # what the recording still read there (provider tokens; 0: cold)
+    warm_read: int = 0  # the recording read this much where the cache model says the cache lapsed (inherited)
 
 
 def _number(value: Any) -> int | None:

@@ -29,6 +29,9 @@ CLEAR_PLACEHOLDER = "[tool result cleared by context editing]"
 #: "3 tool uses", clear_at_least "None", exclude_tools "None".
 CLEAR_TRIGGER = 100_000
 CLEAR_KEEP = 3
+#: The trigger's documented types: ``{"type": "input_tokens", "value": N}`` (the default) or
+#: ``{"type": "tool_uses", "value": N}``.
+CLEAR_TRIGGER_TYPES = ("input_tokens", "tool_uses")
 
 #: Pi's compaction defaults (pruner.compaction.CompactionSettings).
 RESERVE_TOKENS = 16_384
@@ -56,6 +59,8 @@ class ReplaySettings:
     keep_recent_tokens: int = KEEP_RECENT_TOKENS
     truncate_budget: int | None = None  # default: window - reserve, like the compaction trigger
     clear_trigger: int = CLEAR_TRIGGER
+    clear_trigger_type: str = "input_tokens"  # or "tool_uses": the trigger counts tool uses in the context
+    clear_tool_inputs: bool | tuple[str, ...] = False  # also clear the cleared calls' inputs (all, or these tools')
     clear_keep: int = CLEAR_KEEP
     clear_at_least: int = 0
     clear_exclude_tools: tuple[str, ...] = ()
@@ -86,6 +91,11 @@ class ReplaySettings:
         if not 0 <= self.cache_aware_budget < 1:
             raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)")
         object.__setattr__(self, "clear_exclude_tools", tuple(self.clear_exclude_tools))
+        if self.clear_trigger_type not in CLEAR_TRIGGER_TYPES:
+            raise ConfigurationError(f"clear_trigger_type is {self.clear_trigger_type!r}; expected one of "
+                                     f"{', '.join(CLEAR_TRIGGER_TYPES)}")
+        if not isinstance(self.clear_tool_inputs, bool):
+            object.__setattr__(self, "clear_tool_inputs", tuple(self.clear_tool_inputs))
 
     @property
     def model_name(self) -> str:

@@ -40,6 +40,14 @@ tokens forever. The policy, deciding from the past only:
    the window, so one cut buys room for many requests; nothing before the cut is
    sent again. So the strategy never sends a request over its model's window
    while a message can be dropped.
+
+Linear in the session: the state is carried from request to request, never rebuilt
+from the whole context. What this context sends and the pruner's context differ by
+two sets kept up to date from the pruner's own changes (``ContextChange``): the
+messages only we send and the messages only the pruner's context holds. A switch
+applies those two (the keys the sent messages define are counted for them alone),
+and takes the pruner's token total instead of counting the context again; the
+earliest deferred prune and placeholder change are heaps.
 """
 
 from __future__ import annotations
@@ -102,7 +110,12 @@ class CacheAwarePrune(Strategy):
         self.pending_set: set[int] = set()
         self.missing: set[int] = set()  # positions the pruner keeps (restored) that we do not send
         self.placeholder_changes: dict[str, int] = {}  # call id -> its owner's position: placeholder differs
+        self.placeholder_heap: list[tuple[int, str]] = []  # (owner, call id), stale entries skipped lazily
         self.ids: set[str] = set()  # ids we send
+        # The two sides of the difference between what we send and the pruner's context, kept from its
+        # changes so a switch costs what differs, not the context: ids only we send, ids only it holds.
+        self.only_ours: set[str] = set()
+        self.only_pruner: set[str] = set()
         self.defined: dict[str, int] = {}  # key -> how many messages we send define it
         # Left out on arrival since the last switch: what the pruner kept instead is still sent.
         self.left_out: set[str] = set()
@@ -115,8 +128,15 @@ class CacheAwarePrune(Strategy):
         index_of, floor, head = self.env.index_of, self.floor, self.head
         for mid in change.left:
             if mid in self.ids:
+                self.only_ours.add(mid)
                 self._defer(index_of[mid])  # we send it; the pruner now drops it
+            else:
+                self.only_pruner.discard(mid)
         for mid in change.entered:
+            if mid in self.ids:
+                self.only_ours.discard(mid)
+            else:
+                self.only_pruner.add(mid)  # a new message leaves this set when the lazy append sends it
             i = index_of[mid]
             if i >= start or head <= i < floor:
                 continue  # a new message (handled by the lazy append), or one the cuts dropped for good
@@ -138,7 +158,9 @@ class CacheAwarePrune(Strategy):
             if cid not in ours and result_of(cid) in self.ids:
                 continue  # we still send the result itself: already a pending prune
             if ours.get(cid) != placeholders.get(cid) and cid in owner:
-                self.placeholder_changes[cid] = owner[cid]
+                if self.placeholder_changes.get(cid) != owner[cid]:
+                    self.placeholder_changes[cid] = owner[cid]
+                    heapq.heappush(self.placeholder_heap, (owner[cid], cid))
             else:
                 self.placeholder_changes.pop(cid, None)
 
@@ -147,9 +169,14 @@ class CacheAwarePrune(Strategy):
         return tuple(m.defines) + markers(m.content)[0]
 
     def _count_keys(self, messages, sign: int = 1) -> None:
+        defined = self.defined
         for m in messages:
             for k in self._keys(m):
-                self.defined[k] = self.defined.get(k, 0) + sign
+                n = defined.get(k, 0) + sign
+                if n:
+                    defined[k] = n
+                else:
+                    del defined[k]
 
     def _defined_here(self, m) -> bool:
         """A restored message whose every key some message we send defines too (the pruner restores the
@@ -177,9 +204,13 @@ class CacheAwarePrune(Strategy):
     def _first_difference(self) -> int | None:
         while self.pending and self.pending[0] not in self.pending_set:
             heapq.heappop(self.pending)
+        heap, changes = self.placeholder_heap, self.placeholder_changes
+        while heap and changes.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)  # no longer a difference, or recorded again at another owner
+        # ``missing`` is filled and emptied within one request (a message missing forces the switch).
         firsts = [x for x in (self.pending[0] if self.pending else None,
                               min(self.missing) if self.missing else None,
-                              min(self.placeholder_changes.values()) + 1 if self.placeholder_changes else None)
+                              heap[0][0] + 1 if heap else None)
                   if x is not None]
         return min(firsts) if firsts else None
 
@@ -205,11 +236,14 @@ class CacheAwarePrune(Strategy):
             for m in new:
                 if m.id not in kept_ids:  # sent although the pruner drops it: a prune to make later
                     self._defer(index_of[m.id])
+                    self.only_ours.add(m.id)
         if free:
             kept_ids = {m.id for m in kept_new}
             self.left_out.update(m.id for m in new if m.id not in kept_ids)
         wire.extend(kept_new)
-        self.ids.update(m.id for m in kept_new)
+        sent_ids = [m.id for m in kept_new]
+        self.ids.update(sent_ids)
+        self.only_pruner.difference_update(sent_ids)
         self._count_keys(kept_new)
         for m in kept_new:
             for c in m.tool_calls:
@@ -240,18 +274,32 @@ class CacheAwarePrune(Strategy):
 
     def _switch(self, ctx, position: int) -> None:
         wire, floor, owner = self.wire, self.floor, self.env.call_owner
-        sent = self._sent(ctx.messages)
-        wire.replace(sent)
-        wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: not self.head <= owner.get(cid, floor) < floor)
-        wire.changed_at = min(wire.changed_at, position)
-        self.ids = {m.id for m in sent}
-        self.defined = {}
-        self._count_keys(sent)
+        if not floor:
+            # Its token total is the pruner's (placeholders included), so the context is not counted again.
+            wire.switch(ctx.messages, ctx.placeholders, ctx.tokens)
+            wire.changed_at = min(wire.changed_at, position)
+            message_of = self.feed.message_of
+            self._count_keys([message_of(mid) for mid in self.only_ours], -1)
+            self._count_keys([message_of(mid) for mid in self.only_pruner])
+            self.ids.difference_update(self.only_ours)
+            self.ids.update(self.only_pruner)
+        else:  # after a cut: the pruner's context less what the cuts dropped (rebuilt: cuts are rare)
+            sent = self._sent(ctx.messages)
+            wire.replace(sent)
+            wire.resync_substitutes(ctx.placeholders,
+                                    relevant=lambda cid: not self.head <= owner.get(cid, floor) < floor)
+            wire.changed_at = min(wire.changed_at, position)
+            self.ids = {m.id for m in sent}
+            self.defined = {}
+            self._count_keys(sent)
+        self.only_ours.clear()
+        self.only_pruner.clear()
         self.left_out.clear()
         self.pending.clear()
         self.pending_set.clear()
         self.missing.clear()
         self.placeholder_changes.clear()
+        self.placeholder_heap.clear()
 
     def _cut(self, request, ctx) -> Event:
         """Drop the oldest messages after the system head (a call with its results) until the context
@@ -284,6 +332,10 @@ class CacheAwarePrune(Strategy):
         self.pending = sorted(self.pending_set)
         self.missing = {i for i in self.missing if i >= self.floor}
         self.placeholder_changes = {c: o for c, o in self.placeholder_changes.items() if o >= self.floor}
+        self.placeholder_heap = [(o, c) for c, o in self.placeholder_changes.items()]
+        heapq.heapify(self.placeholder_heap)
+        self.only_ours.clear()  # the fast switch is not used after a cut (see _switch)
+        self.only_pruner.clear()
         return Event("truncate", before, wire.tokens, head,
                      f"dropped the {len(gone)} oldest messages: pruning alone could not keep the context under "
                      "window minus reserve")
@@ -327,7 +379,7 @@ class CacheAwarePrune(Strategy):
         self.own_cost += dollars
         model.commit(self.state, self.wire, price=price, scale=scale, time=request.time, usage=usage)
         shadow_usage = model.quote(self.shadow_state, self.shadow, price=price, scale=scale, time=request.time,
-                                   cold=cold)
+                                   cold=cold, cold_read=request.inherit_read)
         model.commit(self.shadow_state, self.shadow, price=price, scale=scale, time=request.time, usage=shadow_usage)
         self.full_cost += _dollars(price, shadow_usage) + dollars - _dollars(price, usage)
         self.shadow.mark()
