@@ -264,3 +264,14 @@ def test_clear_tool_uses_triggers_on_tool_uses_and_clears_tool_inputs_as_documen
     assert {c.id for m in ctx for c in m.tool_calls if not c.arguments} == {"c1"}  # only read's inputs
     with pytest.raises(Exception, match="clear_trigger_type"):
         ReplaySettings(clear_trigger_type="messages")
+
+
+def test_what_the_recording_shows_accepted_is_never_infeasible():
+    """A recorded context over the price table's window (a 1M-token beta, an outdated table) was accepted:
+    the model's window is at least that from that request on, so as_recorded stays feasible."""
+    big = {"input": 5, "output": 7, "cache_read": 0, "cache_write": 400_000}
+    msgs = turn("m", 0, T0, usage=big) + turn("m", 1, T0 + 10, usage={**big, "cache_read": 400_000,
+                                                                       "cache_write": 1_000})
+    r = replay(Session.of(msgs), ["as_recorded", "full"])
+    assert [q.window for q in r.requests] == [400_005, 401_005]
+    assert r.runs["as_recorded"].totals["feasible"] and r.runs["full"].totals["feasible"]

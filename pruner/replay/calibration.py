@@ -126,7 +126,8 @@ class Calibration:
             f"  billed (recorded usage, each request at its own model's list prices): ${self.billed:,.2f}{own}",
             scale,
             f"  recorded cold events (no cache read): {self.cold_events}; the cache model explains "
-            f"{self.explained_count} ({reasons}); {self.cold_events - self.explained_count} have causes the "
+            f"{self.explained_count} ({reasons}); {self.cold_events - self.explained_count} "
+            f"{'has' if self.cold_events - self.explained_count == 1 else 'have'} causes the "
             f"transcript does not show{gap_text}",
             f"  modelled (the cache model on the recorded requests, unexplained cold events inherited): "
             f"${self.modelled:,.2f} ({100 * self.modelled_error:+.1f} % against the bill); cache model only: "

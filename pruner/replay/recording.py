@@ -6,7 +6,10 @@ For every request of every chain, in order, using nothing after it:
   that records no model takes the settings' model; a recorded model the table
   does not hold is *unpriced* (a zero-price row: its tokens are counted, its
   dollars are 0, it never takes another model's prices);
-* **window**: that model's context window (or ``--context-window``);
+* **window**: that model's context window (or ``--context-window``), or the
+  largest context the recording shows that model accepted so far when that is
+  larger (a 1M-token beta window, a table that is out of date): what really
+  happened is never infeasible;
 * **scale**: our tokens -> the provider's at that request, fitted on the
   chain's recording up to it (``pruner.replay.scale``);
 * **inherit**: whether a recorded miss is one that every strategy inherits:
@@ -133,6 +136,7 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
     models = cache_models(settings)
     found: dict[str, ModelPrice | None] = {}
     recorders, fits, states, last_model, previous = {}, {}, {}, {}, {}
+    accepted: dict[str, int] = {}  # model -> the largest context the recording shows it accepted so far
     out = []
     for req in find_requests(session):
         view = views[req.chain]
@@ -151,11 +155,14 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
             if price is None:
                 priced, price = False, unpriced_row(req.model, fallback, settings.context_window or fallback_window)
         window = window_of(settings, price, fallback)
+        rec = req.recorded
+        if rec is not None and not rec.aborted and rec.context > accepted.get(price.model, 0):
+            accepted[price.model] = rec.context  # the provider accepted this much: its window is at least that
+        window = max(window, accepted.get(price.model, 0))
         # What was really sent here, in our tokens, and the scale fitted on the recording up to here.
         msgs = view.recording.messages
         step = recorder.step(req, msgs[previous[req.chain]:req.position])
         previous[req.chain] = req.position
-        rec = req.recorded
         if settings.scale is not None:
             scale = TokenScale(slope=float(settings.scale), source="given")
         elif rec is not None and not rec.aborted:
