@@ -247,3 +247,17 @@ def test_fact_checks_match_the_contexts_and_the_per_request_recall():
             checked += 1
             missing_seen += missing
     assert checked > 0 and missing_seen > 0  # the window makes some replies' facts go missing
+
+
+def test_verdict_never_names_a_strategy_that_could_not_have_run(samples):
+    """clear_tool_uses is an Anthropic API feature: on an OpenAI session it is not applicable, and the
+    verdict says so instead of ranking it (however cheap its dollars)."""
+    from pruner import load_session
+
+    r = replay(load_session(samples / "codex_rollout.jsonl"))
+    t = r.runs["clear_tool_uses"].totals
+    assert t["applicable"] is False
+    for bar in (0.0, 0.99, 1.0):
+        v = verdict(r, min_recall=bar)
+        assert v.best != "clear_tool_uses" and v.closest != "clear_tool_uses"
+        assert "Not applicable (another provider's API feature): clear_tool_uses." in v.sentence
