@@ -4,7 +4,7 @@
 >>> from pruner.replay.engine import replay
 >>> r = replay(generate("plain_chat", turns=10, seed=0), ["full", "truncate"])
 >>> summary_rows(r)[0]["strategy"], sorted(to_json(r))
-('full', ['calibration', 'ledger', 'meta', 'schema', 'strategies'])
+('full', ['calibration', 'ledger', 'meta', 'schema', 'strategies', 'verdict'])
 """
 
 from __future__ import annotations
