@@ -223,3 +223,41 @@ def test_claude_code_recorded_compaction_is_followed(real_data):
     assert r.runs["full"].totals["context_recall"] == 1.0
     assert r.runs["as_recorded"].totals["context_recall"] == 1.0
     assert r.recall.recorded_compactions and r.recall.recorded_compactions[0].candidates > 0
+
+
+def test_fact_checks_match_the_contexts_and_the_per_request_recall():
+    """On a generated workload: a reply's tagged fact is missing exactly when no carrier of its latest
+    version is sent (and no summary quotes it), and 'recall < 1 there' is the request's own recall."""
+    s = generate("tool_agent", turns=120, seed=0)
+    tiny = ReplaySettings(context_window=6_000, reserve_tokens=1_500, keep_recent_tokens=1_500, clear_trigger=3_000)
+    r = replay(s, ["full", "truncate", "clear_tool_uses"], settings=tiny, snapshots=True)
+    checked = missing_seen = 0
+    for name in r.runs:
+        sr = r.recall.strategies[name]
+        for request, key, missing, lost, _why in sr.fact_checks:
+            pos = r.requests[request].position
+            carriers = [m for m in s.messages[:pos]
+                        if f"fact:{key}@" in " ".join((m.metadata or {}).get("carries", ()))]
+            latest = max(int(str(x).rpartition("@")[2]) for m in carriers for x in m.metadata["carries"]
+                         if str(x).startswith(f"fact:{key}@"))
+            latest_ids = {m.id for m in carriers if f"fact:{key}@{latest}" in m.metadata["carries"]}
+            sent = {m.id for m in r.context(name, request)}
+            assert missing == (not latest_ids & sent) or any(m.role == "summary" for m in r.context(name, request))
+            assert lost == (sr.per_request[request] > 0)
+            checked += 1
+            missing_seen += missing
+    assert checked > 0 and missing_seen > 0  # the window makes some replies' facts go missing
+
+
+def test_verdict_never_names_a_strategy_that_could_not_have_run(samples):
+    """clear_tool_uses is an Anthropic API feature: on an OpenAI session it is not applicable, and the
+    verdict says so instead of ranking it (however cheap its dollars)."""
+    from pruner import load_session
+
+    r = replay(load_session(samples / "codex_rollout.jsonl"))
+    t = r.runs["clear_tool_uses"].totals
+    assert t["applicable"] is False
+    for bar in (0.0, 0.99, 1.0):
+        v = verdict(r, min_recall=bar)
+        assert v.best != "clear_tool_uses" and v.closest != "clear_tool_uses"
+        assert "Not applicable (another provider's API feature): clear_tool_uses." in v.sentence

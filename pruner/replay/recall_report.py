@@ -51,12 +51,13 @@ SESSIONS: tuple[tuple[str, str, int | None], ...] = (
 )
 
 
-def _rule(session, position: int, at: int, cache: dict) -> str | None:
+def _rule(session, position: int, at: int, cache: dict, chain: str = "main") -> str | None:
     """The shared pruner's rule for the message at ``position``, as it stood when the request at
     ``at`` was made (prune of the conversation up to there)."""
-    if at not in cache:
-        cache[at] = prune(session.with_messages(session.messages[:at]), validate=False).decisions
-    decisions = cache[at]
+    key = (chain, at)
+    if key not in cache:
+        cache[key] = prune(session.with_messages(session.messages[:at]), validate=False).decisions
+    decisions = cache[key]
     if position >= len(decisions):
         return None
     d = decisions[position]
@@ -69,17 +70,19 @@ def session_figures(label: str, path: Path, dialogue: int | None) -> dict[str, A
     provider, model, how = detect(session, prices)
     r = replay(session, settings=ReplaySettings(provider=provider, model=model), prices=prices, snapshots=False)
     v = verdict(r, min_recall=DEFAULT_MIN_RECALL)
-    rules: dict[int, Any] = {}
+    rules: dict[tuple[str, int], Any] = {}
+    chains = dict(session.chains)
     strategies = {}
     for name, run in r.runs.items():
         t = run.totals
         lost = []
         for loss in lost_examples(r, name, 10):
             src = loss["source_position"]
-            m = session.messages[src] if src is not None else None
+            chain = chains.get(loss["chain"], session)
+            m = chain.messages[src] if src is not None else None
             if m is not None and loss["why"].startswith(("pruned", "never sent")):
                 at = loss["left_at"] if loss["left_at"] is not None else loss["request"]
-                rule = _rule(session, src, r.requests[at].position, rules)
+                rule = _rule(chain, src, r.requests[at].position, rules, loss["chain"])
                 if rule:
                     loss["why"] += f"; pruner: {rule}"
             lost.append({**loss, "source_role": m.role if m else None, "source_tool": m.tool_name if m else None})

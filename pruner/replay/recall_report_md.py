@@ -34,8 +34,8 @@ def render(report: dict[str, Any]) -> str:
         v = s["verdict"]
         out.append(f"| {_cell(s['label'])} | {s['requests']:,} | {_money(v['reference_dollars'])} | "
                    + " | ".join(cells) + f" | {v['best'] or 'none (' + str(v['closest']) + ' closest)'} |")
-    out += ["", "Each cell: dollars / context recall; ✗ marks a strategy that would send a request over the window "
-            "(infeasible, never the verdict).", ""]
+    out += ["", "Each cell: dollars / context recall; ✗ marks a strategy that could not have run (a request over the "
+            "window, or a feature of another provider's API): never the verdict.", ""]
     out += _policy(report)
     out += _compactions(report)
     for s in report["sessions"]:
@@ -122,6 +122,7 @@ def _session(s: dict[str, Any]) -> list[str]:
         for loss in st["lost"]:
             src = (f"[{loss['source_position']}] {loss['source_role']}"
                    + (f" ({loss['source_tool']})" if loss["source_tool"] else "") + f" `{loss['source_id']}`"
+                   + ("" if loss.get("chain", "main") == "main" else f" in subagent {loss['chain'][:8]}")
                    if loss["source_position"] is not None else "outside the session")
             out.append(f"| {loss['request']} | `{_cell(loss['term'])}` | {_cell(src)} | {_cell(loss['why'])} |")
         out.append("")

@@ -68,6 +68,8 @@ def recall_share(text: str) -> float:
 
 def feasible(totals: dict[str, Any]) -> bool:
     """Whether the API would accept every request (money-engine's ``feasible``; else no rejected request)."""
+    if not totals.get("applicable", True):
+        return False  # a feature of another provider's API: it could not have run
     if "feasible" in totals:
         return bool(totals["feasible"])
     return not totals.get("rejected", 0)
@@ -99,8 +101,10 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL) -> Verd
     head = f"{label}: {_money(ref_dollars)}."
     others = [(n, r.totals) for n, r in runs.items() if n != "as_recorded" and (n != reference or n == "full")]
     ok = [(n, t) for n, t in others if feasible(t)]
-    infeasible = [n for n, t in others if not feasible(t)]
-    tail = f" Infeasible (over the window): {', '.join(infeasible)}." if infeasible else ""
+    inapplicable = [n for n, t in others if not t.get("applicable", True)]
+    infeasible = [n for n, t in others if not feasible(t) and n not in inapplicable]
+    tail = (f" Infeasible (over the window): {', '.join(infeasible)}." if infeasible else "") + (
+        f" Not applicable (another provider's API feature): {', '.join(inapplicable)}." if inapplicable else "")
     bar = f"{100 * min_recall:g} %"
     keeping = [(n, t) for n, t in ok if t.get("context_recall", 1.0) >= min_recall]
     if keeping:
@@ -143,7 +147,7 @@ def reason(replay: "Replay", strategy: str, loss: Loss) -> str:
 
 
 def loss_dict(replay: "Replay", strategy: str, loss: Loss) -> dict[str, Any]:
-    return {"request": loss.request, "term": loss.term, "source_position": loss.source,
+    return {"request": loss.request, "chain": loss.chain, "term": loss.term, "source_position": loss.source,
             "source_id": loss.source_id, "left_at": loss.left_at, "why": reason(replay, strategy, loss)}
 
 
