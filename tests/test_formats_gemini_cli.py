@@ -85,13 +85,15 @@ def test_real_session_prunes_and_replays_every_request(real_data, name):
     session = load_session(path)
     result = prune(session)
     validate_session(result.session)
-    price = ModelPrice(provider="google", model="gemini-test", input=2.0, cached_input=0.2, output=12.0,
-                       context_window=1_000_000, min_cacheable_tokens=4096)
     from pruner.replay.prices import PriceTable
-    table = PriceTable(models=(price,), retrieved="test", origin="test")
-    r = replay(session, ["as_recorded", "full", "prune_every_request"],
-               settings=ReplaySettings(provider="google", model="gemini-test"), prices=table)
     gemini = [m for m in raw["messages"] if m["type"] == "gemini"]
+    # every request is priced at its own recorded model: one row per model this file records, at test prices
+    rows = tuple(ModelPrice(provider="google", model=model, input=2.0, cached_input=0.2, output=12.0,
+                            context_window=1_000_000, min_cacheable_tokens=4096)
+                 for model in sorted({m["model"] for m in gemini}))
+    table = PriceTable(models=rows, retrieved="test", origin="test")
+    r = replay(session, ["as_recorded", "full", "prune_every_request"],
+               settings=ReplaySettings(provider="google", model=rows[0].model), prices=table)
     assert len(r.runs["full"].rows) == len(gemini)
     # as recorded, from the recorded usage at this table's prices, summed here from the raw JSON
     expected = sum(((t["input"] - t["cached"] + t["tool"]) * 2.0 + t["cached"] * 0.2
