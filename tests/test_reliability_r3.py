@@ -631,3 +631,33 @@ def test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_contex
     r = replay(_paced(150, gap), ["cache_aware_prune"], snapshots=False)
     assert checked["n"] == len(r.requests) and any(
         e.kind == "prune" for row in r.runs["cache_aware_prune"].rows for e in row.events)
+
+
+# --- found by the replay fuzz suite (tests/test_fuzz_replay.py) ---------------------------------------------------
+
+def test_fuzz_finding_a_pi_cost_of_400_digits_is_a_reported_repair_not_an_overflow():
+    from pruner.formats import loads
+    from pruner.formats import repair_messages
+    rows = [{"type": "session", "version": 3, "id": "s", "cwd": "/w"},
+            {"type": "message", "id": "q", "parentId": None, "message": {"role": "user", "content": "hi"}},
+            {"type": "message", "id": "r", "parentId": "q", "message": {
+                "role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 10**400}}}}]
+    text = "\n".join(json.dumps(r) for r in rows).replace(str(10**400), "9" * 400) + "\n"
+    session = loads(text, format="pi", file="p.jsonl")  # raised OverflowError: int too large to convert to float
+    assert "usage" not in session.messages[-1].metadata
+    assert any("usage" in m for m in repair_messages(session))
+
+
+def test_fuzz_finding_usage_of_1e308_tokens_in_native_metadata_is_no_recorded_usage_not_infinite_dollars():
+    import math
+    from pruner.formats import loads
+    from pruner.replay import replay
+    rows = [{"pruner_session": 1, "name": "n", "source_format": "native", "metadata": {}},
+            {"id": "u", "role": "user", "content": "question"},
+            {"id": "a", "role": "assistant", "content": "answer",
+             "metadata": {"usage": {"input": 1, "output": 0, "cache_read": 0, "cache_write": 1e308}}}]
+    session = loads("\n".join(json.dumps(r) for r in rows) + "\n", format="native", file="n.jsonl")
+    r = replay(session, snapshots=False)
+    assert r.requests[0].recorded is None
+    assert all(math.isfinite(run.totals["dollars"]) for run in r.runs.values())  # was inf

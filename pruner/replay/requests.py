@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping
 
+from ..formats._common import _token_count
 from ..model import Message, Session
 
 
@@ -63,9 +64,9 @@ class Request:
 
 
 def _number(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        return None
-    return int(value)
+    # The importers' own bound (a whole number of tokens up to 10**12): a session built by hand or a
+    # native file's metadata is not checked at import, and 1e308 tokens made the dollars infinite.
+    return _token_count(value)
 
 
 def recorded_usage(m: Message) -> RecordedUsage | None:
