@@ -661,3 +661,15 @@ def test_fuzz_finding_usage_of_1e308_tokens_in_native_metadata_is_no_recorded_us
     r = replay(session, snapshots=False)
     assert r.requests[0].recorded is None
     assert all(math.isfinite(run.totals["dollars"]) for run in r.runs.values())  # was inf
+
+
+def test_defect_r3_01_a_folder_that_cannot_hold_the_lock_is_one_line(tmp_path, capsys):
+    if os.geteuid() == 0:
+        out = Path("/proc/pruner-batch-out")  # not even root can make a folder there
+    else:
+        locked = tmp_path / "ro"
+        locked.mkdir()
+        locked.chmod(0o500)
+        out = locked / "out"
+    code, _, err = _run(["batch", NATIVE, "--out", out], capsys)
+    assert code == 2 and err.count("\n") == 1 and "cannot lock the batch folder" in err
