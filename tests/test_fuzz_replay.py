@@ -56,7 +56,7 @@ USAGE_FIELDS = {
     "pi": ("input", "output", "cacheRead", "cacheWrite"),
     "native": ("input", "output", "cache_read", "cache_write"),  # metadata.usage as the replay reads it
 }
-EXTRA = {"anthropic": "cache_creation", "claude_code": "cache_creation", "pi": "cost"}  # a nested sixth value
+EXTRA = {"anthropic": "cache_creation", "claude_code": "cache_creation", "pi": "cost", "native": "cost"}  # a sixth
 
 
 def usage(fmt: str, values, mask: int):
@@ -66,7 +66,8 @@ def usage(fmt: str, values, mask: int):
     out = {name: values[k] for k, name in enumerate(USAGE_FIELDS[fmt]) if not mask >> k & 1}
     extra = EXTRA.get(fmt)
     if extra and mask >> 4 & 1:
-        out[extra] = {"ephemeral_1h_input_tokens": values[4]} if extra == "cache_creation" else {"total": values[5]}
+        out[extra] = ({"ephemeral_1h_input_tokens": values[4]} if extra == "cache_creation"
+                      else values[5] if fmt == "native" else {"total": values[5]})
     return out
 
 

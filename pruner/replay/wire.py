@@ -31,10 +31,12 @@ from ..model import Message
 from ..tokens import DEFAULT_ENCODING, get_counter
 
 def blocks(m: Message) -> int:
-    """Content blocks of a message, the unit of Anthropic's cache lookback: a text block plus
-    one per tool call for an assistant message, one for anything else (a result is its own)."""
+    """Lookback positions of a message on its own, the unit of Anthropic's cache lookback: its text
+    is one, and the run of tool_use blocks it ends with is one more, however many calls it makes
+    (a run of consecutive tool_use blocks is one position); a tool result is one (and a run of
+    consecutive results is one together: see ``lookback_start``)."""
     if m.tool_calls:
-        return (1 if m.content else 0) + len(m.tool_calls)
+        return (1 if m.content else 0) + 1
     return 1
 
 
@@ -49,14 +51,19 @@ def system_head(messages: Sequence[Message]) -> int:
 
 
 def lookback_start(messages: Sequence[Message], positions: int) -> int:
-    """The first message a cache lookback of ``positions`` content blocks, ending at the last
-    message's breakpoint, can reach."""
+    """The first message a cache lookback of ``positions`` positions, ending at the last message's
+    breakpoint, can reach. A run of consecutive tool results counts as one position, as a run of
+    tool_use blocks does (``blocks``)."""
     used, i = 0, len(messages)
+    in_results = False  # the message after this one (already counted) is a tool result
     while i > 0:
-        b = blocks(messages[i - 1])
+        m = messages[i - 1]
+        result = m.tool_call_id is not None
+        b = 0 if result and in_results else blocks(m)
         if used + b > positions - 1:
             break
         used += b
+        in_results = result
         i -= 1
     return i
 
