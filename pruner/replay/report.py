@@ -78,13 +78,10 @@ def to_json(r: Replay, *, ledger: Any = None) -> dict[str, Any]:
 
 
 def _ledger_json(r: Replay) -> Any:
-    """The hook for the cache ledger (branch ``ledger``): its JSON when the module exists, else None."""
-    try:
-        from . import ledger as ledger_module  # written by the ledger branch
-    except ImportError:
-        return None
-    to_json_hook = getattr(ledger_module, "ledger_json", None)
-    return to_json_hook(r) if to_json_hook is not None else None
+    """The cache ledger's JSON (``pruner.replay.ledger_report``): why each recorded miss happened."""
+    from .ledger_report import ledger_json
+
+    return ledger_json(r)
 
 
 #: One CSV column per row field (derived from ``RequestRow``), after the strategy's name.
