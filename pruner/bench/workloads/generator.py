@@ -2,7 +2,8 @@
 
 Each turn: a user message (sometimes stating a fact, sometimes referring back
 to one), the turn's retrieved documents, tool calls with their results, and the
-assistant's reply. Generation never looks ahead, so the first N turns of a
+assistant's reply (which, when it applies a fact stated earlier, quotes the fact's
+value, as a real reply would). Generation never looks ahead, so the first N turns of a
 longer session with the same seed are the N-turn session (only the ``required``
 labels, which depend on the future, can differ).
 """
