@@ -77,7 +77,8 @@ def test_each_benchmark_results_file_is_one_error_row(corpus_run):
     assert sorted(failed["source"]) == results_files and results_files
     assert failed["error"].str.contains("unknown format").all()
     assert failed["dialogue"].isna().all() and failed["tokens_before"].isna().all()
-    assert sorted(source for source, _ in summary.errors) == results_files
+    reported = [source for source, _ in summary.errors]  # the first REPORTED_ERRORS (5) of the run
+    assert set(reported) <= set(results_files) and len(reported) == min(len(results_files), 5)
 
 
 def test_tables_read_back_with_pyarrow_as_one_dataset(corpus_run):
