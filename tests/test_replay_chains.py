@@ -109,6 +109,35 @@ def test_an_unpriced_model_is_never_priced_as_another():
         assert "made-up-model-9: unpriced" in r.money_label
 
 
+def test_defect_qa19_2_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path):
+    """Every request of a made-up model: the table and the calibration printed $0.0000 / $0.00 and
+    "+0.0 % against the bill", which read as a free session and a perfect fit. Some of them unpriced:
+    the dollars are marked as leaving those requests out."""
+    only = [m for k, t in enumerate((0, 30, 60)) for m in turn("m", k, T0 + t, model="made-up-model-9",
+                                                                 usage=usage(10, 20, 0, 1500))]
+    mixed = only[:4] + [m for m in turn("m", 2, T0 + 60, model="claude-sonnet-4-5", usage=usage(10, 20, 1500, 300))]
+    out = {}
+    for name, msgs in (("only", only), ("mixed", mixed)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(dumps(Session.of(msgs, name=name)))
+        p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full"],
+                           capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode == 0, p.stderr
+        out[name] = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
+    for strategy in ("as_recorded", "full"):
+        assert out["only"][strategy].split()[6:8] == ["unpriced", "unpriced"], out["only"][strategy]
+        assert "$" not in out["only"][strategy]
+    calibration = [v for k, v in out["only"].items() if k in ("billed", "modelled")]
+    assert calibration and all("$" not in v and "unpriced" in v for v in calibration), calibration
+    assert "+0.0 %" not in "\n".join(out["only"].values())
+    # The mixed session: the priced request's dollars, marked, and the footnote says how many are left out.
+    sonnet = default_prices().get("claude-sonnet-4-5")
+    expected = (10 * sonnet.input + 1500 * sonnet.cached_input + 300 * sonnet.cache_write_5m + 20 * sonnet.output) / 1e6
+    cell = out["mixed"]["as_recorded"].split()[6]
+    assert cell.endswith("*") and abs(float(cell.strip("$*")) - expected) < 5e-5, (cell, expected)
+    assert "leave out the 2 requests of models without a price" in out["mixed"]["*"]
+
+
 def test_a_change_of_model_within_a_chain_breaks_the_cache():
     msgs = (turn("m", 0, T0, words=800) + turn("m", 1, T0 + 10, words=50)
             + turn("m", 2, T0 + 20, words=50, model="claude-opus-4-1") + turn("m", 3, T0 + 30, words=50,

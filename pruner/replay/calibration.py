@@ -120,26 +120,35 @@ class Calibration:
         else:
             scale = ("  token scale: not measurable (the recording reports no context to compare with our "
                      f"{self.last_our_tokens:,} tokens); our own counts are used as they are")
+        # Every request of a model without a price: "$0.00" would read as free, "+0.0 %" as a fit.
+        none_priced = self.requests > 0 and self.unpriced_requests >= self.requests
+
+        def money(x: float | None) -> str:
+            return "unpriced" if none_priced else f"${x:,.2f}"
+
+        billed = "unpriced (no request is of a model with a price)" if none_priced else money(self.billed)
+        against = "no priced request to compare with" if none_priced else \
+            f"{100 * self.modelled_error:+.1f} % against the bill"
         out = [
-            f"calibration against the recorded usage ({self.requests} billed requests, {self.aborted} aborted; "
-            f"{self.prices})",
-            f"  billed (recorded usage, each request at its own model's list prices): ${self.billed:,.2f}{own}",
+            f"calibration against the recorded usage ({self.requests} billed "
+            f"request{'' if self.requests == 1 else 's'}, {self.aborted} aborted; {self.prices})",
+            f"  billed (recorded usage, each request at its own model's list prices): {billed}{own}",
             scale,
             f"  recorded cold events (no cache read): {self.cold_events}; the cache model explains "
             f"{self.explained_count} ({reasons}); {self.cold_events - self.explained_count} "
             f"{'has' if self.cold_events - self.explained_count == 1 else 'have'} causes the "
             f"transcript does not show{gap_text}",
             f"  modelled (the cache model on the recorded requests, unexplained cold events inherited): "
-            f"${self.modelled:,.2f} ({100 * self.modelled_error:+.1f} % against the bill); cache model only: "
-            f"${self.modelled_cache_only:,.2f}",
+            f"{money(self.modelled)} ({against}); cache model only: "
+            f"{money(self.modelled_cache_only)}",
         ]
         if self.full is not None:
             if self.full_feasible is False:
-                out.append(f"  full (no management): {self.full_infeasible_reason}; up to there ${self.full:,.2f}")
+                out.append(f"  full (no management): {self.full_infeasible_reason}; up to there {money(self.full)}")
             else:
-                out.append(f"  full (no management, the recorded compactions left out): ${self.full:,.2f}; without "
-                           f"the inherited cold events ${self.full_not_inherited:,.2f}; unscaled (our own counts) "
-                           f"${self.full_unscaled:,.2f}")
+                out.append(f"  full (no management, the recorded compactions left out): {money(self.full)}; without "
+                           f"the inherited cold events {money(self.full_not_inherited)}; unscaled (our own counts) "
+                           f"{money(self.full_unscaled)}")
         if self.unpriced_requests:
             out.append(f"  {self.unpriced_requests} requests have no price (their model is not in the table): "
                        "not in the bill")

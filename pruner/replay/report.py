@@ -111,18 +111,26 @@ def table(r: Replay) -> str:
     facts = any(run.totals["facts_missing_max"] is not None for run in r.runs.values())
     head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "peak ctx",
             "rejected", "prunes", "compactions"] + (["facts missing"] if facts else [])
-    body, why = [], []
+    body, why, unpriced_note = [], [], ""
     for run in r.runs.values():
         t = run.totals
-        dollars = _money(t["dollars"])
+        dollars, unscaled = _money(t["dollars"]), _money(t["dollars_unscaled"])
+        unpriced = t.get("unpriced_requests", 0)
+        if unpriced and unpriced >= t["billed_requests"]:
+            # Every request is of a model without a price: $0 would read as free.
+            dollars = unscaled = "unpriced"
+        elif unpriced:
+            dollars, unscaled = dollars + "*", unscaled + "*"
+            unpriced_note = (f"* these dollars leave out the {unpriced:,} requests of models without a price "
+                             "(their tokens: totals.unpriced_tokens in --json)")
         if not t["applicable"]:
             dollars = "n/a"
             why.append(f"{run.name}: {t['not_applicable_reason']}")
         elif not t["feasible"]:
-            dollars = f"({_money(t['dollars'])})"
+            dollars = f"({dollars})"
             why.append(f"{t['infeasible_reason']}; its dollars (in brackets) count only the requests before it")
         row = [run.name, f"{t['billed_requests']:,}", f"{t['fresh']:,}", f"{t['cached']:,}", f"{t['written']:,}",
-               f"{100 * t['cached_share']:.1f}", dollars, _money(t["dollars_unscaled"]),
+               f"{100 * t['cached_share']:.1f}", dollars, unscaled,
                f"{t['peak_context']:,}", f"{t['rejected']:,}", f"{t['prunes']:,}", f"{len(t['compactions'])}"]
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
@@ -131,7 +139,7 @@ def table(r: Replay) -> str:
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
              for x in [head, *body]]
-    lines += [f"not ranked: {w}" for w in why]
+    lines += [f"not ranked: {w}" for w in why] + ([unpriced_note] if unpriced_note else [])
     return "\n".join(lines)
 
 
