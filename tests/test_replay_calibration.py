@@ -116,3 +116,18 @@ def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_mo
     lines = p.stdout.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith("calibration"))
     assert shown == lines[start:start + 6]
+
+
+def test_defect_qa19_3_billed_requests_leave_out_the_aborted_ones_as_the_text_and_the_totals_do():
+    """On the real Pi session the text said "439 billed requests, 14 aborted" and
+    ``totals.billed_requests`` was 439, but ``calibration.billed_requests`` was 453 (aborted included)."""
+    from pruner import Message, Session
+
+    msgs = []
+    for k, u in enumerate([(10, 20, 0, 1500), (0, 0, 0, 0), (10, 20, 1500, 300)]):  # the 2nd: aborted
+        msgs.append(Message(id=f"u{k}", role="user", content=f"question {k} " + "word " * 300))
+        msgs.append(Message(id=f"a{k}", role="assistant", content=f"answer {k}",
+                            metadata={"usage": dict(zip(("input", "output", "cache_read", "cache_write"), u))}))
+    c = calibrate(Session.of(msgs))
+    assert (c.billed_requests, c.requests, c.aborted) == (2, 2, 1)
+    assert "(2 billed requests, 1 aborted;" in c.lines()[0]

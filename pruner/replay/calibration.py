@@ -57,7 +57,8 @@ class Calibration:
     aborted: int  # recorded with zero usage (billed $0)
     billed: float  # every recorded request at its own model's list prices
     billed_recorded_cost: float | None  # the cost the agent recorded itself (None: not recorded)
-    billed_requests: int  # the bill's requests: unique request ids with usage, every chain
+    billed_requests: int  # the bill's requests: unique request ids with usage, every chain (aborted ones,
+    # all-zero usage, are in ``aborted``, not here: the text says "N billed requests, M aborted")
     duplicates: int  # copies of a request id the bill left out (the replay's rows keep them as sent)
     modelled: float  # the cache model on the recorded requests, unexplained recorded misses inherited
     modelled_cache_only: float  # the same with no inherited miss
@@ -188,8 +189,8 @@ def from_replay(r: Replay) -> Calibration | None:
         session=r.session.name, model=", ".join(r.models), prices=r.money_label, requests=len(billed_rows),
         aborted=sum(1 for q in r.requests if q.recorded is not None and q.recorded.aborted),
         billed=round(the_bill.dollars, 6), billed_recorded_cost=None if the_bill.billed_recorded_cost is None
-        else round(the_bill.billed_recorded_cost, 6), billed_requests=len(the_bill.requests),
-        duplicates=the_bill.duplicates,
+        else round(the_bill.billed_recorded_cost, 6),
+        billed_requests=sum(1 for q in the_bill.requests if not q.aborted), duplicates=the_bill.duplicates,
         modelled=totals["dollars_modelled"], modelled_cache_only=totals["dollars_not_inherited"],
         ratio=scale.slope, offset=scale.offset, ratio_measured=scale.source != "none",
         last_provider_tokens=last_req.recorded.context, last_our_tokens=last_row.tokens,
