@@ -138,6 +138,22 @@ def test_defect_qa19_2_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path)
     assert "leave out the 2 requests of models without a price" in out["mixed"]["*"]
 
 
+def test_defect_qa19_4_a_subagent_chain_of_an_unpriced_model_is_not_printed_as_free(tmp_path):
+    """The per-chain line printed '$0.0000' for a subagent whose every request is of a made-up model."""
+    main = [m for k, t in enumerate((0, 100)) for m in turn("m", k, T0 + t, usage=usage(10, 20, 0, 1500))]
+    sub = [m for k, t in enumerate((50, 60)) for m in turn("s", k, T0 + t, model="made-up-model-9",
+                                                             usage=usage(10, 20, 0, 1500))]
+    s = Session.of(main, name="sub-unpriced", subagents=[Session.of(sub, metadata={"chain": "agent-9"})])
+    path = tmp_path / "s.jsonl"
+    path.write_text(dumps(s))
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    lines = [line for line in p.stdout.splitlines() if "by chain:" in line]
+    assert len(lines) == 2 and all("agent-9 2 requests unpriced;" in line for line in lines), lines
+    assert all("main 2 requests $" in line for line in lines), lines
+
+
 def test_a_change_of_model_within_a_chain_breaks_the_cache():
     msgs = (turn("m", 0, T0, words=800) + turn("m", 1, T0 + 10, words=50)
             + turn("m", 2, T0 + 20, words=50, model="claude-opus-4-1") + turn("m", 3, T0 + 30, words=50,

@@ -151,7 +151,19 @@ def chain_lines(r: Replay) -> list[str]:
         t = run.totals
         if len(t["by_chain"]) < 2 and len(t["by_model"]) < 2:
             continue
-        chains = "; ".join(f"{c} {v['requests']:,} requests {_money(v['dollars'])}" for c, v in t["by_chain"].items())
+        unpriced: dict[str, int] = {}
+        stop = t.get("infeasible_from")  # by_chain counts the requests before it
+        for row in run.rows:
+            if not row.priced and not row.aborted and (stop is None or row.request < stop):
+                unpriced[row.chain] = unpriced.get(row.chain, 0) + 1
+
+        def chain_money(c: str, v: dict, unpriced: dict[str, int] = unpriced) -> str:  # not free: unpriced
+            left_out = min(unpriced.get(c, 0), v["requests"])
+            if left_out and left_out >= v["requests"]:
+                return "unpriced"
+            return _money(v["dollars"]) + (f" (+{left_out:,} unpriced)" if left_out else "")
+
+        chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in t["by_chain"].items())
         models = "; ".join(f"{m} {v['requests']:,} {_money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
                            for m, v in t["by_model"].items())
         out.append(f"  {run.name}: by chain: {chains}; by model: {models}")
