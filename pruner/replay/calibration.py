@@ -80,6 +80,9 @@ class Calibration:
     unpriced_requests: int = 0
     by_model: dict[str, Any] = field(default_factory=dict)
     by_chain: dict[str, Any] = field(default_factory=dict)
+    # Requests that record no usage (a trace with usage on some requests only): not in the bill, so not in
+    # ``modelled`` either, which is compared with it; the replay's tables still bill them from the model.
+    without_usage: int = 0
 
     @property
     def ours_over_provider(self) -> float:
@@ -132,7 +135,9 @@ class Calibration:
             f"{100 * self.modelled_error:+.1f} % against the bill"
         out = [
             f"calibration against the recorded usage ({self.requests} billed "
-            f"request{'' if self.requests == 1 else 's'}, {self.aborted} aborted; {self.prices})",
+            f"request{'' if self.requests == 1 else 's'}, {self.aborted} aborted"
+            + (f", {self.without_usage} not compared: they record no usage" if self.without_usage else "")
+            + f"; {self.prices})",
             f"  billed (recorded usage, each request at its own model's list prices): {billed}{own}",
             scale,
             f"  recorded cold events (no cache read): {self.cold_events}; the cache model explains "
@@ -184,6 +189,11 @@ def from_replay(r: Replay) -> Calibration | None:
         previous_time[req.chain] = req.time
     the_bill = _billed(r)
     scale = last_req.scale
+    without_usage = sum(1 for q in r.requests if q.recorded is None)
+    modelled, cache_only = totals["dollars_modelled"], totals["dollars_not_inherited"]
+    if without_usage:  # compare like with like: the bill covers only the requests that record usage
+        modelled = round(sum(row.dollars_modelled for _, row in billed_rows), 6)
+        cache_only = round(sum(row.dollars_not_inherited for _, row in billed_rows), 6)
     full = r.runs["full"].totals if "full" in r.runs else None
     return Calibration(
         session=r.session.name, model=", ".join(r.models), prices=r.money_label, requests=len(billed_rows),
@@ -191,7 +201,7 @@ def from_replay(r: Replay) -> Calibration | None:
         billed=round(the_bill.dollars, 6), billed_recorded_cost=None if the_bill.billed_recorded_cost is None
         else round(the_bill.billed_recorded_cost, 6),
         billed_requests=sum(1 for q in the_bill.requests if not q.aborted), duplicates=the_bill.duplicates,
-        modelled=totals["dollars_modelled"], modelled_cache_only=totals["dollars_not_inherited"],
+        modelled=modelled, modelled_cache_only=cache_only, without_usage=without_usage,
         ratio=scale.slope, offset=scale.offset, ratio_measured=scale.source != "none",
         last_provider_tokens=last_req.recorded.context, last_our_tokens=last_row.tokens,
         first_provider_tokens=first_req.recorded.context, first_our_tokens=first_row.tokens,
