@@ -154,6 +154,24 @@ def test_defect_qa19_4_a_subagent_chain_of_an_unpriced_model_is_not_printed_as_f
     assert all("main 2 requests $" in line for line in lines), lines
 
 
+def test_defect_qa19_8_a_window_the_user_gives_is_kept_even_where_the_recording_went_further():
+    """``--context-window 120000`` on a real Claude Code session whose recorded contexts reach 142,670:
+    the window was raised to the largest context the recording accepted so far, so ``full`` (peak
+    142,670) was feasible and ranked best, and prune_every_request was infeasible against a "72,226-token
+    window" (a recorded size, not a window). The recording itself is still never rejected."""
+    msgs = [m for k, (t, size) in enumerate([(0, 1_600), (30, 2_400), (60, 16_000)])
+            for m in turn("m", k, T0 + t, usage=usage(10, 20, 0, size))]
+    settings = ReplaySettings(context_window=3_000, reserve_tokens=500)
+    r = replay(Session.of(msgs, name="window"), ["as_recorded", "full"], settings=settings)
+    full, recorded = r.runs["full"], r.runs["as_recorded"]
+    assert all(row.window == 3_000 for row in full.rows)
+    over = [row.request for row in full.rows if row.input > 3_000]  # our own reading of the rows
+    assert over and full.totals["feasible"] is False and full.totals["infeasible_from"] == over[0]
+    assert "over a 3,000-token window" in full.totals["infeasible_reason"]
+    assert recorded.totals["feasible"] is True and recorded.totals["rejected"] == 0
+    assert max(row.input for row in recorded.rows) == 16_010  # what happened: 10 fresh + 16,000 written
+
+
 def test_a_change_of_model_within_a_chain_breaks_the_cache():
     msgs = (turn("m", 0, T0, words=800) + turn("m", 1, T0 + 10, words=50)
             + turn("m", 2, T0 + 20, words=50, model="claude-opus-4-1") + turn("m", 3, T0 + 30, words=50,

@@ -167,7 +167,9 @@ class Lane:
             written=usage.written, fresh=usage.fresh, output=output, dollars=dollars,
             dollars_modelled=modelled.dollars, dollars_not_inherited=bills["not_inherited"].dollars,
             dollars_unscaled=bills["unscaled"].dollars, miss=usage.miss,
-            rejected=usage.input > req.window, model_cached=bills["not_inherited"].usage.cached,
+            # what the recording sent was accepted: never rejected, whatever window the user asks about
+            rejected=usage.input > req.window and not (self.use_recorded and rec is not None),
+            model_cached=bills["not_inherited"].usage.cached,
             model_miss=bills["not_inherited"].usage.miss,
             extra_input=sum(scale.part(c.input_tokens) for c in step.extra_calls),
             extra_output=sum(scale.part(c.output_tokens) for c in step.extra_calls),
