@@ -172,6 +172,20 @@ def test_defect_qa19_8_a_window_the_user_gives_is_kept_even_where_the_recording_
     assert max(row.input for row in recorded.rows) == 16_010  # what happened: 10 fresh + 16,000 written
 
 
+def test_defect_qa19_9_a_session_of_unknown_models_is_not_said_to_record_no_model():
+    """A Pi session whose every request records a made-up model said "(no model is recorded; default
+    model)" beside its prices."""
+    from pruner.replay.detect import detect
+
+    msgs = [m for k, t in enumerate((0, 30)) for m in turn("m", k, T0 + t, model="made-up-model-9",
+                                                             provider="openai", usage=usage(10, 20, 0, 500))]
+    s = Session.of(msgs, name="pi-like", metadata={"source_format": "pi"})
+    provider, model, how = detect(s, default_prices())
+    assert "no model is recorded" not in how and "'made-up-model-9', not in the price table" in how
+    assert provider == "openai"  # the recorded provider, not the fallback's
+    assert default_prices().find("made-up-model-9") is None
+
+
 def test_a_change_of_model_within_a_chain_breaks_the_cache():
     msgs = (turn("m", 0, T0, words=800) + turn("m", 1, T0 + 10, words=50)
             + turn("m", 2, T0 + 20, words=50, model="claude-opus-4-1") + turn("m", 3, T0 + 30, words=50,
