@@ -352,3 +352,27 @@ def test_what_the_recording_shows_accepted_is_never_infeasible():
     r = replay(Session.of(msgs), ["as_recorded", "full"])
     assert [q.window for q in r.requests] == [400_005, 401_005]
     assert r.runs["as_recorded"].totals["feasible"] and r.runs["full"].totals["feasible"]
+
+
+@pytest.mark.parametrize("window, reserve", [(None, 16_384), (2, 0), (1_000, 16_384), (16_385, 16_384),
+                                             (200_000, 10**6), (2 * 10**9, 1)])
+def test_defect_23_5_second_symptom_huge_in_bound_usage_never_turns_the_reserve_negative(window, reserve):
+    """Reliability's fuzz case (STATUS 20:24): in-bound recorded usage of 1,065,536 then 10**9 tokens on a
+    2-request session made the measured scale convert the reserve to -1 ("compaction setting
+    reserve_tokens must be a non-negative integer, got -1"). Every strategy must replay, with the
+    compaction settings it derives non-negative."""
+    from pruner.replay.strategies._compactor import Compactor
+
+    msgs = [Message(id="u0", role="user", content="hello " * 50),
+            Message(id="a0", role="assistant", content="ok", metadata={"usage": usage(65_536, 7, 0, 1_000_000)}),
+            Message(id="u1", role="user", content="again " * 50),
+            Message(id="a1", role="assistant", content="ok", metadata={"usage": usage(3, 0, 0, 10**9)})]
+    s = Session.of(msgs)
+    for provider in ("anthropic", "openai"):
+        settings = ReplaySettings(provider=provider, context_window=window, reserve_tokens=reserve)
+        r = replay(s, settings=settings, snapshots=False, recall=False)
+        assert set(r.runs) and all(len(run.rows) == 2 for run in r.runs.values())
+        for req in r.requests:
+            env = type("Env", (), {"settings": settings, "summarizer": None})()
+            c = Compactor(env).settings(req)
+            assert c.reserve_tokens >= 0 and c.keep_recent_tokens >= 0 and c.context_window > c.reserve_tokens
