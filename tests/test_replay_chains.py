@@ -376,3 +376,17 @@ def test_defect_23_5_second_symptom_huge_in_bound_usage_never_turns_the_reserve_
             env = type("Env", (), {"settings": settings, "summarizer": None})()
             c = Compactor(env).settings(req)
             assert c.reserve_tokens >= 0 and c.keep_recent_tokens >= 0 and c.context_window > c.reserve_tokens
+
+
+def test_defect_qa19_10_the_verdict_never_reads_an_unpriced_session_as_free():
+    """The verdict said "Recorded: $0.0000. Cheapest strategy ...: full, $0.0000 (n/a)" on a session whose
+    every request is of a made-up model."""
+    from pruner.replay import verdict
+
+    only = [m for k, t in enumerate((0, 30)) for m in turn("m", k, T0 + t, model="made-up-model-9",
+                                                             usage=usage(10, 20, 0, 1500))]
+    v = verdict(replay(Session.of(only, name="v")))
+    assert v.best is None and "$" not in v.sentence and "unpriced (all 2 requests" in v.sentence
+    mixed = only + turn("m", 2, T0 + 60, usage=usage(10, 20, 1500, 300))
+    v = verdict(replay(Session.of(mixed, name="v2")))
+    assert "leaving out 2 requests of models without a price" in v.sentence
