@@ -219,7 +219,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
         customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
         hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
                       "%{y:.2f} ms per 1,000 messages<extra></extra>"))
-    fig.update_layout(title={"text": "Prune time per 1,000 messages (flat = linear)"}, height=360,
+    fig.update_layout(title={"text": "Prune time per 1,000 messages (passes only; flat = linear)"}, height=360,
                       xaxis=_sizes_axis(frame["messages"], "messages (tool_agent)"),
                       yaxis={"title": {"text": "ms per 1,000 messages"}, "rangemode": "tozero"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})

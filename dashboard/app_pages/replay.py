@@ -7,7 +7,8 @@ import streamlit as st
 from pruner.replay import strategy_names
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import cache, replay_charts, session_state, ui
+from dashboard import analysis, cache, replay_charts, session_state, ui
+from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
 
 ss = st.session_state
@@ -162,7 +163,9 @@ def request_view(r, key, strategy: str, k: int) -> None:
                    "strategy and not counted among the billed requests.")
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.metric("Messages sent", f"{s['messages']:,}")
-    c2.metric("Input (provider tokens)", ui.compact_number(s["input"]), help=f"{s['input']:,} tokens")
+    c2.metric("Input (provider tokens)", f"{s['input']:,}",
+              help="Everything sent at this request, in the provider's tokens (under as_recorded: the recorded "
+                   "input + cache read + cache write)")
     c3.metric("Read from the cache", ui.compact_number(s["cached"]), help=f"{s['cached']:,} tokens")
     c4.metric("Written / fresh", f"{ui.compact_number(s['written'])} / {ui.compact_number(s['fresh'])}",
               help=f"{s['written']:,} written to the cache / {s['fresh']:,} fresh")
@@ -256,6 +259,10 @@ def render() -> None:
                    icon=":material/link_off:")
     st.caption(f"Session: {ui.escape_markdown(loaded.label)} ({len(loaded.session.messages):,} messages). "
                "Load another on the Session explorer page; this page replays whatever is loaded.")
+    recorded = recorded_context(loaded.session)
+    if recorded is not None:
+        stats = analysis.analyse(loaded, session_state.settings()).result.stats
+        st.caption(ui.escape_markdown(recorded.sentence(stats.tokens_before, stats.counter)))
     choice = settings_form(loaded)
     key = (loaded.key, choice)
     progress = st.empty()
