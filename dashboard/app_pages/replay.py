@@ -110,8 +110,15 @@ def totals(r) -> None:
     if aborted:
         st.caption(aborted)
     frame = logic.totals_frame(r)
-    st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
-                 column_config=logic.totals_columns(frame))
+    with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
+        st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
+                     column_config=logic.totals_columns(frame))
+    with st.expander("Every figure, and what each strategy sends"):
+        detail = logic.detail_frame(r)
+        st.dataframe(detail, hide_index=True, width="stretch", key="replay_totals_detail",
+                     column_config=logic.totals_columns(detail))
+        for name, text in logic.summaries(r):
+            st.caption(f"**{ui.escape_markdown(name)}**: {ui.escape_markdown(text)}")
     lines = logic.calibration_lines(r)
     if lines:
         with st.expander("Calibration against what the provider billed", expanded=True):
