@@ -128,12 +128,14 @@ def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = 
             customdata=list(zip(p["rejected"].tolist(), p["facts"].tolist())),
             hovertemplate=f"<b>{html.escape(name)}</b> · %{{x:,}} turns<br>$%{{y:,.2f}}<br>requests over the window: "
                           "%{customdata[0]:,}<br>facts missing at worst: %{customdata[1]}<extra></extra>"))
-    fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)",
-                      yaxis_title="USD (log)" + (f", {money_label}" if money_label else ""), height=400,
-                      margin={"l": 60, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25,
-                                                                          "yanchor": "top"})
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    # the model is named in the page's caption: a long model id in the axis title ran into the chart title
+    sizes = sorted({int(t) for t in part["turns"]})
+    fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)", yaxis_title="USD (log)",
+                      height=420, margin={"l": 60, "r": 20, "t": 50, "b": 40},
+                      legend={"orientation": "h", "y": -0.25, "yanchor": "top"})
+    fig.update_xaxes(type="log", tickmode="array", tickvals=sizes, ticktext=[f"{v:,}" for v in sizes],
+                     minor={"showgrid": False, "ticks": ""})
+    fig.update_yaxes(type="log", tickprefix="$")
     return fig
 
 
