@@ -347,7 +347,7 @@ def cost_findings_frame(summary: dict) -> pd.DataFrame:
     >>> f = cost_findings_frame({"cheapest": [{"workload": "w", "turns": 50, "strategy": "compact",
     ...     "dollars": 1.0, "full": 2.0}], "pruning_dearer_than_full": [], "cache_aware_prune": []})
     >>> row = f.iloc[0]
-    >>> row["cheapest"], row["its dollars"], row["full dollars"], row["saves vs full %"]
+    >>> row["cheapest"], float(row["its dollars"]), float(row["full dollars"]), float(row["saves vs full %"])
     ('compact', 1.0, 2.0, 50.0)
     """
     if not summary or not summary.get("cheapest"):
