@@ -41,10 +41,10 @@ def _scatter(n: int):
     return go.Scattergl if n > WEBGL_THRESHOLD else go.Scatter
 
 
-def _lines(frame: pd.DataFrame, y: str, hover: str) -> list:
+def _lines(frame: pd.DataFrame, y: str, hover: str, *, svg: bool = False) -> list:
     traces = []
     for k, (name, part) in enumerate(frame.groupby("strategy", sort=False)):
-        traces.append(_scatter(len(part))(
+        traces.append((go.Scatter if svg else _scatter(len(part)))(
             x=part["request"].tolist(), y=part[y].tolist(), mode="lines", name=name, legendgroup=name,
             line={"color": colour(name, k), "width": 2}, customdata=part["turn"].tolist(),
             hovertemplate=f"<b>{html.escape(name)}</b> · request %{{x}} (turn %{{customdata}})<br>{hover}"
@@ -141,6 +141,43 @@ def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = 
 
 # ---------------------------------------------------------------- the Replay page's overview (one legend)
 
+#: Above this many requests a strategy's line is thinned for the overview (every event and its request
+#: before kept, so every drop still shows); markers likewise. The stepper and tables show every request.
+MAX_LINE_POINTS, MAX_MARKERS = 1_000, 100
+
+
+def thin(frame: pd.DataFrame, limit: int = MAX_LINE_POINTS) -> pd.DataFrame:
+    """At most about ``limit`` rows per strategy: an even stride, plus each event, the row before it and the last.
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"strategy": ["s"] * 10, "request": range(10), "event_kinds": [""] * 7 + ["prune", "", ""]})
+    >>> thin(f, limit=3)["request"].tolist()
+    [0, 4, 6, 7, 8, 9]
+    """
+    parts = []
+    for _, part in frame.groupby("strategy", sort=False):
+        n = len(part)
+        if n <= limit:
+            parts.append(part)
+            continue
+        stride = -(-n // limit)
+        pos = pd.Series(range(n), index=part.index)
+        event = (part["event_kinds"] != "").to_numpy() if "event_kinds" in part else pos.to_numpy() < 0
+        keep = (pos % stride == 0).to_numpy() | event | (pos == n - 1).to_numpy()
+        keep[:-1] |= event[1:]  # the request before an event: the drop is drawn, not smoothed away
+        parts.append(part[keep])
+    return pd.concat(parts) if parts else frame
+
+
+def _thin_markers(frame: pd.DataFrame) -> pd.DataFrame:
+    marked = frame[frame["event_kinds"] != ""]
+    out = []
+    for _, part in marked.groupby("strategy", sort=False):
+        stride = -(-len(part) // MAX_MARKERS)
+        out.append(part.iloc[::stride] if stride > 1 else part)
+    return pd.concat(out) if out else marked
+
+
 def _marker_traces(frame: pd.DataFrame, y: str, *, row: int) -> list:
     """Event markers in their strategy's legend group, out of the legend (the symbols are in the caption)."""
     traces = []
@@ -168,11 +205,12 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
     from plotly.subplots import make_subplots
 
     greyed = greyed or {}
+    lines_frame, markers_frame = thin(frame), _thin_markers(frame)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.09,
                         subplot_titles=("Context sent at each request",
                                         "Cumulative cost" + (f" ({html.escape(money_label)})" if money_label else "")))
     for row, y, hover in ((1, "input", "%{y:,} tokens sent"), (2, "cumulative_dollars", "$%{y:,.2f} so far")):
-        for trace in _lines(frame, y, hover):
+        for trace in _lines(lines_frame, y, hover, svg=True):
             trace.showlegend = row == 1
             if trace.name in greyed:
                 trace.line = {"color": "#BBBBBB", "width": 1.5, "dash": "dot"}
@@ -180,7 +218,7 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
                 trace.hovertemplate = trace.hovertemplate.replace(
                     "<extra></extra>", f"<br>{html.escape(greyed[trace.legendgroup])}<extra></extra>")
             fig.add_trace(trace, row=row, col=1)
-        for trace, r in _marker_traces(frame, y, row=row):
+        for trace, r in _marker_traces(markers_frame, y, row=row):
             fig.add_trace(trace, row=r, col=1)
     fig.add_hline(y=window, line={"color": WINDOW_COLOUR, "width": 1.5, "dash": "dash"}, row=1, col=1,
                   annotation_text=f"context window {window:,}", annotation_position="top left")

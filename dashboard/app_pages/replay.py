@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pruner.replay import strategy_names
+from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
 from dashboard import analysis, cache, replay_charts, session_state, ui
@@ -101,25 +102,25 @@ def settings_form(loaded) -> logic.ReplayChoice:
     return ss.get("replay_choice") or applied
 
 
-def totals(r) -> None:
+def totals(r, key) -> None:
     st.subheader("Totals per strategy")
     st.caption(f"Dollars: {ui.escape_markdown(r.money_label)}. Cache: {ui.escape_markdown(r.cache_description)}.")
     for note in r.notes:
         st.caption(ui.escape_markdown(note))
-    aborted = logic.aborted_note(r)
+    aborted = cache.shared("replay_aborted", key, lambda: logic.aborted_note(r))
     if aborted:
         st.caption(aborted)
-    frame = logic.totals_frame(r)
+    frame = cache.shared("replay_totals", key, lambda: logic.totals_frame(r))
     with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
         st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
                      column_config=logic.totals_columns(frame))
     with st.expander("Every figure, and what each strategy sends"):
-        detail = logic.detail_frame(r)
+        detail = cache.shared("replay_detail", key, lambda: logic.detail_frame(r))
         st.dataframe(detail, hide_index=True, width="stretch", key="replay_totals_detail",
                      column_config=logic.totals_columns(detail))
-        for name, text in logic.summaries(r):
+        for name, text in cache.shared("replay_summaries", key, lambda: logic.summaries(r)):
             st.caption(f"**{ui.escape_markdown(name)}**: {ui.escape_markdown(text)}")
-    lines = logic.calibration_lines(r)
+    lines = cache.shared("replay_calibration", key, lambda: logic.calibration_lines(r))
     if lines:
         with st.expander("Calibration against what the provider billed", expanded=True):
             st.code("\n".join(lines), language=None, wrap_lines=True)
@@ -184,8 +185,9 @@ def request_view(r, key, strategy: str, k: int) -> None:
         st.caption(f"Cache: not fully used here ({ui.escape_markdown(s['miss'])}).")
     for e in s["events"]:
         st.info(ui.escape_markdown(e), icon=":material/content_cut:")
-    rows = cache.memoised("replay_context_rows", (key, strategy, k), lambda: logic.context_rows(r, strategy, k),
-                          keep=64)
+    book = cache.shared("replay_book", key, lambda: TokenBook(r.settings.prune.encoding))
+    rows = cache.memoised("replay_context_rows", (key, strategy, k),
+                          lambda: logic.context_rows(r, strategy, k, book), keep=64)
     st.markdown(f"**The exact messages sent** ({len(rows):,}; placeholders and summaries are marked as what "
                 "they are)")
     st.dataframe(logic.context_table(rows), hide_index=True, width="stretch", height=220,
@@ -286,7 +288,7 @@ def render() -> None:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
     frame = cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
-    totals(r)
+    totals(r, key)
     charts(r, key, frame)
     request_part(r, key, loaded, choice)
     events(r, key)

@@ -323,9 +323,11 @@ def context_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{k: v for k, v in row.items() if k not in ("content", "calls")} for row in rows])
 
 
-def context_rows(r: Replay, strategy: str, k: int) -> list[dict[str, Any]]:
-    """The exact messages sent at request ``k``: position, role, id, what kind, tokens, content, calls."""
-    counter = TokenBook(r.settings.prune.encoding)
+def context_rows(r: Replay, strategy: str, k: int, book: TokenBook | None = None) -> list[dict[str, Any]]:
+    """The exact messages sent at request ``k``: position, role, id, what kind, tokens, content, calls.
+
+    ``book``: token counts kept between requests (one per replay), so a step counts only new messages."""
+    counter = book or TokenBook(r.settings.prune.encoding)
     rows = []
     for i, m in enumerate(r.context(strategy, k)):
         kind = m.metadata.get("kind") if isinstance(m.metadata, dict) else None
