@@ -72,3 +72,26 @@ def recorded_context(session: Session) -> RecordedContext | None:
         if tokens is not None:
             return RecordedContext(position=i, tokens=tokens, compactions=count)
     return None
+
+
+def recorded_series(session: Session) -> list[tuple[int, int]]:
+    """(turn, recorded context) at every request with usage: the context the model really had, turn by turn
+    (the last request of a turn stands for it)."""
+    by_turn: dict[int, int] = {}
+    for m in session.messages:
+        if m.role == "assistant" and isinstance(m.metadata, Mapping) and not m.metadata.get("synthetic"):
+            tokens = sent_tokens(m.metadata.get("usage"))
+            if tokens is not None:
+                by_turn[m.turn] = tokens
+    return sorted(by_turn.items())
+
+
+def compaction_turns(session: Session) -> list[int]:
+    """The turns of the compactions the session records (where the context the model had shrank)."""
+    meta = session.metadata if isinstance(session.metadata, Mapping) else {}
+    out = []
+    for entry in meta.get("recorded_compactions") or ():
+        index = entry.get("position_index") if isinstance(entry, Mapping) else None
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(session.messages):
+            out.append(session.messages[index].turn)
+    return out

@@ -14,7 +14,7 @@ from pruner.formats import FORMATS
 
 from dashboard import analysis, cache, charts, components, loading, session_state, tables, ui
 from dashboard.logic import explorer as logic
-from dashboard.recorded import recorded_context, sent_tokens
+from dashboard.recorded import compaction_turns, recorded_context, recorded_series, sent_tokens
 from dashboard.theme import STATUS_MEANINGS
 
 AUTO_FORMAT = "detect automatically"
@@ -198,7 +198,9 @@ def context_charts(loaded, settings, analysed) -> None:
     def figures():
         totals = tables.context_totals_frame(before, series.totals if series else ())
         composition = tables.context_frame(series.by_role) if series else before
-        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn),
+        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn,
+                                      recorded=recorded_series(loaded.session),
+                                      compactions=compaction_turns(loaded.session)),
                 charts.composition_figure(composition if series else before, stage="after" if series else "before"))
     sizes, composition = cache.shared("context_figures", (loaded.key, settings, series is not None), figures)
     st.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
