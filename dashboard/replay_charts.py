@@ -188,11 +188,12 @@ def _marker_traces(frame: pd.DataFrame, y: str, *, row: int) -> list:
 
 
 def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
-                    greyed: dict[str, str] | None = None) -> go.Figure:
+                    greyed: dict[str, str] | None = None, context_extra: list | None = None) -> go.Figure:
     """Context sent (top) and cumulative cost (bottom) per strategy, sharing the request axis and ONE
     legend of one entry per strategy: a click on an entry hides or shows that strategy in both.
 
-    ``greyed``: strategies drawn grey and dotted with the reason in their hover (infeasible ones).
+    ``greyed``: strategies drawn grey and dotted with the reason in their hover (infeasible ones);
+    ``context_extra``: more traces for the context chart (the recording's cache misses, by cause).
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"strategy": ["full", "full"], "request": [0, 1], "turn": [1, 1],
@@ -220,6 +221,8 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
             fig.add_trace(trace, row=row, col=1)
         for trace, r in _marker_traces(markers_frame, y, row=row):
             fig.add_trace(trace, row=r, col=1)
+    for trace in context_extra or ():
+        fig.add_trace(trace, row=1, col=1)
     fig.add_hline(y=window, line={"color": WINDOW_COLOUR, "width": 1.5, "dash": "dash"}, row=1, col=1,
                   annotation_text=f"context window {window:,}", annotation_position="top left")
     fig.update_yaxes(title_text="tokens", tickformat=",~s", row=1, col=1)

@@ -413,6 +413,7 @@ def page(loaded) -> None:
         st.info("This session has no messages: there is nothing to prune. Pick or upload another one.")
         session_state.write_link(page_keys=logic.PAGE_KEYS)
         return
+    logic.apply_link(loaded, analysed.frame, session_state.linked_view("explorer", logic.PAGE_KEYS))
     position = logic.inspected(loaded, analysed.frame)
     left, right = st.columns([3, 2], gap="medium")
     with left:

@@ -8,13 +8,14 @@ from pruner.replay import strategy_names
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, replay_charts, session_state, ui
+from dashboard import analysis, cache, links, replay_answers as answers, replay_charts, session_state, ui
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
 
 ss = st.session_state
 #: The request and strategy shown: kept outside the widgets' own state, which Streamlit drops on another page.
 REQUEST, STRATEGY = "replay_k", "replay_s"
+HIGHLIGHT = "replay_broke"  # (request, id of the message that broke the cached prefix) from a ledger click
 PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
 SHOW_LAST = 30  # newest messages shown in full at a request (the table lists them all)
 
@@ -192,10 +193,17 @@ def request_view(r, key, strategy: str, k: int) -> None:
                 "they are)")
     st.dataframe(logic.context_table(rows), hide_index=True, width="stretch", height=220,
                  key="replay_context_table")
+    broke = ss.get(HIGHLIGHT) or (None, "")
+    broke_id = broke[1] if broke[0] == k and strategy == "as_recorded" else ""
     shown = rows[-SHOW_LAST:]
+    if broke_id and all(row["id"] != broke_id for row in shown):
+        shown = [row for row in rows if row["id"] == broke_id] + shown
     if len(rows) > len(shown):
         st.caption(f"The newest {len(shown)} in full below (the table lists all {len(rows):,}).")
     for row in shown:
+        if row["id"] == broke_id:
+            st.error(f"Message #{row['position']} ({ui.escape_markdown(row['id'])}) differs from what the previous "
+                     "request sent: it broke the cached prefix.", icon=":material/link_off:")
         head = f"#{row['position']} · {row['role']} · {row['id']}"
         if row["answers"]:
             head += f" · result of {row['answers']}"
@@ -216,12 +224,14 @@ def _on_chart_click(chart_key: str) -> None:
 
 def charts(r, key, frame) -> None:
     overview = cache.shared("replay_overview", key, lambda: replay_charts.overview_figure(
-        frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r)))
+        frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r),
+        context_extra=answers.miss_markers(r, frame)))
     st.plotly_chart(overview, key="replay_overview_chart", on_select=lambda: _on_chart_click("replay_overview_chart"),
                     selection_mode="points",
                     config={"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
-    st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing. Click a point to open that request "
-               "below; click a legend entry to hide or show a strategy (double-click: only that one).")
+    st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing; red hollow marks: the recording's cache "
+               "misses, one legend entry per cause. Click a point to open that request below; click a legend "
+               "entry to hide or show a strategy (double-click: only that one).")
     strip = cache.shared("replay_strip", key, lambda: replay_charts.cached_strip_figure(frame))
     st.plotly_chart(strip, key="replay_cached_chart", on_select=lambda: _on_chart_click("replay_cached_chart"),
                     selection_mode="points", config={"displaylogo": False, "displayModeBar": False})
@@ -246,11 +256,78 @@ def events(r, key) -> None:
                                 "request dollars": st.column_config.NumberColumn("request dollars", format="$%.4f")})
 
 
+def _on_miss_row(frame) -> None:
+    rows = (ss.get("replay_misses") or {}).get("selection", {}).get("rows", [])
+    if rows and rows[0] < len(frame):
+        row = frame.iloc[rows[0]]
+        go_to(int(row["request"]), "as_recorded")
+        ss[HIGHLIGHT] = (int(row["request"]), str(row["broke the prefix"]))
+
+
+def ledger(r, key) -> None:
+    """The recording's cache misses by cause with what they re-billed; a click on a miss opens it."""
+    misses = cache.shared("replay_misses", key, lambda: answers.ledger_frame(r))
+    if misses.empty:
+        return
+    st.subheader("Where the recording's cache broke, and what it cost")
+    causes = cache.shared("replay_causes", key, lambda: answers.causes_frame(r))
+    with st.container(key="replay_ledger_box"):
+        st.dataframe(causes, hide_index=True, width="stretch", key="replay_ledger", column_config={
+            "cause": st.column_config.TextColumn("cause", width=200),
+            "misses": st.column_config.NumberColumn("misses", format="localized", width=90),
+            "partial hits": st.column_config.NumberColumn("partial hits", format="localized", width=110),
+            "re-billed": st.column_config.NumberColumn("re-billed", format="dollar", width=110,
+                                                       help="Paid above the same requests served from the cache")})
+    st.caption("Select a miss to open that request under as_recorded, the message that broke the prefix marked.")
+    st.dataframe(misses, hide_index=True, width="stretch", key="replay_misses", selection_mode="single-row",
+                 on_select=lambda: _on_miss_row(misses), height=min(38 + 35 * len(misses), 300),
+                 column_config={"re-billed": st.column_config.NumberColumn("re-billed", format="$%.4f"),
+                                "detail": st.column_config.TextColumn("detail", width="large")})
+
+
+def _on_recall_click() -> None:
+    name = answers.clicked_strategy(ss.get("replay_recall_chart"))
+    if name is not None:
+        ss[STRATEGY] = name
+
+
+def cost_against_recall(r, key, sentence: str) -> None:
+    points = cache.shared("replay_recall_points", key, lambda: answers.recall_points(r))
+    if points.empty:
+        return
+    fig = answers.cost_recall_figure(points, title=sentence, selected=ss.get(STRATEGY))
+    st.plotly_chart(fig, key="replay_recall_chart", on_select=_on_recall_click, selection_mode="points",
+                    config={"displaylogo": False, "displayModeBar": False})
+    st.caption("One point per strategy: what it costs against the share of the terms the replies used that its "
+               "context still held (★ the recording; hollow grey: infeasible). Click a point to step through "
+               "that strategy below.")
+
+
+def losses(r, loaded, strategy: str, k: int) -> None:
+    """At request k: the used terms the strategy's context lacked, each with a link to the message that held it."""
+    lost = answers.recall_losses(r, strategy, k)
+    if not lost:
+        return
+    st.markdown(f"**What {ui.escape_markdown(strategy)} lacks here**: {ui.plural(len(lost), 'term')} the replies "
+                "used that its context no longer held")
+    source = links.source_params(loaded)
+    for loss in lost[:12]:
+        c1, c2 = st.columns([3, 2], vertical_alignment="center")
+        c1.text(f"{loss['term']} — held by {loss['held by']}"
+                + (f" (sent instead: {loss['sent instead'][:80]})" if loss["sent instead"] else ""))
+        if loss["chain"] == "main" and loss["position"] is not None and source:
+            c2.page_link("app_pages/explorer.py", label=f"open #{loss['position']:,} in the explorer",
+                         query_params=source | {"msg": str(loss["position"])}, icon=":material/open_in_new:")
+    if len(lost) > 12:
+        st.caption(f"and {len(lost) - 12:,} more terms.")
+
+
 @st.fragment
 def request_part(r, key, loaded, choice) -> None:
     """The stepper and the request it shows: a step reruns only this part (the charts stay as drawn)."""
     strategy, k = stepper(r)
     request_view(r, key, strategy, k)
+    losses(r, loaded, strategy, k)
     page = logic.choice_params(choice, logic.choice_for(loaded.session, None)) | {"strategy": strategy,
                                                                                   "request": str(k)}
     session_state.write_link(page=page, page_keys=logic.PAGE_KEYS, name="replay")
@@ -290,6 +367,8 @@ def render() -> None:
     frame = cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
     totals(r, key)
     charts(r, key, frame)
+    ledger(r, key)
+    cost_against_recall(r, key, "")
     request_part(r, key, loaded, choice)
     events(r, key)
 
