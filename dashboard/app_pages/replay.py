@@ -111,6 +111,9 @@ def totals(r, key) -> None:
     aborted = cache.shared("replay_aborted", key, lambda: logic.aborted_note(r))
     if aborted:
         st.caption(aborted)
+    uncached = cache.shared("replay_uncached", key, lambda: logic.nothing_cached_note(r, frame_of(r, key)))
+    if uncached:
+        st.info(ui.escape_markdown(uncached), icon=":material/info:")
     frame = cache.shared("replay_totals", key, lambda: logic.totals_frame(r))
     with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
         st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
@@ -125,6 +128,10 @@ def totals(r, key) -> None:
     if lines:
         with st.expander("Calibration against what the provider billed", expanded=True):
             st.code("\n".join(lines), language=None, wrap_lines=True)
+
+
+def frame_of(r, key):
+    return cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
 
 
 def go_to(k: int, strategy: str | None = None) -> None:
@@ -364,7 +371,7 @@ def render() -> None:
     if not r.requests:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
-    frame = cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
+    frame = frame_of(r, key)
     totals(r, key)
     charts(r, key, frame)
     ledger(r, key)

@@ -273,6 +273,17 @@ def aborted_note(r: Replay) -> str:
             f"so each strategy is billed for {total - aborted:,} (\"billed requests\" under every figure).")
 
 
+def nothing_cached_note(r: Replay, frame: pd.DataFrame) -> str:
+    """Why every strategy shows 0 % cached, when it does (a session shorter than the cacheable minimum)."""
+    if frame.empty or frame["cached"].sum() > 0:
+        return ""
+    below = int((frame["miss"] == "below_minimum").sum())
+    share = f"{below:,} of the {len(frame):,} strategy requests were" if below else "no request was"
+    return (f"Nothing is read from the cache under any strategy: {share} below the model's minimum cacheable "
+            f"length, the rest first requests. The provider caches only prompts at least that long "
+            f"({r.cache_description}).")
+
+
 def clicked_request(event) -> int | None:
     """The request a click on a Replay chart picked (its point's x), or ``None``."""
     try:
