@@ -8,7 +8,7 @@ from pruner.replay import strategy_names
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, links, replay_answers as answers, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, links, replay_answers as answers, replay_charts, session_state, ui
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
 
@@ -229,7 +229,7 @@ def _on_chart_click(chart_key: str) -> None:
         go_to(k)
 
 
-def charts(r, key, frame) -> None:
+def overview_charts(r, key, frame) -> None:
     overview = cache.shared("replay_overview", key, lambda: replay_charts.overview_figure(
         frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r),
         context_extra=answers.miss_markers(r, frame)))
@@ -342,6 +342,19 @@ def request_part(r, key, loaded, choice) -> None:
 
 def render() -> None:
     st.title("Replay: what the model receives at every request, and what it costs")
+    loading_note = st.empty()
+    if not session_state.link_was_read():
+        # As on the explorer: a tiny chart first, so the browser fetches and compiles plotly.js while the
+        # replay runs, and the charts are drawn when they arrive instead of standing as empty boxes.
+        loading_note.plotly_chart(charts.loading_figure("Loading the session and replaying every strategy…"),
+                                  key="replay_loading", config={"displayModeBar": False, "staticPlot": True})
+    try:
+        page(loading_note)
+    finally:
+        loading_note.empty()
+
+
+def page(loading_note) -> None:
     loaded = session_state.ensure_session()
     if loaded is None:
         session_state.show_no_session("Load a session on the Session explorer page first.")
@@ -373,7 +386,7 @@ def render() -> None:
         return
     frame = frame_of(r, key)
     totals(r, key)
-    charts(r, key, frame)
+    overview_charts(r, key, frame)
     ledger(r, key)
     cost_against_recall(r, key, "")
     request_part(r, key, loaded, choice)
