@@ -17,7 +17,7 @@ ss = st.session_state
 REQUEST, STRATEGY = "replay_k", "replay_s"
 HIGHLIGHT = "replay_broke"  # (request, id of the message that broke the cached prefix) from a ledger click
 PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
-SHOW_LAST = 30  # newest messages shown in full at a request (the table lists them all)
+SHOW_LAST = 12  # newest messages shown in full at a request (the table lists them all; fewer: a faster step)
 
 
 
