@@ -172,3 +172,22 @@ def test_a_url_naming_an_upload_the_server_no_longer_holds_says_so_and_shows_no_
         assert "native_demo" not in text and "Request 0 of" not in text
         assert "0" * 64 in tab.url  # the URL still names what could not be opened
     in_fresh_context(browser, f"{app_url}/{path}?upload={'0' * 64}", check)
+
+
+def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, app_url):
+    page.goto(app_url)
+    page.get_by_role("heading", name="pruner: see what an LLM agent's context really holds", exact=False).wait_for()
+    for way in ("Open your own", "Explore a sample", "Learn how it works"):
+        page.get_by_role("heading", name=way).wait_for()
+    page.get_by_role("link", name="Open the Guide").wait_for()
+    page.get_by_role("link", name="A short demo (25 messages, every kind of removal)").click()
+    page.get_by_role("heading", name="Session explorer").first.wait_for()
+    page.wait_for_function(TIMELINE_DRAWN, arg=25)
+    page.get_by_text("native_demo.jsonl · sample").first.wait_for()
+    no_exception(page)
+    # a file given on the front door opens in the explorer, nothing selected yet
+    page.goto(app_url)
+    page.locator("input[type=file]").set_input_files(str(SAMPLE))
+    page.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
+    assert inspected_or_none(page) is None
+    no_exception(page)
