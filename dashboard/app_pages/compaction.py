@@ -93,7 +93,7 @@ def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
                        f"later messages: {plan_view.context_tokens:,} against the threshold {plan_view.threshold:,}.")
     else:
         c1.metric("Context now (tokens)", f"{plan_view.context_tokens:,}",
-                  help=f"Counted with {plan_view.encoding}; compaction triggers above {plan_view.threshold:,} = "
+                  help=f"Counted with {plan_view.counted_with}; compaction triggers above {plan_view.threshold:,} = "
                        "window − reserve.")
     c2.metric("Summarised", ui.plural(plan_view.summarised, "message"))
     c3.metric("Split-turn prefix", ui.plural(plan_view.prefix, "message"),

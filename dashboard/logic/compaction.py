@@ -76,7 +76,7 @@ class PlanView:
     force: bool = False
     keep_recent_tokens: int = 0
     context_window: int = 0
-    encoding: str = ""
+    counted_with: str = ""  # the token encoding of the frame's counts
     kept_tokens: int = 0  # tokens of the messages kept verbatim (the explorer's count)
     first_kept_tokens: int = 0  # tokens of the first of them (where the keep-recent budget ended)
 
@@ -87,7 +87,7 @@ class PlanView:
     def trigger_sentence(self) -> str:
         """Whether compaction triggers, stated from the numbers (a preview forced below the threshold says so)."""
         what = ("the provider's count at the last request, plus its reply and the messages after it"
-                if self.context_source == "usage" else f"the messages counted with {self.encoding}")
+                if self.context_source == "usage" else f"the messages counted with {self.counted_with}")
         limit = (f"the threshold {self.threshold:,} (window {self.context_window:,} − reserve "
                  f"{self.context_window - self.threshold:,})")
         if self.over:
@@ -216,7 +216,7 @@ def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanV
                         summarised=len(p.to_summarize), prefix=len(p.turn_prefix), kept=len(p.kept),
                         recorded_cut=_latest_recorded_cut(compact_input.session), force=preview.force,
                         keep_recent_tokens=preview.keep_recent_tokens, context_window=preview.context_window,
-                        encoding=encoding, **_kept_tokens(compact_input.frame, cut.index if cut else None))
+                        counted_with=encoding, **_kept_tokens(compact_input.frame, cut.index if cut else None))
     return cache.memoised("compaction_plan", (compact_input.key, preview, encoding), build)
 
 
@@ -235,7 +235,7 @@ def token_basis(plan_view: PlanView) -> str:
         return (f"Context now is the provider's count at the last request (its input and cache tokens: the system "
                 f"prompt, tool definitions and formatting the transcript does not hold are in it), plus its reply "
                 f"and an estimate of the messages after it; the threshold is compared with that. A second figure, "
-                f"named: the whole conversation counted with {plan_view.encoding} (as the explorer counts) is "
+                f"named: the whole conversation counted with {plan_view.counted_with} (as the explorer counts) is "
                 f"{counted:,} tokens; the cut's keep-recent budget and the result below use that counter.")
     return (f"Context now is the messages counted with tiktoken, as the explorer counts ({counted:,} tokens"
             f"{', without the placeholders pruning sends' if 'pruned' in str(plan_view.key[0][0]) else ''}); the "
