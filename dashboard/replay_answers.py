@@ -117,6 +117,7 @@ def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str |
                           "<extra></extra>"))
     fig.update_layout(title={"text": _wrap(title) or "Cost against what each strategy keeps", "font": {"size": 13}},
                       height=420, showlegend=False, margin={"l": 70, "r": 20, "t": 90, "b": 50},
+                      clickmode="event+select",
                       xaxis={"title": {"text": "context recall (% of the terms the replies used that it still held)"},
                              "ticksuffix": " %"},
                       yaxis={"title": {"text": "USD"}, "tickprefix": "$", "rangemode": "tozero"})

@@ -229,7 +229,7 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
     fig.update_yaxes(title_text="USD", tickprefix="$", tickformat=",.2f", row=2, col=1)
     fig.update_xaxes(title_text="request (model call)", tickformat=",d", row=2, col=1)
     fig.update_layout(height=620, margin={"l": 70, "r": 40, "t": 70, "b": 50}, hovermode="closest",
-                      modebar={"orientation": "v"},
+                      modebar={"orientation": "v"}, clickmode="event+select",
                       legend={"orientation": "h", "y": 1.06, "yanchor": "bottom", "x": 0, "xanchor": "left",
                               "title": {"text": "click to hide or show:"}, "itemclick": "toggle",
                               "itemdoubleclick": "toggleothers"})
@@ -256,6 +256,7 @@ def cached_strip_figure(frame: pd.DataFrame) -> go.Figure:
         colorbar={"title": {"text": "% cached"}, "thickness": 12, "len": 1.0}, xgap=0, ygap=2,
         hovertemplate="<b>%{y}</b> · request %{x:,}<br>%{z:.1f} % of the input read from the cache<extra></extra>"))
     fig.update_layout(title="Cached share of each request's input", height=90 + 28 * len(names),
+                      clickmode="event+select",
                       margin={"l": 150, "r": 20, "t": 40, "b": 40}, xaxis_title="request (model call)")
     fig.update_xaxes(tickformat=",d")
     fig.update_yaxes(autorange="reversed")

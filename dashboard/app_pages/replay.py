@@ -118,6 +118,8 @@ def totals(r, key) -> None:
     with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
         st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
                      column_config=logic.totals_columns(frame))
+    for name, reason in logic.infeasible(r).items():
+        st.caption(f":grey[**{ui.escape_markdown(name)}** is infeasible (greyed): {ui.escape_markdown(reason)}]")
     with st.expander("Every figure, and what each strategy sends"):
         detail = cache.shared("replay_detail", key, lambda: logic.detail_frame(r))
         st.dataframe(detail, hide_index=True, width="stretch", key="replay_totals_detail",
@@ -257,10 +259,12 @@ def events(r, key) -> None:
         st.info("No strategy changed the context of this session: it never reached a trigger.")
         return
     st.caption("Select a row to open that request under that strategy.")
-    st.dataframe(frame, hide_index=True, width="stretch", key="replay_events", on_select=lambda: _on_event_row(frame),
-                 selection_mode="single-row",
-                 column_config={"why": st.column_config.TextColumn("why", width="large"),
-                                "request dollars": st.column_config.NumberColumn("request dollars", format="$%.4f")})
+    with st.container(key="replay_events_box"):
+        st.dataframe(frame, hide_index=True, width="stretch", key="replay_events",
+                     on_select=lambda: _on_event_row(frame), selection_mode="single-row",
+                     column_config={"why": st.column_config.TextColumn("why", width="large"),
+                                    "request dollars": st.column_config.NumberColumn("request dollars",
+                                                                                     format="$%.4f")})
 
 
 def _on_miss_row(frame) -> None:
@@ -286,10 +290,11 @@ def ledger(r, key) -> None:
             "re-billed": st.column_config.NumberColumn("re-billed", format="dollar", width=110,
                                                        help="Paid above the same requests served from the cache")})
     st.caption("Select a miss to open that request under as_recorded, the message that broke the prefix marked.")
-    st.dataframe(misses, hide_index=True, width="stretch", key="replay_misses", selection_mode="single-row",
-                 on_select=lambda: _on_miss_row(misses), height=min(38 + 35 * len(misses), 300),
-                 column_config={"re-billed": st.column_config.NumberColumn("re-billed", format="$%.4f"),
-                                "detail": st.column_config.TextColumn("detail", width="large")})
+    with st.container(key="replay_misses_box"):
+        st.dataframe(misses, hide_index=True, width="stretch", key="replay_misses", selection_mode="single-row",
+                     on_select=lambda: _on_miss_row(misses), height=min(38 + 35 * len(misses), 300),
+                     column_config={"re-billed": st.column_config.NumberColumn("re-billed", format="$%.4f"),
+                                    "detail": st.column_config.TextColumn("detail", width="large")})
 
 
 def _on_recall_click() -> None:
