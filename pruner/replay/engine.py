@@ -296,6 +296,7 @@ def _recall_collector(session: Session, requests: tuple[Request, ...]):
     """The context-recall collector (branch ``recall``), or None where that module is not there."""
     try:
         from .recall import RecallCollector
+        from .summary_quality import offline_same_length
     except ImportError:
         return None
-    return RecallCollector(session, requests)
+    return RecallCollector(session, requests, offline_budget=offline_same_length)
