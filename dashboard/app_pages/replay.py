@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pruner.replay import strategy_names
+from pruner.replay import strategy_names, verdict
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
@@ -390,10 +390,13 @@ def page(loading_note) -> None:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
     frame = frame_of(r, key)
+    sentence = cache.shared("replay_verdict", key, lambda: verdict(r).sentence)
+    with st.container(key="replay_verdict_box"):
+        st.info(ui.escape_markdown(sentence), icon=":material/gavel:")
     totals(r, key)
     overview_charts(r, key, frame)
     ledger(r, key)
-    cost_against_recall(r, key, "")
+    cost_against_recall(r, key, sentence)
     request_part(r, key, loaded, choice)
     events(r, key)
 

@@ -110,3 +110,21 @@ def test_an_infeasible_strategy_is_greyed_with_its_reason_and_the_verdict_stands
             (el._fullData || []).length >= 2
             && (el._fullLayout.xaxis.title.text || '').startsWith('context recall'))""")
     no_exception(page)
+
+
+def test_at_a_request_the_terms_a_strategy_lacks_link_to_the_messages_that_held_them(page, app_url):
+    name = "workload-tool_agent-200.jsonl"
+    expected = replay(load_session(SAMPLES / name))
+    strategy, loss = next((n, loss) for n, s in expected.recall.strategies.items() for loss in s.losses
+                          if loss.chain == "main" and loss.source is not None)
+    page.goto(f"{app_url}/replay?sample={name}&strategy={strategy}&request={loss.request}")
+    page.get_by_text(f"What {strategy} lacks here", exact=False).first.wait_for()
+    page.get_by_text(f"{loss.term} — held by {loss.source_id}", exact=False).first.wait_for()
+    # the verdict on top, and the cost-against-recall chart titled with it
+    from pruner.replay import verdict
+    page.get_by_text(verdict(expected).sentence[:50], exact=False).first.wait_for()
+    page.get_by_role("link", name=f"open #{loss.source:,} in the explorer").first.click()
+    page.get_by_role("heading", name="Session explorer").first.wait_for()
+    page.wait_for_function("n => document.querySelector('input[aria-label=\"Message # (position in the "
+                           "session)\"]')?.value === String(n)", arg=loss.source)
+    no_exception(page)
