@@ -14,7 +14,8 @@ import pytest
 from pruner import load_session
 from pruner.replay import replay
 from tests.e2e import test_browser as shared
-from tests.e2e.test_browser import SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, upload
+from tests.e2e.test_browser import (SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, save_screenshot,
+                                    upload)
 from tests.e2e.test_corpus import batch_folder  # noqa: F401 - a fixture
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
@@ -180,6 +181,7 @@ def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, ap
     for way in ("Open your own", "Explore a sample", "Learn how it works"):
         page.get_by_role("heading", name=way).wait_for()
     page.get_by_role("link", name="Open the Guide").wait_for()
+    save_screenshot(page, "start")
     page.get_by_role("link", name="A short demo (25 messages, every kind of removal)").click()
     page.get_by_role("heading", name="Session explorer").first.wait_for()
     page.wait_for_function(TIMELINE_DRAWN, arg=25)
