@@ -8,7 +8,8 @@ from pruner.replay import strategy_names, verdict
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, charts, early_keys, links, replay_answers as answers, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, early_keys, links, replay_charts, session_state, ui
+from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
 
