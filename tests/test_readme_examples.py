@@ -1,4 +1,4 @@
-"""Every example in the README and in the documentation site (``docs/``) runs as a user runs
+"""Every example in the README, CONTRIBUTING.md and the documentation site (``docs/``) runs as a user runs
 it, and prints exactly what the page shows.
 
 The rules, checked for every fenced block outside the generated parts (the CLI
@@ -39,7 +39,7 @@ from pruner.readme import pages
 from tests.support.openai_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [p.relative_to(ROOT).as_posix() for p in pages(ROOT)]
+PAGES = [p.relative_to(ROOT).as_posix() for p in pages(ROOT)] + ["CONTRIBUTING.md"]
 NOT_EXECUTED = re.compile(r"^<!-- not executed: (?P<reason>\S.{8,}?) -->$")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
 # Generated regions: their content is checked by test_cli_reference.py and test_readme_figures.py.
