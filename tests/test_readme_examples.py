@@ -190,6 +190,22 @@ def test_the_pages_hold_examples_of_every_kind():
     assert kinds.count("python") >= 4 and kinds.count("console") >= 5, kinds
 
 
+def test_each_example_lives_in_one_place():
+    """An example shown twice would have to be kept true twice: each Python block and each
+    console command appears on one page, once."""
+    seen: dict[str, str] = {}
+    repeats = []
+    for page in PAGES:
+        for ex in examples(_lines(page), page)[0]:
+            codes = ["\n".join(ex.block.lines)] if ex.kind == "python" else [
+                ln for ln in ex.block.lines if ln.startswith("$ ")]
+            for code in codes:
+                if code in seen:
+                    repeats.append(f"{page}:{ex.block.line} repeats {code.splitlines()[0]!r} from {seen[code]}")
+                seen.setdefault(code, f"{page}:{ex.block.line}")
+    assert not repeats, "\n".join(repeats)
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if examples(_lines(p), p)[0]])
 def test_examples_print_what_the_page_shows(page, example_env):
     lines = _lines(page)
