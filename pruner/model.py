@@ -162,6 +162,8 @@ def validate_session(session: Session) -> None:
     tool result answers a call made by an earlier assistant message, and no call has two results (an export could
     only send one of them, and would have to choose). The session's own
     ``name`` and ``source_format`` are strings and its ``metadata`` a mapping.
+    Each subagent is a valid ``Session`` of its own (ids are per conversation),
+    without subagents of its own, and every chain id is distinct.
     """
     if not isinstance(session, Session):
         raise InvalidSessionError(f"expected a Session, got {type(session).__name__}")
@@ -172,6 +174,23 @@ def validate_session(session: Session) -> None:
     if not isinstance(session.metadata, Mapping):
         raise InvalidSessionError(f"session field 'metadata' must be a mapping, got {type(session.metadata).__name__}")
     validate_messages(session.messages, seen={}, call_ids=set(), answered={})
+    if not isinstance(session.subagents, tuple):
+        raise InvalidSessionError(f"session field 'subagents' must be a tuple, got {type(session.subagents).__name__}")
+    chains = {MAIN_CHAIN}
+    for k, sub in enumerate(session.subagents):
+        where = f"subagent #{k}"
+        if not isinstance(sub, Session):
+            raise InvalidSessionError(f"{where}: expected a Session, got {type(sub).__name__}")
+        if sub.subagents:
+            raise InvalidSessionError(f"{where}: a subagent's own subagents belong to the session (one level)")
+        try:
+            validate_session(sub)
+        except InvalidSessionError as exc:
+            raise InvalidSessionError(f"{where} (chain {sub.metadata.get('chain')!r}): {exc}") from None
+        name = str(sub.metadata.get("chain") or f"subagent-{k + 1}")  # as ``Session.chains`` names it
+        if name in chains:
+            raise InvalidSessionError(f"{where}: chain id {name!r} is used twice; every chain needs its own id")
+        chains.add(name)
     session.__dict__["_validated"] = True  # a Session is immutable: valid once, valid for good
 
 

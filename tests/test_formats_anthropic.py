@@ -96,3 +96,18 @@ def test_import_keeps_what_the_export_wrote(session):
     validate_anthropic_messages(again)
     assert _flat(again) == _flat(body)
     assert to_anthropic_messages(loads(json.dumps(again), format="anthropic")) == again  # a fixed point
+
+
+def test_a_reply_records_its_model_and_request_id():
+    doc = {"model": "claude-opus-4-1-20250805", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "id": "msg_1", "content": "ok", "usage": {
+            "input_tokens": 3, "output_tokens": 2, "cache_creation_input_tokens": 10,
+            "cache_creation": {"ephemeral_5m_input_tokens": 4, "ephemeral_1h_input_tokens": 6}}},
+        {"role": "user", "content": "more"},
+        {"role": "assistant", "content": "ok", "model": "claude-sonnet-4-5"}]}
+    s = loads(json.dumps(doc), format="anthropic")
+    first, second = [m for m in s.messages if m.role == "assistant"]
+    assert (first.metadata["model"], first.metadata["request_id"]) == ("claude-opus-4-1-20250805", "msg_1")
+    assert first.metadata["usage"]["cache_write_1h"] == 6 and first.metadata["usage"]["cache_write"] == 10
+    assert second.metadata["model"] == "claude-sonnet-4-5" and "request_id" not in second.metadata

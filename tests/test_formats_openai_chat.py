@@ -104,3 +104,10 @@ def test_export_then_import_is_a_fixed_point(session):
 def test_dumps_is_detected_as_openai_chat(samples):
     text = openai_chat.dumps(load_session(samples / "anthropic_messages.json"))
     assert loads(text).source_format == "openai_chat"
+
+
+def test_assistant_messages_record_the_requests_model():
+    doc = {"model": "gpt-4o-2024-08-06", "messages": [{"role": "user", "content": "hi"},
+                                                      {"role": "assistant", "content": "ok"}]}
+    s = loads(json.dumps(doc), format="openai_chat")
+    assert [m.metadata.get("model") for m in s.messages] == [None, "gpt-4o-2024-08-06"]

@@ -149,3 +149,26 @@ def test_broken_entries_name_the_line(entry, problem):
             {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}}, entry]
     with pytest.raises(FormatError, match=r"pi\.jsonl:3: .*" + problem):
         loads("\n".join(json.dumps(r) for r in rows), file="pi.jsonl")
+
+
+def test_each_reply_records_its_model_and_the_recorded_cost():
+    head = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/w",
+                       "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    usage = {"input": 10, "output": 5, "cacheRead": 100, "cacheWrite": 7, "cost": {"total": 0.0123}}
+
+    def reply(eid, parent, **msg):
+        return json.dumps({"type": "message", "id": eid, "parentId": parent, "message": {
+            "role": "assistant", "content": [{"type": "text", "text": "ok"}], "usage": usage, **msg}})
+    lines = [head,
+             json.dumps({"type": "message", "id": "u", "parentId": None, "message": {"role": "user", "content": "hi"}}),
+             reply("a1", "u"),
+             json.dumps({"type": "model_change", "id": "mc", "parentId": "a1", "provider": "openai",
+                         "modelId": "gpt-5.1-codex"}),
+             reply("a2", "mc"),
+             reply("a3", "a2", model="claude-opus-4-5", provider="anthropic")]
+    s = loads("\n".join(lines), file="p.jsonl")
+    replies = [m for m in s.messages if m.role == "assistant"]
+    assert [(m.metadata["model"], m.metadata["provider"]) for m in replies] == [
+        ("claude-sonnet-4-5", "anthropic"), ("gpt-5.1-codex", "openai"), ("claude-opus-4-5", "anthropic")]
+    assert replies[0].metadata["usage"] == {"input": 10, "output": 5, "cache_read": 100, "cache_write": 7,
+                                            "cost": 0.0123}

@@ -200,9 +200,9 @@ def test_openai_retention_is_five_minutes_of_inactivity():
 def test_every_shipped_price_has_a_source_and_a_date():
     table = default_prices()
     assert table.retrieved == "2026-11-30"
-    assert {m.provider for m in table.models} == {"anthropic", "openai"}
-    for m in table.models:
-        assert m.source.startswith("https://") and m.retrieved == "2026-11-30", m.model
+    assert {m.provider for m in table.models} == {"anthropic", "openai", "google"}
+    for m in table.models:  # rows added later carry their own (later) date
+        assert m.source.startswith("https://") and m.retrieved in ("2026-11-30", "2026-12-01"), m.model
         assert m.extra.get("context_window_source") and m.extra.get("min_cacheable_source"), m.model
         if m.provider == "anthropic":  # the documented multipliers
             assert m.cache_write_5m == pytest.approx(1.25 * m.input) and m.cache_write_1h == pytest.approx(2 * m.input)
@@ -410,7 +410,7 @@ def test_contributing_example_strategy_registers_and_runs():
 @pytest.mark.parametrize("name, provider, model", [
     ("pi_session.jsonl", "anthropic", "claude-sonnet-4-5-20250929"),  # recorded per message
     ("openai_chat.json", "openai", "gpt-4o"),  # 'gpt-4o-2024-08-06': the longest row it starts with
-    ("codex_rollout.jsonl", "openai", "gpt-5.1"),  # no model recorded: the format's provider
+    ("codex_rollout.jsonl", "openai", "gpt-5-codex"),  # recorded in its turn_context
     ("claude_code.jsonl", "anthropic", "claude-sonnet-4-5-20250929"),
 ])
 def test_the_provider_and_model_come_from_the_session(name, provider, model):

@@ -25,6 +25,7 @@ from ..errors import FileTooLargeError, FormatError
 from ..files import check_byte_limit, read_limited, write_atomic
 from ..model import Session
 from ._repairs import has_lone_surrogate, repairs_of, replace_lone_surrogates
+from ._subagent_files import with_subagent_files
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
@@ -217,11 +218,14 @@ def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad
 
     ``max_bytes`` (default 200 MB) refuses bigger files before reading them, and files whose
     JSON holds more arrays and objects than that many bytes of text would (``charged_size``);
-    ``retrieval_tools`` and ``dialogue`` are as for ``loads``.
+    ``retrieval_tools`` and ``dialogue`` are as for ``loads``. A Claude Code session ``X.jsonl``
+    also gets the subagent files in ``X/subagents/`` (``_subagent_files``).
     """
     file, data = _read(path, max_bytes)
-    return load_bytes(data, file=file, format=format, skip_bad_lines=skip_bad_lines, max_bytes=max_bytes,
-                      retrieval_tools=retrieval_tools, dialogue=dialogue)
+    session = load_bytes(data, file=file, format=format, skip_bad_lines=skip_bad_lines, max_bytes=max_bytes,
+                         retrieval_tools=retrieval_tools, dialogue=dialogue)
+    return with_subagent_files(session, path, lambda p: load_session(
+        p, format="claude_code", skip_bad_lines=skip_bad_lines, max_bytes=max_bytes, retrieval_tools=retrieval_tools))
 
 
 def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,

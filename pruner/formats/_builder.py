@@ -181,12 +181,14 @@ class SessionBuilder:
         self._answered[uid] = self._ids[draft.id]
         return draft
 
-    def build(self, *, name: str = "", metadata: dict[str, Any] | None = None) -> Session:
+    def build(self, *, name: str = "", metadata: dict[str, Any] | None = None,
+              subagents: Iterable[Session] = ()) -> Session:
         messages = [Message(id=d.id, role=d.role, content=d.content, tool_calls=tuple(d.tool_calls),
                             tool_call_id=d.tool_call_id, tool_name=d.tool_name, metadata=d.metadata)
                     for d in self.drafts]
         metadata = self.repairs.merge_into(dict(metadata or {}))
-        session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata)
+        session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata,
+                             subagents=subagents)
         try:
             validate_session(session)
         except InvalidSessionError as exc:  # importers check first; this is the safety net

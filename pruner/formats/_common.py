@@ -4,6 +4,7 @@ detection's first look at a file. Building a session is ``_builder.SessionBuilde
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -172,11 +173,79 @@ def flatten_content(value: Any, *, file: str, where: str, line: int | None = Non
 
 
 def usage(*, input: Any = 0, output: Any = 0, cache_read: Any = 0, cache_write: Any = 0) -> dict[str, int]:
-    """The shared ``metadata["usage"]`` shape; missing or odd values count as 0."""
+    """The shared ``metadata["usage"]`` shape; missing or odd values count as 0.
+
+    Unchecked: importers use ``checked_usage``, which bounds every count and
+    names the field of a bad one (issue 23, defect 5)."""
     def num(v: Any) -> int:
         return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
     return {"input": num(input), "output": num(output), "cache_read": num(cache_read),
             "cache_write": num(cache_write)}
+
+
+#: The largest token count a usage field may hold (issue 23, defect 5): a thousand times any
+#: context window or output limit there is, and far below 2**53, where float sums stop counting whole
+#: tokens; a value above it is damage, not usage.
+MAX_USAGE_TOKENS = 10**12
+#: The usage fields every format fills (the first four always, the rest when recorded).
+USAGE_FIELDS = ("input", "output", "cache_read", "cache_write")
+
+
+def _token_count(value: Any) -> int | None:
+    """``value`` as a token count, or None when it is not a whole number in 0..MAX_USAGE_TOKENS."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    if not 0 <= value <= MAX_USAGE_TOKENS:
+        return None
+    return int(value)
+
+
+def checked_usage(b: "SessionBuilder", where: str, fields: dict[str, tuple[str, Any]]) -> dict[str, int] | None:
+    """The ``metadata["usage"]`` dict from ``{our name: (the file's field name, value)}``.
+
+    A missing (None) value of the four main fields counts as 0; an optional one
+    (``cache_write_1h``, ``reasoning``) is left out. Any other value that is not a
+    whole number from 0 to ``MAX_USAGE_TOKENS`` is damage: an API trace is
+    refused with the file, line and field named; an agent log (a lenient
+    builder) keeps the message without its usage and reports the repair.
+    """
+    out: dict[str, int] = {}
+    for name, (raw_name, value) in fields.items():
+        if value is None:
+            if name in USAGE_FIELDS:
+                out[name] = 0
+            continue
+        count = _token_count(value)
+        if count is None:
+            shown = repr(value)[:40]
+            if b.lenient:
+                b.repairs.add("invalid_usage", b.line, example=f"{jpath(where, raw_name)} = {shown}")
+                return None
+            raise b.error(f"usage field '{raw_name}' is {shown}; a token count must be a whole number from 0 to "
+                          f"{MAX_USAGE_TOKENS:,}", jpath(where, raw_name))
+        out[name] = count
+    for name in USAGE_FIELDS:
+        out.setdefault(name, 0)
+    if out.get("cache_write_1h", 0) > out["cache_write"]:
+        if b.lenient:
+            b.repairs.add("invalid_usage", b.line, example=f"{where}: 1-hour cache write above the whole cache write")
+            return None
+        raise b.error("usage says more tokens were written to the 1-hour cache than to the cache", where)
+    return out
+
+
+def stamp_model(b: "SessionBuilder", default: Any = None) -> None:
+    """Give every assistant draft ``metadata["model"]``: the model its message recorded (kept in
+    ``source.model``), else ``default`` (the request's), when either is a non-empty string."""
+    for d in b.drafts:
+        if d.role != "assistant" or "model" in d.metadata:
+            continue
+        own = (d.metadata.get("source") or {}).get("model")
+        model = own if isinstance(own, str) and own else default
+        if isinstance(model, str) and model:
+            d.metadata["model"] = model
 
 
 def unmapped(obj: dict[str, Any], known: Iterable[str]) -> dict[str, Any]:

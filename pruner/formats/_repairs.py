@@ -62,6 +62,15 @@ def _sentence(kind: str, count: int, lines: list[int], examples: list[str], type
     if kind == "unlinked_results":
         return (f"{_plural(count, 'tool result answers', 'tool results answer')} a call that already has a "
                 f"result; kept as separate tool output{where}")
+    if kind == "invalid_usage":
+        return (f"dropped the usage of {_plural(count, 'message', 'messages')} whose token counts are not whole "
+                f"numbers in range (so no bill is made from them): {shown}")
+    if kind == "usage_without_reply":
+        return (f"{_plural(count, 'token count follows', 'token counts follow')} a reply that already has one; "
+                f"no message holds that request, so it is not billed{where}")
+    if kind == "timestamps_out_of_order":
+        return (f"{_plural(count, 'line is', 'lines are')} timed more than a second before the line "
+                f"before it in its conversation; each takes that line's time (the recorded one is kept){where}")
     if kind == "replaced_surrogates":
         return (f"replaced {_plural(count, 'lone surrogate', 'lone surrogates')} (half of a character pair, "
                 f"not text) with U+FFFD: {shown}")
@@ -90,6 +99,15 @@ class Repairs:
             self._examples[kind].append(example)
         if type is not None:
             self._types[kind][type] += count
+
+    def absorb(self, other: "Repairs") -> None:
+        """Add ``other``'s repairs to these (a file read as several conversations reports once)."""
+        for kind in other._order:
+            self.add(kind, count=0)
+            self._count[kind] += other._count[kind]
+            self._lines[kind] = sorted({*self._lines[kind], *other._lines[kind]})[:_MAX_LISTED + 1]
+            self._examples[kind] = (self._examples[kind] + other._examples[kind])[:_MAX_LISTED + 1]
+            self._types[kind].update(other._types[kind])
 
     def __bool__(self) -> bool:
         return bool(self._order)
@@ -169,6 +187,29 @@ def replace_lone_surrogates(session: Session, text: str | None, *, file: str) ->
     """
     if text is not None and not has_lone_surrogate(text):
         return session
+    if session.subagents:  # each conversation on its own; what was replaced is reported with the file's
+        subs, replaced = [], 0
+        for sub in session.subagents:
+            fixed_sub = replace_lone_surrogates(sub, None, file=file)
+            if fixed_sub is not sub:
+                new = repairs_of(fixed_sub.metadata)[len(repairs_of(sub.metadata)):]
+                replaced += sum(int(r.get("count", 0)) for r in new)
+                kept = {k: v for k, v in fixed_sub.metadata.items() if k != REPAIRS_KEY}
+                if REPAIRS_KEY in sub.metadata:
+                    kept[REPAIRS_KEY] = sub.metadata[REPAIRS_KEY]
+                fixed_sub = replace(fixed_sub, metadata=kept)
+            subs.append(fixed_sub)
+        main = replace_lone_surrogates(replace(session, subagents=()), None, file=file)
+        if replaced:
+            extra = Repairs()
+            extra.add("replaced_surrogates", count=replaced, example="the subagents' messages")
+            main = replace(main, metadata=extra.merge_into(dict(main.metadata)))
+        fixed = replace(main, subagents=tuple(subs))
+        try:
+            validate_session(fixed)
+        except InvalidSessionError as exc:
+            raise FormatError(f"after replacing lone surrogates with U+FFFD: {exc}", file=file) from None
+        return fixed
     repairs = Repairs()
     try:
         messages = []

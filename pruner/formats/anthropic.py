@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from ..errors import FormatError
 from ..model import Session
 from ._builder import Draft, SessionBuilder
-from ._common import Probe, document, flatten_content, jpath, type_name, unmapped, usage, with_source
+from ._common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "anthropic"
 ORDER = 30  # where --help and FORMATS list it
@@ -57,11 +57,22 @@ def detect(text: str, probe: Probe | None) -> float:
     return 0.5  # plain user/assistant text: Chat Completions' shape too
 
 
-def anthropic_usage(u: Any) -> dict[str, int] | None:
+def anthropic_usage(b: SessionBuilder, u: Any, where: str) -> dict[str, int] | None:
+    """``metadata["usage"]`` from an Anthropic ``usage`` object (None when there is none).
+
+    ``cache_creation.ephemeral_1h_input_tokens``, where recorded, is the part of
+    the cache write made with the 1-hour TTL (``cache_write_1h``); the rest is 5-minute.
+    """
     if not isinstance(u, dict):
         return None
-    return usage(input=u.get("input_tokens"), output=u.get("output_tokens"),
-                 cache_read=u.get("cache_read_input_tokens"), cache_write=u.get("cache_creation_input_tokens"))
+    fields: dict[str, tuple[str, Any]] = {
+        "input": ("input_tokens", u.get("input_tokens")), "output": ("output_tokens", u.get("output_tokens")),
+        "cache_read": ("cache_read_input_tokens", u.get("cache_read_input_tokens")),
+        "cache_write": ("cache_creation_input_tokens", u.get("cache_creation_input_tokens"))}
+    split = u.get("cache_creation")
+    if isinstance(split, dict) and split.get("ephemeral_1h_input_tokens") is not None:
+        fields["cache_write_1h"] = ("cache_creation.ephemeral_1h_input_tokens", split["ephemeral_1h_input_tokens"])
+    return checked_usage(b, jpath(where, "usage"), fields)
 
 
 def _blocks(content: Any, b: SessionBuilder, where: str) -> list:
@@ -72,6 +83,9 @@ def _blocks(content: Any, b: SessionBuilder, where: str) -> list:
     if not isinstance(content, list):
         raise b.error(f"field 'content' must be a string or a list of blocks, got {type_name(content)}",
                       jpath(where, "content"))
+    if b.lenient and any(isinstance(block, str) for block in content):
+        # An agent log's list of plain strings (issue 23, defect 22): each string is a text block.
+        content = [{"type": "text", "text": block} if isinstance(block, str) else block for block in content]
     for k, block in enumerate(content):
         if not isinstance(block, dict):
             raise b.error(f"a content block must be an object, got {type_name(block)}",
@@ -167,12 +181,18 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         if role not in ROLES:
             raise b.error(f"unknown role {role!r}; Anthropic messages are 'user' or 'assistant' "
                           "(the system prompt goes in the top-level 'system')", jpath(where, "role"))
-        extra = unmapped(m, ("role", "content", "usage", "id"))
+        extra = unmapped(m, ("role", "content", "usage", "id") + (("model",) if role == "assistant" else ()))
         meta = with_source({}, extra)
         mid = m["id"] if isinstance(m.get("id"), str) and m["id"] else f"m{i}"
         if role == "assistant":
-            if anthropic_usage(m.get("usage")):
-                meta["usage"] = anthropic_usage(m.get("usage"))
+            recorded = anthropic_usage(b, m.get("usage"), where)
+            if recorded:
+                meta["usage"] = recorded
+            model = m.get("model", doc.get("model") if isinstance(doc, dict) else None)
+            if isinstance(model, str) and model:
+                meta["model"] = model
+            if isinstance(m.get("id"), str) and m["id"]:
+                meta["request_id"] = m["id"]
             draft = b.add(id=mid, role="assistant", content="", where=where, metadata=meta)
             add_assistant_blocks(b, draft, m.get("content"), where)
         else:

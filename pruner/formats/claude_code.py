@@ -1,23 +1,42 @@
 """Claude Code session JSONL (``~/.claude/projects/<dir>/<session>.jsonl``).
 
 One entry per line with ``type``, ``uuid``, ``parentUuid``, ``message``,
-``isSidechain``, ``timestamp``. Claude Code writes one assistant reply as
-several lines, one per content block, sharing ``message.id``: they are merged
-into one message (usage from the last line). ``user`` lines made of
-``tool_result`` blocks are tool results, not user turns. ``summary``,
-``file-history-snapshot`` and the other metadata lines Claude Code writes
-(``METADATA_TYPES``) are skipped (counted in
-``Session.metadata["source"]["skipped_entries"]``), as are sidechain
-(sub-agent) lines. A compaction (a ``compact_boundary`` system line followed
-by the ``isCompactSummary`` user line) becomes a ``summary`` message and a
-recorded compaction.
+``isSidechain``, ``timestamp``. Lines are read in the conversation's own
+order (``parentUuid`` links; see ``_claude_chains``), which is the file order
+unless the writer put a line before its parent. Claude Code writes one
+assistant reply (one model request) as several lines, one per content block,
+sharing ``message.id`` / ``requestId``, possibly interleaved with other lines:
+they are merged into one message whose usage is the last line's (``output``
+grows line by line). Each assistant message records ``metadata["model"]``,
+``metadata["request_id"]`` (``requestId``, else ``message.id``) and its usage,
+with ``cache_write_1h`` from ``cache_creation.ephemeral_1h_input_tokens``;
+a ``<synthetic>`` reply (no model made it) is ``metadata["synthetic"]`` and
+is not a request. ``user`` lines made of ``tool_result`` blocks are tool
+results, not user turns.
+
+Sidechain lines (``isSidechain: true``) are the conversations of subagents
+(the Task tool's): each becomes one ``Session`` in ``Session.subagents``,
+grouped by the ``agentId`` a line records, else by the sidechain's root;
+``metadata["chain"]`` is that id and ``metadata["parent_call"]`` the main
+chain's Task call that started it, when it can be found. A file whose every
+line is a sidechain (a subagent's own file) is one conversation, recorded as
+such in ``metadata["subagent_file"]``. ``load_session`` also reads the
+subagent files Claude Code keeps beside a session (``_subagent_files``).
+
+``summary`` lines (session titles), ``file-history-snapshot`` and the other
+metadata lines Claude Code writes (``METADATA_TYPES``) are skipped (counted in
+``Session.metadata["source"]["skipped_entries"]``). A compaction (a
+``compact_boundary`` system line followed by the ``isCompactSummary`` user
+line) becomes a ``summary`` message and a recorded compaction.
 
 This is an agent log, written line by line, so damage is repaired and
 reported (``_repairs``), not refused: an exact repeat of a line (Claude Code
 writes some lines more than once) is dropped, a line that is not a JSON
 object is skipped, a line reusing a ``uuid`` with different content keeps a
-new id, and a line of a type this reader does not know (``"User"``,
-``"human"``) is skipped and named, with its count.
+new id, a line of a type this reader does not know (``"User"``, ``"human"``)
+is skipped and named, a usage that is not a token count is dropped, a plain
+string in a content list is text, and a line timed before the line it follows
+takes that line's time (so no gap between requests is negative).
 
 >>> line = ('{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,'
 ...         '"sessionId":"s","message":{"role":"user","content":"hi"}}')
@@ -28,11 +47,15 @@ new id, and a line of a type this reader does not know (``"User"``,
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
+from datetime import datetime
 from typing import Any, Iterable
 
 from ..model import Session
 from ._builder import Draft, SessionBuilder
+from ._claude_chains import link_order, parent_calls, split_chains
 from ._common import Probe, identity_by, parse_jsonl, unmapped
+from ._repairs import Repairs
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 
 NAME = "claude_code"
@@ -40,9 +63,11 @@ ORDER = 40  # where --help and FORMATS list it
 DESCRIPTION = "Claude Code session JSONL (one entry per line with uuid / parentUuid / message)"
 _ENTRY_FIELDS = ("type", "uuid", "parentUuid", "message", "isSidechain", "timestamp", "toolUseResult",
                  "sessionId", "cwd", "version", "gitBranch", "userType", "requestId", "isMeta",
-                 "isCompactSummary", "isVisibleInTranscriptOnly", "slug")
+                 "isCompactSummary", "isVisibleInTranscriptOnly", "slug", "agentId")
 # Kept once per session rather than on every message: they rarely change.
 _SESSION_FIELDS = ("sessionId", "cwd", "version", "gitBranch", "userType", "slug")
+#: The model name Claude Code writes on replies no model produced (an interruption notice, an API error).
+SYNTHETIC_MODEL = "<synthetic>"
 #: Line types Claude Code writes that are not conversation messages (skipped and counted).
 METADATA_TYPES = ("summary", "file-history-snapshot", "system", "queue-operation", "progress")
 #: What makes a line "the same line": its uuid (messages), leafUuid (summaries) or messageId (snapshots).
@@ -58,25 +83,86 @@ def detect(text: str, probe: Probe | None) -> float:
     return 1.0 if recs and hits >= max(1, len(recs) // 2) else 0.0
 
 
-def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
-          retrieval_tools: Iterable[str] | None = None) -> Session:
-    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
-    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True,
-                       repairs=parsed.repairs)
-    skipped: Counter[str] = Counter()
-    by_message_id: dict[str, Draft] = {}
-    session_info: dict[str, Any] = {}
+def _seconds(stamp: str) -> float | None:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+#: Claude Code writes the lines of one step a few milliseconds apart, not always in order: a step back
+#: this small still takes the earlier time (no gap is negative) but is not worth a repair notice.
+_JITTER_SECONDS = 1.0
+
+
+class _Clock:
+    """A chain's time so far: a line timed before the line it follows takes that line's time."""
+
+    def __init__(self, repairs: Repairs) -> None:
+        self.repairs = repairs
+        self.last: tuple[float, str] | None = None
+
+    def stamp(self, entry: dict, lineno: int, meta: dict[str, Any]) -> None:
+        stamp = entry.get("timestamp")
+        if not isinstance(stamp, str):
+            return
+        meta["timestamp"] = stamp
+        seconds = _seconds(stamp)
+        if seconds is None:
+            return
+        if self.last is not None and seconds < self.last[0]:
+            if self.last[0] - seconds > _JITTER_SECONDS:
+                self.repairs.add("timestamps_out_of_order", lineno)
+            meta["timestamp"] = self.last[1]
+            meta.setdefault("source", {})["recorded_timestamp"] = stamp
+            return
+        self.last = (seconds, stamp)
+
+
+def _assistant(b: SessionBuilder, entry: dict, msg: dict, uuid: str, meta: dict[str, Any], extra: dict[str, Any],
+               by_request: dict[str, Draft], bad_usage: set[int]) -> None:
+    """One line of a reply: a new assistant message, or the next block of one already started."""
+    mid = msg.get("id")
+    rid = entry.get("requestId") if isinstance(entry.get("requestId"), str) and entry["requestId"] else mid
+    key = mid if isinstance(mid, str) and mid else rid
+    draft = by_request.get(key) if isinstance(key, str) else None
+    if draft is None:
+        if extra:
+            meta["source"] = {**meta.get("source", {}), **extra}
+        if isinstance(mid, str):
+            meta.setdefault("source", {})["message_id"] = mid
+        model = msg.get("model")
+        if model == SYNTHETIC_MODEL:
+            meta["synthetic"] = True
+        elif isinstance(model, str) and model:
+            meta["model"] = model
+        if isinstance(rid, str) and rid and not meta.get("synthetic"):
+            meta["request_id"] = rid
+        draft = b.add(id=uuid, role="assistant", content="", where="message", metadata=meta)
+        if isinstance(key, str):
+            by_request[key] = draft
+    else:  # a later block of the same reply
+        draft.metadata.setdefault("source", {}).setdefault("merged_uuids", []).append(uuid)
+    if "usage" in msg and id(draft) not in bad_usage:
+        recorded = anthropic_usage(b, msg.get("usage"), "message")
+        if recorded is None and isinstance(msg.get("usage"), dict):  # damaged: this reply has no usage
+            bad_usage.add(id(draft))
+            draft.metadata.pop("usage", None)
+        elif recorded:
+            draft.metadata["usage"] = recorded  # the last line's: output grows until the reply ends
+    add_assistant_blocks(b, draft, msg.get("content"), "message")
+
+
+def _read_chain(records: list[tuple[int, dict]], b: SessionBuilder, skipped: Counter[str]) -> list[dict[str, Any]]:
+    """Add one conversation's lines to ``b``; the recorded compactions found."""
+    by_request: dict[str, Draft] = {}
+    bad_usage: set[int] = set()
     compactions: list[dict[str, Any]] = []
     boundary: dict[str, Any] | None = None
-    for lineno, entry in parsed.records:
+    clock = _Clock(b.repairs)
+    for lineno, entry in records:
         b.line = lineno
         kind = entry.get("type")
-        for key in _SESSION_FIELDS:
-            if key in entry and key not in session_info:
-                session_info[key] = entry[key]
-        if entry.get("isSidechain"):
-            skipped["sidechain"] += 1
-            continue
         if kind == "system" and entry.get("subtype") == "compact_boundary":
             boundary = entry
             continue
@@ -93,40 +179,26 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             raise b.error("entry has no 'uuid'; every user/assistant line needs one", "uuid")
         msg = entry["message"]
         meta: dict[str, Any] = {}
-        if isinstance(entry.get("timestamp"), str):
-            meta["timestamp"] = entry["timestamp"]
+        clock.stamp(entry, lineno, meta)
         extra = unmapped(entry, _ENTRY_FIELDS)
         for flag in ("isMeta", "requestId", "parentUuid"):
             if entry.get(flag) is not None:
                 extra[flag] = entry[flag]
-        msg_extra = unmapped(msg, ("role", "content", "usage", "id", "type"))
+        msg_extra = unmapped(msg, ("role", "content", "usage", "id", "type", "model"))
         if msg_extra:
             extra["message"] = msg_extra
         if kind == "assistant":
-            mid = msg.get("id")
-            draft = by_message_id.get(mid) if isinstance(mid, str) else None
-            if draft is None:
-                if extra:
-                    meta["source"] = extra
-                if isinstance(mid, str):
-                    meta.setdefault("source", {})["message_id"] = mid
-                draft = b.add(id=uuid, role="assistant", content="", where="message", metadata=meta)
-                if isinstance(mid, str):
-                    by_message_id[mid] = draft
-            else:  # a later block of the same reply
-                draft.metadata.setdefault("source", {}).setdefault("merged_uuids", []).append(uuid)
-            if anthropic_usage(msg.get("usage")):
-                draft.metadata["usage"] = anthropic_usage(msg.get("usage"))
-            add_assistant_blocks(b, draft, msg.get("content"), "message")
+            _assistant(b, entry, msg, uuid, meta, extra, by_request, bad_usage)
             continue
         if entry.get("isCompactSummary"):
             text = msg.get("content")
             summary = text if isinstance(text, str) else "\n".join(
-                str(bl.get("text", "")) for bl in (text if isinstance(text, list) else []) if isinstance(bl, dict))
+                str(bl.get("text", "")) if isinstance(bl, dict) else str(bl)
+                for bl in (text if isinstance(text, list) else []))
             position = len(b.drafts)
             b.add(id=uuid, role="summary", content=summary, where="message",
-                  metadata={**meta, "kind": "compaction", "source": extra} if extra else
-                  {**meta, "kind": "compaction"})
+                  metadata={**meta, "kind": "compaction", "source": {**meta.get("source", {}), **extra}} if extra
+                  else {**meta, "kind": "compaction"})
             cmeta = (boundary or {}).get("compactMetadata") or {}
             compactions.append({"entry_id": (boundary or {}).get("uuid"), "summary": summary,
                                 "first_kept_message_id": None, "first_kept_index": None,
@@ -135,16 +207,60 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             continue
         result_meta = {k: v for k, v in meta.items()}
         if "toolUseResult" in entry:
-            result_meta["source"] = {"toolUseResult": entry["toolUseResult"]}
-        add_user_blocks(b, msg.get("content"), id=uuid, where="message",
-                        metadata={**meta, **({"source": extra} if extra else {})}, result_metadata=result_meta)
+            result_meta["source"] = {**meta.get("source", {}), "toolUseResult": entry["toolUseResult"]}
+        user_meta = {**meta, "source": {**meta.get("source", {}), **extra}} if extra else meta
+        add_user_blocks(b, msg.get("content"), id=uuid, where="message", metadata=user_meta,
+                        result_metadata=result_meta)
     b.line = None
+    return compactions
+
+
+def _first_user_text(session: Session) -> str | None:
+    return next((m.content for m in session.messages if m.role == "user"), None)
+
+
+def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
+          retrieval_tools: Iterable[str] | None = None) -> Session:
+    parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
+    records = link_order(parsed.records)
+    main_records, groups = split_chains(records)
+    session_info: dict[str, Any] = {}
+    for _, entry in records:
+        for key in _SESSION_FIELDS:
+            if key in entry and key not in session_info:
+                session_info[key] = entry[key]
+    skipped: Counter[str] = Counter()
+    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True,
+                       repairs=parsed.repairs)
+    compactions = _read_chain(main_records, b, skipped)
+    subagents: list[Session] = []
+    found: list[tuple[str, str | None, Any]] = []
+    for chain, chain_records in groups:
+        sub_repairs = Repairs()
+        sb = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True,
+                            repairs=sub_repairs)
+        sub_compactions = _read_chain(chain_records, sb, skipped)
+        agent = next((e["agentId"] for _, e in chain_records if isinstance(e.get("agentId"), str)), None)
+        meta: dict[str, Any] = {"chain": chain, **({"agent_id": agent} if agent else {})}
+        if sub_compactions:
+            meta["recorded_compactions"] = sub_compactions
+        sub = sb.build(name=chain, metadata=meta)
+        sub = replace(sub, metadata={k: v for k, v in sub.metadata.items() if k != "repairs"})
+        b.repairs.absorb(sub_repairs)  # reported once, with the file's
+        subagents.append(sub)
+        found.append((chain, agent, _first_user_text(sub)))
+    calls = parent_calls(tuple(b.drafts), found)
+    subagents = [replace(s, metadata={**s.metadata, "parent_call": calls[s.name]}) if s.name in calls else s
+                 for s in subagents]
     source: dict[str, Any] = dict(session_info)
     if skipped:
         source["skipped_entries"] = dict(sorted(skipped.items()))
     metadata: dict[str, Any] = {"source": source} if source else {}
+    if not groups and any(e.get("isSidechain") for _, e in main_records):
+        agent = next((e["agentId"] for _, e in main_records if isinstance(e.get("agentId"), str)), None)
+        metadata["subagent_file"] = {"agent_id": agent} if agent else {}
     if compactions:
         metadata["recorded_compactions"] = compactions
     if parsed.skipped:
         metadata["skipped_bad_lines"] = parsed.skipped
-    return b.build(name=str(session_info.get("sessionId") or ""), metadata=metadata)
+    return b.build(name=str(session_info.get("sessionId") or ""), metadata=metadata, subagents=subagents)

@@ -4,9 +4,13 @@ Each line is ``{"timestamp", "type", "payload"}``. ``session_meta`` gives the
 session id (and ``instructions``, which become the system message);
 ``response_item`` lines carry Responses-API items and are the conversation;
 ``event_msg`` lines repeat it for the UI and are not counted again, except
-``token_count`` events whose ``last_token_usage`` becomes the latest assistant
-message's ``metadata["usage"]`` (``input`` excludes cached input, which is
-``cache_read``); ``turn_context`` lines are kept in
+``token_count`` events: each new one is one model request, whose
+``last_token_usage`` becomes the latest assistant message's
+``metadata["usage"]`` (``input`` excludes cached input, which is
+``cache_read``; ``output`` includes the reasoning tokens, also kept as
+``reasoning``) and whose model is the latest ``turn_context``'s (else
+``session_meta``'s) ``metadata["model"]``; an event repeating the previous
+totals is not a request. ``turn_context`` lines are kept in
 ``Session.metadata["source"]["turn_contexts"]``; ``compacted`` lines become a
 ``summary`` message and a recorded compaction. Older rollouts that hold bare
 items (no ``payload``) are read too.
@@ -33,7 +37,7 @@ from typing import Any, Iterable
 
 from ..model import Session
 from ._builder import SessionBuilder
-from ._common import Probe, identity_by, parse_jsonl, usage
+from ._common import Probe, checked_usage, identity_by, parse_jsonl
 from .openai_responses import ITEM_TYPES, ItemReader
 
 NAME = "codex"
@@ -57,6 +61,28 @@ def detect(text: str, probe: Probe | None) -> float:
     return 0.0
 
 
+def token_count_usage(b: SessionBuilder, last: dict) -> dict[str, int] | None:
+    """``metadata["usage"]`` from a ``token_count`` event's ``last_token_usage``.
+
+    ``input_tokens`` includes the cached part (``cached_input_tokens``), so
+    ``input`` is the rest; ``output_tokens`` already includes the reasoning
+    tokens (``total_tokens`` is input + output in every recorded event), kept
+    apart as ``reasoning``.
+    """
+    recorded = checked_usage(b, "payload.info.last_token_usage", {
+        "input": ("input_tokens", last.get("input_tokens")), "output": ("output_tokens", last.get("output_tokens")),
+        "cache_read": ("cached_input_tokens", last.get("cached_input_tokens")),
+        "reasoning": ("reasoning_output_tokens", last.get("reasoning_output_tokens"))})
+    if recorded is None:
+        return None
+    if recorded["cache_read"] > recorded["input"]:
+        b.repairs.add("invalid_usage", b.line, example="payload.info.last_token_usage: cached_input_tokens above "
+                                                       "input_tokens")
+        return None
+    recorded["input"] -= recorded["cache_read"]
+    return recorded
+
+
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
     parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
@@ -68,6 +94,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
     turn_contexts: list[Any] = []
     compactions: list[dict[str, Any]] = []
     name = ""
+    model = ""  # the latest turn_context's (else session_meta's) model: the one each request went to
+    last_total: Any = None
     for lineno, line in parsed.records:
         b.line = lineno
         kind = line.get("type")
@@ -78,6 +106,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             info = payload if isinstance(payload, dict) else line
             source["session_meta"] = {k: v for k, v in info.items() if k != "instructions"}
             name = str(info.get("id") or name)
+            if isinstance(info.get("model"), str) and info["model"] and not model:
+                model = info["model"]
             if isinstance(info.get("instructions"), str) and info["instructions"].strip():
                 b.add(id="instructions", role="system", content=info["instructions"], where="payload.instructions",
                       metadata=meta)
@@ -88,14 +118,25 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             events[str(ptype)] += 1
             if ptype == "token_count":
                 info = payload.get("info") or {}
+                total = info.get("total_token_usage") if isinstance(info, dict) else None
+                if total is not None and total == last_total:
+                    continue  # the same count again (Codex repeats it with rate-limit updates): not a request
+                last_total = total
                 last = info.get("last_token_usage") if isinstance(info, dict) else None
                 target = next((d for d in reversed(b.drafts) if d.role == "assistant"), None)
                 if isinstance(last, dict) and target is not None:
-                    cached = last.get("cached_input_tokens") or 0
-                    target.metadata["usage"] = usage(input=(last.get("input_tokens") or 0) - cached,
-                                                     output=last.get("output_tokens"), cache_read=cached)
+                    if "usage" in target.metadata:  # a second request with no reply of its own: say so
+                        b.repairs.add("usage_without_reply", lineno)
+                        continue
+                    recorded = token_count_usage(b, last)
+                    if recorded is not None:
+                        target.metadata["usage"] = recorded
+                    if model:
+                        target.metadata["model"] = model
         elif kind == "turn_context":
             turn_contexts.append(payload)
+            if isinstance(payload, dict) and isinstance(payload.get("model"), str) and payload["model"]:
+                model = payload["model"]
         elif kind == "compacted":
             summary = payload.get("message", "") if isinstance(payload, dict) else ""
             position = len(b.drafts)

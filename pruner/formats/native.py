@@ -17,6 +17,11 @@ Fields: ``id``, ``role``, ``content``, ``turn``, ``tool_calls`` (``id``, ``name`
 ``tool_call_key``, ``expires_after_turn``, ``defines``, ``refs``, ``required``,
 ``metadata``. A message line without ``turn`` gets its turn from the user
 messages before it.
+
+A session's subagent conversations (``Session.subagents``) follow the main
+conversation, each opened by its own header line and followed by its messages::
+
+    {"pruner_subagent": 1, "name": "...", "source_format": "...", "metadata": {"chain": "a485154", ...}}
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ NAME = "native"
 DESCRIPTION = "pruner's own JSONL: a header line, then one message per line"
 ORDER = 0  # where --help and FORMATS list it
 HEADER_KEY = "pruner_session"
+SUBAGENT_KEY = "pruner_subagent"
 VERSION = 1
 _PLAIN_FIELDS = frozenset({"id", "role", "content", "turn"})
 _MESSAGE_FIELDS = {"id", "role", "content", "turn", "tool_calls", "tool_call_id", "tool_name",
@@ -78,6 +84,11 @@ def dumps(session: Session) -> str:
               "metadata": metadata}
     lines = [dumps_json(header, escape=False)]
     lines += [dumps_json(message_to_dict(m), escape=False) for m in session.messages]
+    for sub in session.subagents:
+        sub_meta = {k: v for k, v in dict(sub.metadata).items() if k != REPAIRS_KEY}
+        lines.append(dumps_json({SUBAGENT_KEY: VERSION, "name": sub.name, "source_format": sub.source_format,
+                                 "metadata": sub_meta}, escape=False))
+        lines += [dumps_json(message_to_dict(m), escape=False) for m in sub.messages]
     return escape_unsafe("\n".join(lines) + "\n")
 
 
@@ -148,11 +159,11 @@ def message_from_dict(d: Any, *, file: str, line: int, previous_turn: int = 0) -
         required=required, metadata=metadata)
 
 
-def _header(obj: Any, *, file: str, line: int) -> dict[str, Any]:
-    if not isinstance(obj, dict) or HEADER_KEY not in obj:
-        raise FormatError(f"first line must be the header with '{HEADER_KEY}'", file=file, line=line)
-    if obj[HEADER_KEY] != VERSION:
-        raise FormatError(f"header field '{HEADER_KEY}' is {obj[HEADER_KEY]!r}; this reader knows version {VERSION}",
+def _header(obj: Any, *, file: str, line: int, key: str = HEADER_KEY) -> dict[str, Any]:
+    if not isinstance(obj, dict) or key not in obj:
+        raise FormatError(f"first line must be the header with '{key}'", file=file, line=line)
+    if obj[key] != VERSION:
+        raise FormatError(f"header field '{key}' is {obj[key]!r}; this reader knows version {VERSION}",
                           file=file, line=line)
     for fname in ("name", "source_format"):
         if obj.get(fname) is not None and not isinstance(obj[fname], str):
@@ -173,6 +184,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False) -> 
     header: dict[str, Any] | None = None
     messages: list[Message] = []
     line_of: list[int] = []
+    # (header, its line, messages, their lines) per subagent, in file order
+    subagents: list[tuple[dict[str, Any], int, list[Message], list[int]]] = []
     repairs = Repairs()
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
@@ -191,23 +204,38 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False) -> 
         if header is None:
             header = _header(obj, file=file, line=lineno)
             continue
+        if isinstance(obj, dict) and SUBAGENT_KEY in obj:
+            subagents.append((_header(obj, file=file, line=lineno, key=SUBAGENT_KEY), lineno, [], []))
+            continue
+        into, lines_of = (subagents[-1][2], subagents[-1][3]) if subagents else (messages, line_of)
         try:
-            messages.append(message_from_dict(obj, file=file, line=lineno,
-                                              previous_turn=messages[-1].turn if messages else 0))
+            into.append(message_from_dict(obj, file=file, line=lineno, previous_turn=into[-1].turn if into else 0))
         except FormatError:
             if skip_bad_lines:
                 repairs.add("skipped_lines", lineno)
                 continue
             raise
-        line_of.append(lineno)
+        lines_of.append(lineno)
     if header is None:
         raise FormatError("empty file: no header line", file=file)
     metadata = {k: v for k, v in (header.get("metadata") or {}).items() if k != REPAIRS_KEY}
     skipped = sum(r["count"] for r in repairs.as_metadata())
     if skipped:
         metadata["skipped_bad_lines"] = skipped
+    subs = []
+    for sub_header, sub_line, sub_messages, sub_lines in subagents:
+        sub = Session(messages=tuple(sub_messages), name=sub_header.get("name") or "",
+                      source_format=sub_header.get("source_format") or NAME,
+                      metadata={k: v for k, v in (sub_header.get("metadata") or {}).items() if k != REPAIRS_KEY})
+        try:
+            validate_session(sub)
+        except InvalidSessionError as exc:
+            raise FormatError(f"subagent of line {sub_line}: {exc}", file=file,
+                              line=_line_named(str(exc), sub_lines) or sub_line) from None
+        subs.append(sub)
     session = Session(messages=tuple(messages), name=header.get("name") or "",
-                      source_format=header.get("source_format") or NAME, metadata=repairs.merge_into(metadata))
+                      source_format=header.get("source_format") or NAME, metadata=repairs.merge_into(metadata),
+                      subagents=tuple(subs))
     try:
         validate_session(session)
     except InvalidSessionError as exc:

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from ..errors import DialogueChoiceError, FormatError
 from ..model import Session
 from ._builder import SessionBuilder
-from ._common import Probe, chat_message_fields, document, jpath, type_name, unmapped, with_source
+from ._common import Probe, chat_message_fields, document, jpath, stamp_model, type_name, unmapped, with_source
 
 NAME = "openai_chat"
 ORDER = 10  # where --help and FORMATS list it
@@ -155,14 +155,19 @@ def _message(b: SessionBuilder, m: Any, i: int, base: str, legacy: dict[str, lis
 def session_from_messages(messages: Any, *, file: str = "<input>", base: str = "$", name: str = "",
                           metadata: dict[str, Any] | None = None,
                           retrieval_tools: Iterable[str] | None = None,
-                          source_format: str = NAME) -> Session:
-    """A session from an already parsed Chat Completions message list."""
+                          source_format: str = NAME, model: Any = None) -> Session:
+    """A session from an already parsed Chat Completions message list.
+
+    Each assistant message records ``metadata["model"]``: its own ``model``
+    field, else the request's (``model``: the top-level one of the record).
+    """
     if not isinstance(messages, list):
         raise FormatError(f"expected a list of messages, got {type_name(messages)}", file=file, path=base)
     b = SessionBuilder(file=file, source_format=source_format, retrieval_tools=retrieval_tools)
     legacy: dict[str, list[str]] = {}
     for i, m in enumerate(messages):
         _message(b, m, i, base, legacy)
+    stamp_model(b, model)
     return b.build(name=name, metadata=metadata)
 
 
@@ -185,7 +190,7 @@ def _dialogue_session(doc: Any, dialogues: list[tuple[list, dict]], i: int, *, f
         name = f"dialogue {i}" + (f" (task {extra['task_id']})" if "task_id" in extra else "")
     base = jpath("$", i, key) if isinstance(doc, list) else jpath("$", key)
     return session_from_messages(msgs, file=file, base=base, retrieval_tools=retrieval_tools, name=name,
-                                 metadata={"source": extra} if extra else {})
+                                 metadata={"source": extra} if extra else {}, model=record.get("model"))
 
 
 def loads_all(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,

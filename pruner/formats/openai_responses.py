@@ -26,7 +26,7 @@ from ..errors import FormatError
 from ..jsonio import loads_json
 from ..model import Session
 from ._builder import Draft, SessionBuilder
-from ._common import Probe, document, flatten_content, jpath, type_name, unmapped, with_source
+from ._common import Probe, document, flatten_content, jpath, stamp_model, type_name, unmapped, with_source
 
 NAME = "openai_responses"
 ORDER = 20  # where --help and FORMATS list it
@@ -192,4 +192,5 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
     for base, items in groups:
         for i, item in enumerate(items):
             reader.add(item, jpath(base, i))
+    stamp_model(b, doc.get("model") if isinstance(doc, dict) else None)  # a response object records its model
     return b.build(metadata=reader.finish(session_meta))

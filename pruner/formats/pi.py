@@ -13,7 +13,10 @@ Entries: ``message`` (roles ``user``, ``assistant`` with ``text`` /
 ``Session.metadata["recorded_compactions"]``), ``branch_summary`` (a
 ``summary`` message), ``custom_message`` (a user message), and
 ``model_change`` / ``thinking_level_change`` / ``custom`` / ``label`` /
-``session_info``, kept in ``Session.metadata["source"]["entries"]``.
+``session_info``, kept in ``Session.metadata["source"]["entries"]``. Each
+assistant message records ``metadata["model"]`` and ``["provider"]`` (its
+own, else the latest ``model_change``'s, else the header's) and its usage,
+with ``usage["cost"]`` the cost Pi recorded (``usage.cost.total``, USD).
 Version 1's ``firstKeptEntryIndex`` counts entries after the header, from 0.
 
 This is an agent log, so damage is repaired and reported (``_repairs``), not
@@ -32,12 +35,13 @@ one when none was).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from typing import Any, Iterable
 
 from ..model import Session
 from ._builder import SessionBuilder
-from ._common import Probe, flatten_content, identity_by, parse_jsonl, unmapped, usage, with_source
+from ._common import Probe, checked_usage, flatten_content, identity_by, parse_jsonl, unmapped, with_source
 
 NAME = "pi"
 ORDER = 50  # where --help and FORMATS list it
@@ -132,7 +136,33 @@ def _text(value: Any, b: SessionBuilder, where: str) -> tuple[str, list]:
     return flatten_content(value, file=b.file, where=where, line=b.line)
 
 
-def _message(b: SessionBuilder, eid: str, msg: Any, meta: dict[str, Any]) -> None:
+#: The largest cost one request may record, in USD: a million-token request at the dearest price
+#: there is costs a few hundred dollars; a recorded cost above this is damage.
+MAX_REQUEST_COST = 100_000.0
+
+
+def pi_usage(b: SessionBuilder, u: dict) -> dict[str, Any] | None:
+    """``metadata["usage"]`` from a Pi ``usage`` object, with ``cost`` = ``usage.cost.total`` (USD)
+    when recorded; a count or cost out of range drops the usage, reported."""
+    recorded: dict[str, Any] | None = checked_usage(b, "message.usage", {
+        "input": ("input", u.get("input")), "output": ("output", u.get("output")),
+        "cache_read": ("cacheRead", u.get("cacheRead")), "cache_write": ("cacheWrite", u.get("cacheWrite"))})
+    cost = u.get("cost")
+    total = cost.get("total") if isinstance(cost, dict) else None
+    if recorded is None or total is None:
+        return recorded
+    if isinstance(total, bool) or not isinstance(total, (int, float)) or not (
+            math.isfinite(total) and 0 <= total <= MAX_REQUEST_COST):
+        b.repairs.add("invalid_usage", b.line, example=f"message.usage.cost.total = {repr(total)[:40]}")
+        return None
+    recorded["cost"] = float(total)
+    return recorded
+
+
+def _message(b: SessionBuilder, eid: str, msg: Any, meta: dict[str, Any],
+             current: dict[str, str] | None = None) -> None:
+    """One message entry; ``current`` holds the model and provider in use (header, then ``model_change``)."""
+    current = current or {}
     if not isinstance(msg, dict):
         raise b.error("field 'message' must be an object", "message")
     if "role" not in msg:
@@ -152,11 +182,17 @@ def _message(b: SessionBuilder, eid: str, msg: Any, meta: dict[str, Any]) -> Non
         extra = unmapped(msg, ("role", "content", "usage"))
         u = msg.get("usage")
         if isinstance(u, dict):
-            meta["usage"] = usage(input=u.get("input"), output=u.get("output"), cache_read=u.get("cacheRead"),
-                                  cache_write=u.get("cacheWrite"))
+            recorded = pi_usage(b, u)
+            if recorded is not None:
+                meta["usage"] = recorded
             rest = unmapped(u, ("input", "output", "cacheRead", "cacheWrite"))
             if rest:
                 extra["usage"] = rest
+        for key in ("model", "provider"):
+            if isinstance(msg.get(key), str) and msg[key]:
+                meta[key] = msg[key]
+            elif current.get(key):
+                meta[key] = current[key]
         draft = b.add(id=eid, role="assistant", content="", where="message", metadata=with_source(meta, extra))
         for k, block in enumerate(content):
             where = f"message.content[{k}]"
@@ -224,6 +260,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
     compactions: list[dict[str, Any]] = []
     kept_entries: list[dict[str, Any]] = []
     name = ""
+    current = {key: header[field] for key, field in (("model", "modelId"), ("provider", "provider"))
+               if isinstance(header.get(field), str) and header[field]}
     for lineno, e in path:
         b.line = lineno
         eid, kind = e["id"], e.get("type")
@@ -233,7 +271,7 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             meta["timestamp"] = e["timestamp"]
         if kind == "message":
             try:
-                _message(b, eid, e.get("message"), meta)
+                _message(b, eid, e.get("message"), meta, current)
             except _UnknownRole as unknown:
                 role = unknown.args[0]
                 b.repairs.add("unknown_entries", lineno, type=f"message with role {role!r}"[:60])
@@ -264,6 +302,9 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             b.add(id=eid, role="user", content=text_, where="content",
                   metadata=with_source({**meta, "kind": "custom_message"}, extra))
         else:
+            if kind == "model_change" and isinstance(e.get("modelId"), str) and e["modelId"]:
+                current = {"model": e["modelId"], **({"provider": e["provider"]}
+                                                     if isinstance(e.get("provider"), str) and e["provider"] else {})}
             if kind == "session_info" and isinstance(e.get("name"), str):
                 name = e["name"]
             if kind not in _NON_MESSAGE_ENTRIES:  # kept in metadata, but not part of the conversation: say so

@@ -16,6 +16,7 @@ the replay with what was really billed.
 (['cache_aware_prune', 'full'], 0)
 """
 
+from .bill import Bill, BilledRequest, bill
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
 from .engine import Replay, RequestRow, StrategyRun, replay
@@ -25,8 +26,9 @@ from .settings import DEFAULT_MODELS, ReplaySettings
 from .strategy import STRATEGIES, Event, ExtraCall, Step, Strategy, register_strategy, strategy_names
 
 __all__ = [
-    "AnthropicCache", "CACHE_MODELS", "CacheModel", "CacheUsage", "Calibration", "DEFAULT_MODELS", "Event",
+    "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CacheModel", "CacheUsage", "Calibration",
+    "DEFAULT_MODELS", "Event",
     "ExtraCall", "ModelPrice", "OpenAICache", "PriceTable", "Replay", "ReplaySettings", "Request", "RequestRow",
     "STRATEGIES", "Step", "Strategy", "StrategyRun", "calibrate", "default_prices", "find_requests",
-    "load_prices", "register_strategy", "replay", "strategy_names",
+    "bill", "load_prices", "register_strategy", "replay", "strategy_names",
 ]

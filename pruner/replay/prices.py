@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 import json
-import math
+import re
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Iterable, Mapping
@@ -28,7 +28,12 @@ from ..errors import ConfigurationError
 from ..jsonio import load_json_file
 
 SCHEMA = "pruner.prices/1"
-PROVIDERS = ("anthropic", "openai")
+PROVIDERS = ("anthropic", "openai", "google")
+#: The highest price a row may hold, in USD per million tokens (issue 23, defect 6). The dearest
+#: price on any provider's page is a few hundred dollars (OpenAI's o1-pro output, $600): a price 16
+#: times that is a typo or damage, and keeping every price this small keeps every bill finite (a
+#: 10**12-token usage at this price is 10**10 dollars, far from float's range).
+MAX_PRICE_PER_MTOK = 10_000.0
 _NUMBERS = ("input", "cached_input", "output")
 _OPTIONAL_NUMBERS = ("cache_write_5m", "cache_write_1h")
 _PER = 1_000_000
@@ -95,6 +100,30 @@ class PriceTable:
         where = f" for provider {provider}" if provider else ""
         raise ConfigurationError(f"no prices for model {name!r}{where} in {self.label}; known: {known}")
 
+    def find(self, model: str, provider: str | None = None) -> ModelPrice | None:
+        """The row for a recorded model id, or None: never another model's row.
+
+        The id itself, one of a row's aliases, or a dated id whose undated name is
+        one (``claude-opus-4-1-20250805`` -> ``claude-opus-4-1``; a snapshot has its
+        model's price). A row with the exact id always wins over the undated name
+        (``gpt-4o-2024-05-13`` has a price of its own).
+
+        >>> table = default_prices()
+        >>> table.find("claude-opus-4-1-20250805").model, table.find("claude-sonnet-4-5-20991231").model
+        ('claude-opus-4-1-20250805', 'claude-sonnet-4-5-20250929')
+        >>> table.find("claude-sonnet-9") is None
+        True
+        """
+        if not isinstance(model, str) or not model:
+            return None
+        for name in (model, _undated(model)):
+            if not name:
+                continue
+            for m in self.models:
+                if (name == m.model or name in m.aliases) and (provider is None or m.provider == provider):
+                    return m
+        return None
+
     def with_model(self, price: ModelPrice) -> "PriceTable":
         """This table with ``price`` replacing the row of the same model (or added)."""
         rows = [price if m.model == price.model else m for m in self.models]
@@ -103,11 +132,24 @@ class PriceTable:
         return replace(self, models=tuple(rows), origin="edited" if self.origin == "shipped" else self.origin)
 
 
+_DATE_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+def _undated(model: str) -> str:
+    """``model`` without a trailing snapshot date (``-20250805`` or ``-2024-08-06``), or ""."""
+    stripped = _DATE_SUFFIX.sub("", model)
+    return stripped if stripped != model else ""
+
+
 def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ConfigurationError(f"{where} must be a non-negative number of USD per million tokens, got {value!r}")
+    # Compared before any conversion: float(10**400) would overflow, and NaN fails every comparison.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_PRICE_PER_MTOK:
+        huge = isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20
+        shown = f"a number of about {int(value.bit_length() * 0.30103)} digits" if huge else repr(value)
+        raise ConfigurationError(f"{where} must be a non-negative number of USD per million tokens, at most "
+                                 f"{MAX_PRICE_PER_MTOK:,.0f} (no provider's price comes near it), got {shown}")
     return float(value)
 
 
