@@ -3,11 +3,14 @@
 The dashboard's screenshots live in ``dashboard/screenshots/`` (the browser tests refresh
 them there); a page refers to them as ``../assets/screenshots/NAME.png`` and this hook adds
 each one to the build under ``assets/screenshots/``. ``CHANGELOG.md`` at the repository root
-becomes the site's ``changelog.md`` page the same way.
+becomes the site's ``changelog.md`` page the same way; its links are written from the
+repository root (``docs/bill.md``, as GitHub shows them), so on the site they lose the
+``docs/`` prefix.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mkdocs.structure.files import File
@@ -23,3 +26,9 @@ def on_files(files, config):
     for uri, path in PAGES.items():
         files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri in PAGES:
+        return re.sub(r"\]\(docs/", "](", markdown)
+    return markdown
