@@ -13,6 +13,9 @@ it was. A symbolic link is followed: the file it points to is replaced and the
 link stays. Targets that cannot be replaced by a rename are written in place:
 a device (``/dev/null``, a terminal) and a named pipe that a process is
 reading; a pipe nobody reads is refused rather than waited on.
+With ``follow_symlinks=False`` (a folder's own files, such as a batch
+manifest) a link at the target's name is replaced by the file instead of
+followed, so whoever can write into the folder cannot redirect the write.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ MAX_READ_LIMIT = 2**62
 
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
-        return "a directory"
+        return "a folder"
     if stat.S_ISFIFO(mode):
         return "a named pipe (FIFO)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -57,15 +60,22 @@ def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a tran
     try:
         fd = os.open(file, flags)
     except OSError as exc:
+        if exc.errno == errno.EISDIR:  # where a folder cannot even be opened for reading
+            raise FormatError(f"this is a folder, not a file; give the path of {what}", file=file) from None
         raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
+    try:
+        # The kind is checked on the descriptor before it becomes a file object: io refuses a
+        # folder's descriptor with IsADirectoryError, which is no message for a person.
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"this is {_kind(info.st_mode)}, not a file; give the path of {what}", file=file)
+        if info.st_size > max_bytes:  # before reading, so a huge file is refused at once
+            raise FileTooLargeError(size=info.st_size, limit=max_bytes, file=file)
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb", buffering=0) as fh:
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise FormatError(f"this is {_kind(info.st_mode)}, not a file; give the path of {what}",
-                                  file=file)
-            if info.st_size > max_bytes:  # before reading, so a huge file is refused at once
-                raise FileTooLargeError(size=info.st_size, limit=max_bytes, file=file)
             data = _read_upto(fh, max_bytes + 1)  # bounded even where the size is not known (/proc)
         except OSError as exc:
             raise FormatError(f"cannot read the file ({exc.strerror})", file=file) from None
@@ -116,24 +126,26 @@ def _write_in_place(target: str, mode: int, data: bytes, file: str) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str, *, follow_symlinks: bool = True) -> None:
     """Write ``text`` (UTF-8) to ``path`` so that a failure leaves the previous file intact."""
     file = os.fspath(path)
     data = _encode(text, file)  # before touching anything: an encoding failure changes nothing
-    target = os.path.realpath(file)
+    target = os.path.realpath(file) if follow_symlinks else os.path.abspath(file)
     try:
-        info = os.stat(target)
+        info = os.stat(target) if follow_symlinks else os.lstat(target)
+        if stat.S_ISLNK(info.st_mode):
+            info = None  # replaced by the rename below, never written through
     except FileNotFoundError:
         info = None
     except OSError as exc:
         raise ExportError(f"{file}: cannot write ({exc.strerror})") from None
     if info is not None and not stat.S_ISREG(info.st_mode):
-        if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+        if follow_symlinks and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
             _write_in_place(target, info.st_mode, data, file)
             return
         raise ExportError(f"{file}: this is {_kind(info.st_mode)}; give the path of a file to write")
     folder = os.path.dirname(target) or "."
-    temp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
+    temp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(8)}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as exc:

@@ -219,3 +219,98 @@ def test_the_1h_write_is_priced_at_its_own_rate():
     s = Session.of([Message(id="u", role="user", content="go"),
                     Message(id="a", role="assistant", content="", metadata={"usage": u, "model": "claude-sonnet-4"})])
     assert bill(s).dollars == pytest.approx(0.6 * 3.75 + 0.4 * 6.0)
+
+
+# --- the replay's calibration.billed is the same bill (branch money-engine, issue 19 "Done when") ----------
+
+def _independent(name: str, path) -> tuple[float, int]:
+    """This file's own sum of the raw lines (as the tests above compute it) and its request count."""
+    if name.startswith("claude-code/"):
+        requests = claude_code_requests(path)
+        return claude_code_sum(requests), len(requests)
+    if name.startswith("codex/"):
+        model, previous, total, count = None, None, 0.0, 0
+        for entry in _lines(path):
+            payload = entry.get("payload") or {}
+            if entry.get("type") == "turn_context":
+                model = payload.get("model") or model
+            if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+                info = payload["info"]
+                if info.get("total_token_usage") == previous:
+                    continue
+                previous = info.get("total_token_usage")
+                last = info["last_token_usage"]
+                cached = last["cached_input_tokens"]
+                total += _dollars(model, last["input_tokens"] - cached, cached, 0, 0, last["output_tokens"])
+                count += 1
+        return total, count
+    total, count = 0.0, 0
+    for entry in _lines(path):
+        msg = entry.get("message") or {}
+        if entry.get("type") == "message" and msg.get("role") == "assistant" and isinstance(msg.get("usage"), dict):
+            u = msg["usage"]
+            if any(u[k] for k in ("input", "output", "cacheRead", "cacheWrite")):
+                total += _dollars(msg["model"], u["input"], u["cacheRead"], u["cacheWrite"], 0, u["output"])
+                count += 1
+    return total, count
+
+
+REAL_FILES = ["pi/large-session.jsonl", *[f"claude-code/{n}" for n in CLAUDE_CODE],
+              "codex/codemie-rollout-2026-05-11.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def calibrations():
+    from pruner.bench.calibration_table import measure
+
+    if not REAL_DATA.is_dir():
+        pytest.skip(f"real transcripts not found at {REAL_DATA}")
+    return {name: measure(REAL_DATA / name) for name in REAL_FILES if (REAL_DATA / name).is_file()}
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_calibration_billed_equals_the_independent_sum(name, calibrations):
+    if name not in calibrations:
+        pytest.skip(f"{name} not found")
+    expected, count = _independent(name, REAL_DATA / name)
+    c = calibrations[name]
+    assert _close(c["billed"], expected), (name, c["billed"], expected)
+    assert c["requests"] == count, name  # every billed request, subagents included
+
+
+def test_calibration_modelled_is_within_ten_percent_of_the_bill_on_at_least_80_percent(calibrations):
+    errors = {name: abs(c["modelled"] - c["billed"]) / c["billed"] for name, c in calibrations.items() if c["billed"]}
+    within = [name for name, e in errors.items() if e <= 0.10]
+    assert len(errors) == len(REAL_FILES) and len(within) >= 0.8 * len(errors), errors
+
+
+def test_the_committed_calibration_figures_are_what_the_code_gives(calibrations):
+    from pruner.bench.calibration_table import OUT
+
+    committed = {r["file"]: r for r in json.loads(OUT.read_text(encoding="utf-8"))["rows"]}
+    for name, fresh in calibrations.items():
+        assert committed[name] == {"file": name, **fresh}, f"{name}: rerun python -m pruner.bench.calibration_table"
+
+
+def test_replay_json_carries_the_bill_and_the_contract_fields(tmp_path):
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+
+    path = REAL_DATA / "claude-code" / "task-patterns-998db3cd.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    out = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full",
+                        "--json", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["schema"] == "pruner.replay/2" and "ledger" in data
+    c = data["calibration"]
+    assert _close(c["billed"], claude_code_sum(claude_code_requests(path)))
+    assert {"billed_recorded_cost", "modelled", "modelled_cache_only"} <= set(c)
+    for run in data["strategies"].values():
+        t = run["totals"]
+        assert {"feasible", "infeasible_from", "by_model", "by_chain"} <= set(t)
+        assert set(t["by_chain"]) == {"main", *{r["chain"] for r in run["requests"]}}
+        assert t["by_model"].keys() == {"claude-opus-4-1-20250805", "claude-sonnet-4-20250514"}

@@ -59,11 +59,20 @@ def test_the_api_section_names_every_public_name_once():
     assert sorted(named) == sorted(pruner.__all__)
 
 
+def test_a_table_registered_for_a_page_is_on_that_page():
+    """``register_table(..., document=PAGE)`` says where a table belongs (docs/calibration.md's
+    calibration table); the README default only means "anywhere in the documentation"."""
+    for name, table in TABLES.items():
+        if table.document != "README.md":
+            names = [n for n, _ in table_regions((ROOT / table.document).read_text(encoding="utf-8"))]
+            assert name in names, f"table {name!r} is registered for {table.document} but is not there"
+
+
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_each_result_file_says_where_and_when_it_was_measured(name):
     table = TABLES[name]
     env = load_results(table, ROOT)["meta"]["environment"]
-    assert env["command"].startswith("pruner ") and env["date"][:2] == "20"
+    assert env["command"].startswith(("pruner ", "python -m pruner.")) and env["date"][:2] == "20"
     assert env["machine"]["cpus"] >= 1 and env["machine"]["system"]
     assert "load_before" in env and "load_after" in env
     rendered = render_table(table, ROOT)

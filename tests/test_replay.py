@@ -108,6 +108,22 @@ class View:
         return self._before(p)
 
 
+class Priced:
+    """A cache model with one price row, for these unit tests (the replay passes each request's row)."""
+
+    def __init__(self, model, price):
+        self.model, self.price = model, price
+
+    def new_state(self):
+        return self.model.new_state()
+
+    def quote(self, state, view, **kw):
+        return self.model.quote(state, view, price=self.price, **kw)
+
+    def commit(self, state, view, **kw):
+        self.model.commit(state, view, price=self.price, **kw)
+
+
 def bill(model, state, view, time=None, cold=False):
     usage = model.quote(state, view, time=time, cold=cold)
     model.commit(state, view, time=time, usage=usage)
@@ -115,7 +131,7 @@ def bill(model, state, view, time=None, cold=False):
 
 
 def test_anthropic_reads_the_previous_request_and_writes_the_rest():
-    m = AnthropicCache(default_prices().get("claude-sonnet-4-5"))
+    m = Priced(AnthropicCache(), default_prices().get("claude-sonnet-4-5"))
     st = m.new_state()
     assert bill(m, st, View(5_000, 0, 10)).written == 5_000
     u = bill(m, st, View(6_000, 10, 12))
@@ -123,7 +139,7 @@ def test_anthropic_reads_the_previous_request_and_writes_the_rest():
 
 
 def test_anthropic_below_the_minimum_caches_nothing():
-    m = AnthropicCache(default_prices().get("claude-haiku-4-5"))  # 4,096 minimum
+    m = Priced(AnthropicCache(), default_prices().get("claude-haiku-4-5"))  # 4,096 minimum
     st = m.new_state()
     bill(m, st, View(3_000, 0, 5))
     u = bill(m, st, View(4_000, 5, 6))
@@ -131,7 +147,7 @@ def test_anthropic_below_the_minimum_caches_nothing():
 
 
 def test_anthropic_ttl_expires_five_minutes_after_the_last_read_or_write():
-    m = AnthropicCache(default_prices().get("claude-sonnet-4-5"))
+    m = Priced(AnthropicCache(), default_prices().get("claude-sonnet-4-5"))
     st = m.new_state()
     bill(m, st, View(5_000, 0, 10), time=0)
     assert bill(m, st, View(5_100, 10, 11), time=299).cached == 5_000  # a hit refreshes the entry
@@ -142,7 +158,7 @@ def test_anthropic_ttl_expires_five_minutes_after_the_last_read_or_write():
 
 def test_anthropic_one_hour_ttl_is_written_at_twice_the_input_price():
     price = default_prices().get("claude-sonnet-4-5")
-    m = AnthropicCache(price, ttl="1h")
+    m = Priced(AnthropicCache(ttl="1h"), price)
     st = m.new_state()
     bill(m, st, View(5_000, 0, 10), time=0)
     assert bill(m, st, View(5_100, 10, 11), time=3_000).cached == 5_000
@@ -150,7 +166,7 @@ def test_anthropic_one_hour_ttl_is_written_at_twice_the_input_price():
 
 
 def test_anthropic_a_change_beyond_the_20_block_lookback_leaves_only_the_system_entry():
-    m = AnthropicCache(tiny_prices().get("claude-sonnet-4-5"))
+    m = Priced(AnthropicCache(), tiny_prices().get("claude-sonnet-4-5"))
     st = m.new_state()
     for k in range(1, 40):
         bill(m, st, View(1_000 * k, (k - 1) * 3, k * 3, head=1, head_tokens=400))
@@ -164,7 +180,7 @@ def test_anthropic_a_change_beyond_the_20_block_lookback_leaves_only_the_system_
 
 
 def test_a_recorded_cold_request_is_cold_for_the_cache_model_too():
-    m = AnthropicCache(default_prices().get("claude-sonnet-4-5"))
+    m = Priced(AnthropicCache(), default_prices().get("claude-sonnet-4-5"))
     st = m.new_state()
     bill(m, st, View(5_000, 0, 10))
     u = bill(m, st, View(6_000, 10, 12), cold=True)
@@ -174,7 +190,7 @@ def test_a_recorded_cold_request_is_cold_for_the_cache_model_too():
 
 def test_openai_caches_the_common_prefix_in_128_token_steps_from_1024_tokens_without_a_write_fee():
     price = default_prices().get("gpt-4o")
-    m = OpenAICache(price)
+    m = Priced(OpenAICache(), price)
     st = m.new_state()
     u = bill(m, st, View(3_000, 0, 10))
     assert (u.cached, u.written, u.fresh) == (0, 0, 3_000)
@@ -188,7 +204,7 @@ def test_openai_caches_the_common_prefix_in_128_token_steps_from_1024_tokens_wit
 
 
 def test_openai_retention_is_five_minutes_of_inactivity():
-    m = OpenAICache(default_prices().get("gpt-4.1"))
+    m = Priced(OpenAICache(), default_prices().get("gpt-4.1"))
     st = m.new_state()
     bill(m, st, View(3_000, 0, 10), time=100)
     assert bill(m, st, View(3_100, 10, 11), time=399).cached > 0
@@ -420,7 +436,12 @@ def test_the_provider_and_model_come_from_the_session(name, provider, model):
     p = run_cli(f"sample_sessions/{name}", "--strategies", "full")
     assert f"prices: {model} ({provider}) list prices" in p.stdout
     p = run_cli(f"sample_sessions/{name}", "--strategies", "full", "--provider", "openai", "--model", "o4-mini")
-    assert "prices: o4-mini (openai) list prices" in p.stdout and "records model" not in p.stdout
+    recorded = [r.model is not None for r in find_requests(load_session(SAMPLES / name))]
+    if not any(recorded):  # --model prices the requests that record no model
+        assert "prices: o4-mini (openai) list prices" in p.stdout and "records model" not in p.stdout
+    else:  # a request that records its model is priced at it, whatever --model says (issue 19)
+        assert f"prices: {model} ({provider}) list prices" in p.stdout
+        assert ("o4-mini (openai) list prices" in p.stdout) == (not all(recorded))
 
 
 # ----- CLI ------------------------------------------------------------------------------------------
@@ -458,7 +479,7 @@ def test_cli_prints_one_row_per_strategy_and_the_exact_context_with_show(tmp_pat
     assert "[compaction summary]" not in p.stdout.split("under as_recorded")[1].split("==")[0]
     assert "[summary recorded in the session]" in p.stdout
     data = json.loads(out_json.read_text())
-    assert data["schema"] == "pruner.replay/1" and set(data["strategies"]) == set(strategy_names())
+    assert data["schema"] == "pruner.replay/2" and set(data["strategies"]) == set(strategy_names())
     assert "retrieved 2026-11-30" in data["meta"]["prices"]
     lines = out_csv.read_text().splitlines()
     assert lines[0].startswith("strategy,request,") and len(lines) == 1 + 7 * len(strategy_names())

@@ -43,7 +43,9 @@ def test_the_requests_frame_holds_every_request_of_every_strategy_with_cumulativ
     for name, part in frame.groupby("strategy"):
         rows = small.runs[name].rows
         assert part["dollars"].sum() == pytest.approx(sum(r.dollars for r in rows))
-        assert part["cumulative_dollars"].iloc[-1] == pytest.approx(small.runs[name].totals["dollars"], abs=1e-5)
+        # Every request as replayed: an infeasible strategy's totals["dollars"] stop before its first refused one.
+        assert part["cumulative_dollars"].iloc[-1] == pytest.approx(small.runs[name].totals["dollars_as_replayed"],
+                                                                    abs=1e-5)
     compacted = frame[(frame["strategy"] == "compact") & (frame["event_kinds"] == "compact")]
     assert len(compacted) and compacted["events"].str.contains("→").all()
 
@@ -167,7 +169,7 @@ def test_a_link_opens_a_sample_at_a_strategy_and_request_with_its_calibration():
     at = open_replay(sample="pi_session.jsonl", strategy="as_recorded", request="5")
     assert_clean(at)
     assert at.session_state["replay_request"] == 5 and at.session_state["replay_strategy"] == "as_recorded"
-    assert any("billed (as_recorded, from recorded usage)" in c.value for c in at.code)
+    assert any("billed (recorded usage, each request at its own model's list prices)" in c.value for c in at.code)
     assert any("[summary recorded in the session]" in t.value for t in at.text)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,6 +22,7 @@ import pyarrow.dataset as ds
 from pruner import PruneConfig
 from pruner.batch import MANIFEST, SESSIONS
 from pruner.batch.schema import OTHER_RULE_COLUMN, REPLAY, RULE_COLUMNS
+from pruner.batch.store import check_manifest
 from pruner.errors import ConfigurationError, FormatError
 from pruner.files import read_limited
 from pruner.formats import DEFAULT_MAX_BYTES, load_bytes
@@ -64,15 +66,17 @@ def read_corpus(folder: str | os.PathLike) -> Corpus:
         raise ConfigurationError(f"{root}: this is not a batch folder (it has no {MANIFEST} and sessions/). "
                                  "Enter the folder you gave pruner batch as --out, or run pruner batch first.")
     # Only a regular file, read with a bound: a named pipe typed here would hold the server forever.
-    manifest = load_json_file(manifest_path, error=ConfigurationError,
-                              expected="run pruner batch into a new folder and open that")
+    # Its shape is checked like the next batch run checks it: a list or a string is named, not a crash.
+    manifest = check_manifest(load_json_file(manifest_path, error=ConfigurationError,
+                                             expected="run pruner batch into a new folder and open that"),
+                              str(manifest_path))
     try:
         table = ds.dataset(root / "sessions", format="parquet", schema=SESSIONS).to_table()
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise ConfigurationError(f"{root}: cannot read the batch tables ({exc}). Run pruner batch into a "
                                  "new folder and open that.") from None
-    frame = table.to_pandas(types_mapper=_types)
-    frame["file"] = frame["source"].map(lambda p: Path(p).name)
+    frame = unreadable_rows(table.to_pandas(types_mapper=_types))
+    frame["file"] = frame["source"].map(distinct_labels(frame["source"].dropna().unique()))
     frame["reduction_pct"] = (100 * frame["reduction"]).round(2)
     frame = frame.sort_values(["source", "dialogue"], na_position="first", kind="stable").reset_index(drop=True)
     used = [rule for rule, column in RULE_COLUMNS.items() if frame[column].fillna(0).sum() > 0]
@@ -85,6 +89,49 @@ def read_corpus(folder: str | os.PathLike) -> Corpus:
                                      "new folder and open that.") from None
     return Corpus(folder=str(root), sessions=frame, manifest=manifest,
                   rule_statuses=rule_statuses(root / "decisions", used), replay=replayed)
+
+
+#: A reduction below this (the pruned session 1,000 times the original) is no pruning result.
+MIN_REDUCTION = -1000.0
+
+
+def unreadable_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each row whose reduction no pruning could give (not finite, out of range, or not
+    what its token counts give) made an error row that says so; the other rows are left as they are.
+    A forged or damaged partition then costs its rows, not the page (one infinite value broke every chart)."""
+    ok = frame["error"].isna()
+    before = pd.to_numeric(frame["tokens_before"], errors="coerce").astype(float)
+    after = pd.to_numeric(frame["tokens_after"], errors="coerce").astype(float)
+    reduction = pd.to_numeric(frame["reduction"], errors="coerce").astype(float)
+    expected = (1 - after / before.where(before > 0)).fillna(0.0)
+    good = (np.isfinite(reduction) & (reduction <= 1) & (reduction >= MIN_REDUCTION) & np.isfinite(before)
+            & np.isfinite(after) & (before >= 0) & (after >= 0) & ((reduction - expected).abs() <= 1e-6))
+    bad = ok & ~good
+    if not bad.any():
+        return frame
+    frame = frame.copy()
+    frame.loc[bad, "error"] = [f"unreadable row of the sessions table: reduction {r!r} with tokens {b!r} -> {a!r} "
+                               "is no pruning result; run pruner batch again into a new folder"
+                               for r, b, a in zip(reduction[bad], before[bad], after[bad])]
+    frame.loc[bad, "reduction"] = np.nan
+    return frame
+
+
+def distinct_labels(sources: Iterable[str]) -> dict[str, str]:
+    """A label per source path: its file name, or as many of its last folders as tell it apart from
+    every other source with the same name (``runA/session.jsonl``, ``runB/session.jsonl``)."""
+    paths = sorted(set(sources))
+    parts = {p: Path(p).parts for p in paths}
+    depth = {p: 1 for p in paths}
+    while True:
+        labels: dict[str, list[str]] = {}
+        for p in paths:
+            labels.setdefault("/".join(parts[p][-depth[p]:]), []).append(p)
+        clashing = [p for group in labels.values() if len(group) > 1 for p in group if depth[p] < len(parts[p])]
+        if not clashing:
+            return {p: "/".join(parts[p][-depth[p]:]) for p in paths}
+        for p in clashing:
+            depth[p] += 1
 
 
 def replay_totals(replayed: pd.DataFrame) -> pd.DataFrame:

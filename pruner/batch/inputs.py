@@ -5,8 +5,11 @@ every file a glob pattern matches. Inside a directory only files named like
 transcripts (``.json``, ``.jsonl``, ``.ndjson``, ``.traj``) are read, and hidden
 files and folders are passed over, so a README or a licence next to the logs is
 not reported as a broken transcript; the summary says how many were passed
-over. An input that names nothing is an error: a typo must not shrink a batch
-silently. Paths are made absolute (workers on other machines see the same
+over, and so are named pipes, devices and sockets (reading one could wait
+forever). An input that names nothing, or names a pipe or a device, is an error:
+a typo must not shrink a batch silently. The output folder's own files (its
+manifest, its lock, its tables) are never inputs, even when an input names it.
+Paths are made absolute (workers on other machines see the same
 shared paths), each file is listed once, in sorted order.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -33,22 +37,39 @@ class InputFile:
 @dataclass(frozen=True)
 class Inputs:
     files: tuple[InputFile, ...]
-    passed_over: int  # files inside directories not named like transcripts (or hidden)
+    passed_over: int  # files inside directories not named like transcripts, hidden, or not regular files
 
 
 def _inside(path: str, folder: str | None) -> bool:
     return folder is not None and (path == folder or path.startswith(folder + os.sep))
 
 
+def _kind(path: str) -> str | None:
+    """What ``path`` is when it is neither a regular file nor a folder (None when it is one, or gone)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
 def _walk(folder: str, exclude: str | None, found: list[str]) -> int:
+    if _inside(folder, exclude):  # the batch folder itself, or a folder inside it
+        return 0
     passed_over = 0
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _inside(os.path.join(root, d), exclude))
         for name in sorted(names):
             path = os.path.join(root, name)
-            if name.startswith(".") or not name.lower().endswith(TRANSCRIPT_SUFFIXES):
-                passed_over += 1
-            elif os.path.isfile(path):
+            if name.startswith(".") or not name.lower().endswith(TRANSCRIPT_SUFFIXES) or not os.path.isfile(path):
+                passed_over += 1  # hidden, not named like a transcript, or a pipe / device / socket
+            else:
                 found.append(path)
     return passed_over
 
@@ -63,7 +84,13 @@ def expand_inputs(inputs: Iterable[str], *, exclude: str | None = None) -> Input
         if os.path.isdir(path):
             passed_over += _walk(path, exclude, found)
         elif os.path.isfile(path):
+            if exclude is not None and path.startswith(exclude + os.sep):
+                raise ConfigurationError(f"{given}: this file belongs to the batch folder --out; a batch "
+                                         "folder's own files are never inputs")
             found.append(path)
+        elif _kind(path):
+            raise ConfigurationError(f"{given}: this is {_kind(path)}, not a file; give transcript files or "
+                                     "folders")
         elif _GLOB_CHARS & set(given):
             matches = sorted(glob.glob(given, recursive=True))
             if not matches:
@@ -74,6 +101,8 @@ def expand_inputs(inputs: Iterable[str], *, exclude: str | None = None) -> Input
                     passed_over += _walk(match, exclude, found)
                 elif os.path.isfile(match) and not _inside(match, exclude):
                     found.append(match)
+                elif not _inside(match, exclude):
+                    passed_over += 1  # a pipe, a device or a socket the pattern matched
         else:
             raise ConfigurationError(f"{given}: no such file or directory")
     files: dict[str, InputFile] = {}
@@ -82,7 +111,11 @@ def expand_inputs(inputs: Iterable[str], *, exclude: str | None = None) -> Input
         real = os.path.realpath(path)
         if path in files or real in seen_real:  # named twice, or the same file through a link
             continue
+        try:
+            st = os.stat(path)
+        except OSError:  # gone since it was listed: counted, not read
+            passed_over += 1
+            continue
         seen_real.add(real)
-        st = os.stat(path)
         files[path] = InputFile(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns)
     return Inputs(files=tuple(files.values()), passed_over=passed_over)

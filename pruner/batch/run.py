@@ -11,11 +11,13 @@ the input paths and write to ``out`` (a shared file system).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
 import logging
 import os
+import stat
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -23,6 +25,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..errors import ConfigurationError
 from .inputs import InputFile, expand_inputs
+from .lock import acquire, release
 from .settings import BatchSettings
 from .store import Folder
 from .worker import REPORTED_ERRORS, Partition, PartitionResult, run_partition
@@ -41,7 +44,7 @@ Progress = Callable[[int, int, int], None]  # (files done, files to do, error ro
 class BatchSummary:
     out: str
     inputs: int  # files named by the inputs (after --limit)
-    passed_over: int  # files inside input folders not named like transcripts
+    passed_over: int  # files inside input folders not named like transcripts, hidden, or not regular
     not_taken: int  # files left out by --limit
     skipped: int  # files already in the folder with the same content
     replaced: int  # files whose content changed since they were done: their old rows were removed
@@ -64,6 +67,7 @@ class BatchSummary:
     replay: dict[str, dict] = field(default_factory=dict)  # strategy -> {"dollars", "input_tokens"} (--replay)
     prices: str = ""  # which prices the replay's dollars use
     replay_failed: int = 0  # sessions pruned whose replay failed (replay_error in the table)
+    took_over: str = ""  # the stopped run whose stale lock this run took over ("" when none)
 
     @property
     def processed(self) -> int:
@@ -87,7 +91,7 @@ class _Totals:
 
 
 def plan_partitions(files: Iterable[InputFile], *, out: str, settings: BatchSettings,
-                    workers: int) -> list[Partition]:
+                    workers: int, lock_token: str = "") -> list[Partition]:
     """Group files (in path order) into partitions; a partition's key names its files and the settings."""
     files = list(files)
     total = sum(f.size for f in files)
@@ -106,18 +110,27 @@ def plan_partitions(files: Iterable[InputFile], *, out: str, settings: BatchSett
         # The key names the task on a cluster that other runs may share, so it names the folder too.
         ident = json.dumps([out, settings_json, [(f.path, f.size, f.mtime_ns) for f in group]])
         key = hashlib.sha256(ident.encode()).hexdigest()[:24]
-        partitions.append(Partition(key=key, out=out, files=tuple(f.path for f in group), settings=settings))
+        partitions.append(Partition(key=key, out=out, files=tuple(f.path for f in group), settings=settings,
+                                    lock_token=lock_token))
     return partitions
 
 
 def _digest(path: str) -> str | None:
+    """The file's SHA-256; None when it cannot be read or is no longer a regular file (a pipe
+    would wait forever): the file is then processed again and becomes its error row."""
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        except OSError:
+            return None
     return h.hexdigest()
 
 
@@ -211,7 +224,24 @@ def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSett
         not_taken = max(0, len(files) - limit)
         files = files[:limit]
     folder = Folder(out)
-    folder.prepare(settings)
+    folder.check(settings)  # a wrong folder is refused before a lock file is put into it
+    lock = acquire(out)  # one batch at a time: a second start is refused here, naming the first
+    try:
+        folder.prepare(settings)
+        summary = _run_locked(folder, files, settings, lock.holder.token, found.passed_over, not_taken,
+                              workers=workers, scheduler=scheduler, client=client, progress=progress,
+                              on_cluster=on_cluster, connect_timeout_s=connect_timeout_s, start=start)
+        if lock.took_over is not None:
+            summary = dataclasses.replace(summary, took_over=f"{lock.took_over.describe()}, no longer running")
+        folder.write_manifest(settings, summary.as_dict())
+    finally:
+        release(out, lock.holder)
+    return summary
+
+
+def _run_locked(folder: Folder, files: list[InputFile], settings: BatchSettings, token: str, passed_over: int,
+                not_taken: int, *, workers, scheduler, client, progress, on_cluster, connect_timeout_s,
+                start: float) -> BatchSummary:
     held = folder.done()
     todo, skipped, changed = [], 0, set()
     for f in files:
@@ -234,22 +264,22 @@ def run_batch(inputs: Iterable[str], out: str | os.PathLike, settings: BatchSett
             link = _dashboard_link(dask)
             if on_cluster:
                 on_cluster(cluster_name, link, n_workers)
-            partitions = plan_partitions(todo, out=out, settings=settings, workers=n_workers)
+            partitions = plan_partitions(todo, out=folder.root, settings=settings, workers=n_workers,
+                                         lock_token=token)
             n_partitions = len(partitions)
             submitted = time.perf_counter()
             _run(dask, partitions, totals, progress)
             compute_s = time.perf_counter() - submitted
-    summary = _summarise(out, found.passed_over, len(files), not_taken, skipped, len(changed), totals,
-                         n_partitions, n_workers, cluster_name, link, time.perf_counter() - start, compute_s)
-    folder.write_manifest(settings, summary.as_dict())
-    return summary
+    return _summarise(folder.root, passed_over, len(files), not_taken, skipped, len(changed), totals,
+                      n_partitions, n_workers, cluster_name, link, time.perf_counter() - start, compute_s)
 
 
 def _run(client, partitions: list[Partition], totals: _Totals, progress: Progress | None) -> None:
     from distributed import as_completed
 
     files_total = sum(len(p.files) for p in partitions)
-    by_key = {f"pruner-batch-{p.key}": p for p in partitions}
+    # The run's token in the task key: a task a stopped run left on a shared scheduler is never reused.
+    by_key = {f"pruner-batch-{p.key}" + (f"-{p.lock_token[:12]}" if p.lock_token else ""): p for p in partitions}
     futures = client.map(run_partition, partitions, key=list(by_key), pure=False)
     files_done = failed = 0
     if progress:

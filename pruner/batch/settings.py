@@ -16,7 +16,7 @@ from typing import Any
 from ..engine.prune import PruneConfig
 from ..errors import ConfigurationError
 from ..formats import DEFAULT_MAX_BYTES, format_name
-from ..replay import ReplaySettings, strategy_names
+from ..replay import ReplaySettings, default_prices, strategy_names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,6 +38,9 @@ class BatchSettings:
         if unknown:
             raise ConfigurationError(f"unknown replay strategy {', '.join(unknown)}; choose from "
                                      f"{', '.join(strategy_names())}")
+        if self.replay:  # a model without prices is refused before any work, as pruner replay does
+            replay_settings = self.replay_settings or ReplaySettings()
+            default_prices().get(replay_settings.model_name, replay_settings.provider)
         if self.max_bytes <= 0:
             raise ConfigurationError(f"max_bytes is {self.max_bytes!r}; it must be positive")
 

@@ -8,7 +8,8 @@ Spark read as one table)::
     OUT/decisions/part-*.parquet one row per message
 
 A ``sessions`` partition is the commit mark of its partition (workers write it
-last). Before a run, leftovers of an interrupted one are removed: hidden
+last). One run at a time holds the folder (``pruner.batch.lock``); under that
+lock, before a run, leftovers of an interrupted one are removed: hidden
 temporary files, and ``decisions`` partitions whose ``sessions`` partition was
 never written.
 """
@@ -25,7 +26,9 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ConfigurationError
+from ..files import write_atomic
 from ..jsonio import load_json_file
+from .lock import LOCK
 from .schema import TABLES, schema_fingerprint
 from .settings import BatchSettings
 from .worker import write_atomically
@@ -49,28 +52,33 @@ class Folder:
                       if n.startswith("part-") and n.endswith(".parquet"))
 
     def manifest(self) -> dict | None:
+        """The manifest, None when the folder has none; ``ConfigurationError`` naming the file when it is
+        not one (not JSON, not an object of this version's shape, a link)."""
         path = os.path.join(self.root, MANIFEST)
-        if not os.path.exists(path):
+        if os.path.islink(path):
+            raise ConfigurationError(f"{path}: the batch manifest is a symbolic link; a batch folder's "
+                                     "manifest is a regular file; choose another --out folder")
+        if not os.path.lexists(path):
             return None
-        return load_json_file(path, error=ConfigurationError,
+        body = load_json_file(path, error=ConfigurationError,
                               expected="it is not a batch manifest this version can read; choose another --out folder")
+        return check_manifest(body, path)
 
     def write_manifest(self, settings: BatchSettings, last_run: dict) -> None:
+        """Write the manifest atomically (exclusive temporary file, then a rename); a link planted at
+        its name is replaced, never followed. Called only while this run holds the folder's lock."""
         body = {"pruner_batch": MANIFEST_VERSION, "pruner_version": __version__,
                 "settings": settings.fingerprint(), "schema": schema_fingerprint(), "last_run": last_run}
-        path = os.path.join(self.root, MANIFEST)
-        tmp = os.path.join(self.root, f".{MANIFEST}.tmp")
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            json.dump(body, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
+        write_atomic(os.path.join(self.root, MANIFEST), json.dumps(body, indent=2, sort_keys=True) + "\n",
+                     follow_symlinks=False)
 
-    def prepare(self, settings: BatchSettings) -> None:
-        """Create the folder, or check that it holds results of the same settings and schema; tidy it."""
+    def check(self, settings: BatchSettings) -> dict | None:
+        """Refuse a folder that is a file, holds other things, or holds results of other settings;
+        the manifest (None for a new folder). Reads only."""
         if os.path.exists(self.root) and not os.path.isdir(self.root):
             raise ConfigurationError(f"{self.root}: --out must be a folder, and this is a file")
         manifest = self.manifest()
-        if manifest is None and os.path.isdir(self.root) and os.listdir(self.root):
+        if manifest is None and os.path.isdir(self.root) and set(os.listdir(self.root)) - {LOCK}:
             raise ConfigurationError(f"{self.root}: the folder is not empty and is not a batch folder; "
                                      "choose a new or empty --out folder")
         if manifest is not None:
@@ -81,12 +89,21 @@ class Folder:
                 raise ConfigurationError(f"{self.root}: this batch folder was written by pruner "
                                          f"{manifest.get('pruner_version')} with another table layout; "
                                          "choose another --out")
+        return manifest
+
+    def prepare(self, settings: BatchSettings) -> None:
+        """Check the folder again and tidy it: leftovers of an interrupted run go. Only while this run
+        holds the folder's lock (``pruner.batch.lock``): no other run's files are in flight then."""
+        manifest = self.check(settings)
         for table in TABLES:
             os.makedirs(self.table_dir(table), exist_ok=True)
             folder = self.table_dir(table)
             for name in os.listdir(folder):
                 if name.startswith(".") and name.endswith(".tmp"):
                     os.remove(os.path.join(folder, name))
+        for name in os.listdir(self.root):  # a manifest write that was interrupted
+            if name.startswith(f".{MANIFEST}.") and name.endswith(".tmp"):
+                os.remove(os.path.join(self.root, name))
         committed = {os.path.basename(p) for p in self.partitions("sessions")}
         for table in TABLES:
             if table != "sessions":
@@ -138,6 +155,40 @@ class Folder:
                     if table != "sessions" and os.path.exists(other):
                         os.remove(other)
         return removed
+
+
+def check_manifest(body: object, path: str) -> dict:
+    """``body`` if it has the shape of a manifest this version writes, else ``ConfigurationError``
+    naming ``path`` and the field. Readers (the next run, the dashboard) rely on these shapes."""
+    def bad(what: str) -> ConfigurationError:
+        return ConfigurationError(f"{path}: {what}; it is not a batch manifest this version can read")
+
+    if not isinstance(body, dict):
+        raise bad(f"expected a JSON object, got {_json_kind(body)}")
+    version = body.get("pruner_batch")
+    if isinstance(version, bool) or version != MANIFEST_VERSION:
+        raise bad(f"field 'pruner_batch' is {_short(version)}, expected {MANIFEST_VERSION}")
+    for name in ("settings", "last_run"):
+        if not isinstance(body.get(name), dict):
+            raise bad(f"field '{name}' must be an object, got {_json_kind(body.get(name))}")
+    if not isinstance(body.get("schema"), list):
+        raise bad(f"field 'schema' must be a list, got {_json_kind(body.get('schema'))}")
+    if not isinstance(body.get("pruner_version"), str):
+        raise bad(f"field 'pruner_version' must be a string, got {_json_kind(body.get('pruner_version'))}")
+    return body
+
+
+def _json_kind(value: object) -> str:
+    for kind, name in ((bool, "true/false"), (dict, "an object"), (list, "a list"), (str, "a string"),
+                       (int, "a number"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _array(values: list[str]) -> pa.Array:

@@ -26,9 +26,11 @@ import pyarrow.parquet as pq
 
 from ..engine.prune import collector_paused, prune
 from ..errors import PrunerError
+from ..files import read_limited
 from ..formats import decode_bytes, loads_all
 from ..model import STATUSES
 from ..replay import ReplaySettings, replay
+from .lock import holds
 from .schema import DECISIONS, OTHER_RULE_COLUMN, REPLAY, RULE_COLUMNS, SESSIONS
 from .settings import BatchSettings
 
@@ -42,6 +44,7 @@ class Partition:
     out: str  # the batch folder, as the workers see it
     files: tuple[str, ...]  # absolute paths
     settings: BatchSettings
+    lock_token: str = ""  # the run's lock (pruner.batch.lock); empty: not checked (a task run by hand)
 
 
 @dataclass(frozen=True)
@@ -68,17 +71,30 @@ def partition_file(out: str, table: str, key: str) -> str:
 def write_atomically(table: pa.Table, path: str) -> None:
     """Write to a hidden temporary file beside ``path``, then rename it into place.
 
-    The temporary name is unique per attempt, so two attempts at one partition
-    never write into the same file; readers skip names starting with a dot.
+    The temporary name is random and created exclusively (never through a link someone planted),
+    so two attempts at one partition never write into the same file; readers skip names starting
+    with a dot.
     """
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
-        pq.write_table(table, tmp)
+        with os.fdopen(fd, "wb") as fh:
+            pq.write_table(table, fh)
         os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.remove(tmp)
+
+
+class FolderTakenOver(PrunerError):
+    """The run that submitted a task no longer holds the batch folder: the task commits nothing."""
+
+
+def _check_lock(partition: Partition) -> None:
+    if partition.lock_token and not holds(partition.out, partition.lock_token):
+        raise FolderTakenOver(f"{partition.out}: the batch that started this task no longer holds the folder "
+                              "(it was stopped and another run took the folder over); nothing was written")
 
 
 def file_identity(path: str, digest: str) -> str:
@@ -92,12 +108,9 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _read(path: str, max_bytes: int) -> bytes:
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise PrunerError(f"{path}: the file is {size:,} bytes, over the {max_bytes:,}-byte limit; "
-                          "raise it with --max-bytes if you mean it")
-    with open(path, "rb") as fh:
-        return fh.read()
+    """The bounded regular-file reader: a file replaced by a pipe or a device since it was listed
+    is that file's error row, never a wait."""
+    return read_limited(path, max_bytes)[1]
 
 
 def _empty_row(base: dict[str, Any]) -> dict[str, Any]:
@@ -203,11 +216,13 @@ def run_partition(partition: Partition) -> PartitionResult:
     with collector_paused():
         for path in partition.files:
             rows.extend(process_file(path, partition.settings, partition.key, decisions, replays))
+    _check_lock(partition)
     write_atomically(pa.Table.from_pydict(decisions, schema=DECISIONS),
                      partition_file(partition.out, "decisions", partition.key))
     if partition.settings.replay:
         write_atomically(pa.Table.from_pylist(replays, schema=REPLAY),
                          partition_file(partition.out, "replay", partition.key))
+    _check_lock(partition)  # the sessions file commits the partition: only while this run holds the folder
     write_atomically(pa.Table.from_pylist(rows, schema=SESSIONS),
                      partition_file(partition.out, "sessions", partition.key))
     return summarise(partition, rows, replays)

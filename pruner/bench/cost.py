@@ -45,7 +45,8 @@ def meta() -> dict[str, Any]:
                              "cache_write_5m": price.cache_write_5m, "output": price.output},
             "context_window": price.context_window, "strategies": list(STRATEGIES_PRICED),
             "note": "no recorded usage: our own token counts (tiktoken o200k_base) and the cache model alone; "
-                    "requests over the window are priced as if the API had accepted them"}
+                    "a strategy with a request over the window is infeasible from there (the API refuses it): its "
+                    "dollars stop before it and it is never ranked"}
 
 
 def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
@@ -60,6 +61,8 @@ def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, floa
             "compactions": len(t["compactions"]), "facts_missing_max": t["facts_missing_max"] or 0,
             "requests_missing_facts": t["requests_missing_facts"] or 0, "requests": t["requests"],
         }
+        if not t["feasible"]:  # absent: feasible (the committed results of earlier runs stay comparable)
+            figures[name].update(feasible=False, infeasible_from=t["infeasible_from"])
         seconds[name] = round(run.seconds, 3)
     return figures, seconds
 
@@ -72,25 +75,35 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Which strategy is cheapest where; where pruning costs more than full; cache_aware_prune vs its peers."""
     rows = [r for r in rows if r.get("cost")]
     cheapest, dearer, versus = [], [], []
-    within = 0
+    within = compared = 0
     for r in rows:
         cost = r["cost"]
         where = {"workload": r["workload"], "turns": r["turns"], "seed": r["seed"]}
-        best = min(STRATEGIES_PRICED, key=lambda s: (cost[s]["dollars"], STRATEGIES_PRICED.index(s)))
-        cheapest.append({**where, "strategy": best, "dollars": cost[best]["dollars"],
-                         "full": cost["full"]["dollars"]})
-        for s in PRUNING:
+        feasible = [s for s in STRATEGIES_PRICED if cost[s].get("feasible", True)]
+        infeasible = [s for s in STRATEGIES_PRICED if s not in feasible]
+        if feasible:
+            best = min(feasible, key=lambda s: (cost[s]["dollars"], STRATEGIES_PRICED.index(s)))
+            cheapest.append({**where, "strategy": best, "dollars": cost[best]["dollars"],
+                             "full": cost["full"]["dollars"], **({"infeasible": infeasible} if infeasible else {})})
+        full_ran = cost["full"].get("feasible", True)
+        for s in PRUNING if full_ran else ():  # full could not have run: nothing to compare its dollars with
+            if not cost[s].get("feasible", True):
+                continue
             if cost[s]["dollars"] > cost["full"]["dollars"]:
                 dearer.append({**where, "strategy": s, "dollars": cost[s]["dollars"],
                                "full": cost["full"]["dollars"], "pct": _pct(cost[s]["dollars"],
                                                                             cost["full"]["dollars"])})
         aware = cost["cache_aware_prune"]
-        within += aware["dollars"] <= 1.01 * cost["full"]["dollars"]
+        if full_ran:
+            compared += 1
+            within += aware["dollars"] <= 1.01 * cost["full"]["dollars"]
+        ran = aware.get("feasible", True)
         versus.append({**where, "dollars": aware["dollars"], "facts_missing_max": aware["facts_missing_max"],
-                       **{f"vs_{p}_pct": _pct(aware["dollars"], cost[p]["dollars"]) for p in PEERS},
+                       **{f"vs_{p}_pct": _pct(aware["dollars"], cost[p]["dollars"])
+                          if ran and cost[p].get("feasible", True) else None for p in PEERS},
                        **{f"{p}_facts_missing_max": cost[p]["facts_missing_max"] for p in PEERS}})
     return {"cheapest": cheapest, "pruning_dearer_than_full": dearer, "cache_aware_prune": versus,
-            "cache_aware_within_1pct_of_full": {"count": within, "of": len(rows)}}
+            "cache_aware_within_1pct_of_full": {"count": within, "of": compared}}
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:
@@ -99,13 +112,16 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         return []
     out = ["cheapest strategy:        " + "; ".join(
         f"{c['workload']} {c['turns']:,}: {c['strategy']} ${c['dollars']:,.2f} (full ${c['full']:,.2f})"
+        + (f", not ranked (infeasible: a request over the window): {', '.join(c['infeasible'])}"
+           if c.get("infeasible") else "")
         for c in summary["cheapest"])]
     dearer = summary["pruning_dearer_than_full"]
     out.append("pruning dearer than full: " + ("; ".join(
         f"{d['workload']} {d['turns']:,} {d['strategy']} {d['pct']:+.1f}%" for d in dearer) or "nowhere"))
     w = summary["cache_aware_within_1pct_of_full"]
-    out.append(f"cache_aware_prune:        within 1% of full (or cheaper) in {w['count']}/{w['of']}; vs full, "
-               "prune_every_request, clear_tool_uses (facts missing at worst: its own / theirs):")
+    out.append(f"cache_aware_prune:        within 1% of full (or cheaper) in {w['count']}/{w['of']} (where full "
+               "could run); vs full, prune_every_request, clear_tool_uses (facts missing at worst: its own / "
+               "theirs; n/a: one of the two could not run):")
     for v in summary["cache_aware_prune"]:
         out.append(f"  {v['workload']} {v['turns']:,}: ${v['dollars']:,.2f}, "
                    + ", ".join(f"{_signed(v[f'vs_{p}_pct'])} vs {p}" for p in PEERS)

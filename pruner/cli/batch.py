@@ -63,7 +63,8 @@ def summary_lines(s) -> list[str]:
         f"sessions: {s.processed:,} processed, {s.failed:,} failed (error rows)",
     ]
     if s.passed_over or s.not_taken:
-        lines.append(f"not read: {s.passed_over:,} files in the folders not named like transcripts"
+        lines.append(f"not read: {s.passed_over:,} files in the folders not named like transcripts (or hidden, "
+                     "or pipes / devices)"
                      + (f"; {s.not_taken:,} files beyond --limit" if s.not_taken else ""))
     if s.tokens_before:
         lines.append(f"tokens:   {s.tokens_before:,} -> {s.tokens_after:,} ({100 * s.reduction:.1f}% fewer; "
@@ -89,6 +90,9 @@ def summary_lines(s) -> list[str]:
         lines.append(f"prices:   {printable(s.prices)}")
         if s.replay_failed:
             lines.append(f"          {s.replay_failed:,} session(s) pruned but not replayed (the replay_error column)")
+    if s.took_over:
+        lines.append(f"lock:     took over the folder from {printable(s.took_over)}; its unfinished files "
+                     "were removed")
     for source, error in s.errors:
         lines.append(f"failed:   {printable(error if error.startswith(source) else f'{source}: {error}')}")
     if s.failed > len(s.errors):

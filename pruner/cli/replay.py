@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import tempfile
 
-from ..errors import ConfigurationError, PrunerError
+from ..errors import ConfigurationError
+from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
-from ..replay.report import events_text, show_context, table, to_csv, to_json
+from ..replay.report import chain_lines, events_text, show_context, table, to_csv, to_json
 from ..replay.settings import DEFAULT_MODELS
-from .common import add_input_arguments, load_from_args
+from .common import add_input_arguments, load_from_args, write_output
 from .types import non_negative_int, positive_int, strategy_list
 
 NAME = "replay"
@@ -27,7 +25,8 @@ def add_arguments(p) -> None:
     p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=None,
                    help="whose prompt cache and prices (default: the session's, else anthropic)")
     p.add_argument("--model", metavar="NAME", default=None,
-                   help="model whose prices apply (default: the session's, else " + ", ".join(
+                   help="model whose prices apply to requests that record none (a request that records its "
+                   "model is priced at it, or reported unpriced; default: the session's, else " + ", ".join(
                        f"{k} {v}" for k, v in sorted(DEFAULT_MODELS.items())) + ")")
     p.add_argument("--prices", metavar="FILE", default=None,
                    help="a prices JSON file in the shape of pruner/replay/prices.json (default: the shipped one)")
@@ -46,6 +45,10 @@ def add_arguments(p) -> None:
                    help="clear_tool_uses: clear only if at least this many tokens go (default 0)")
     p.add_argument("--clear-exclude-tool", action="append", default=[], metavar="NAME",
                    help="clear_tool_uses: never clear this tool's results (repeatable)")
+    p.add_argument("--clear-trigger-type", choices=("input_tokens", "tool_uses"), default="input_tokens",
+                   help="clear_tool_uses: what --clear-trigger counts (default input_tokens)")
+    p.add_argument("--clear-tool-inputs", action="store_true",
+                   help="clear_tool_uses: also clear the inputs of the calls whose results are cleared")
     p.add_argument("--no-inherit-cold", action="store_true",
                    help="do not make the requests the recording shows cold cold for every strategy")
     p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
@@ -66,49 +69,40 @@ def run(args) -> int:
         provider=provider, model=model, context_window=args.context_window, ttl=args.ttl,
         reserve_tokens=args.reserve_tokens, keep_recent_tokens=args.keep_recent_tokens,
         clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
-        clear_exclude_tools=tuple(args.clear_exclude_tool), inherit_cold=not args.no_inherit_cold)
+        clear_exclude_tools=tuple(args.clear_exclude_tool), clear_trigger_type=args.clear_trigger_type,
+        clear_tool_inputs=args.clear_tool_inputs, inherit_cold=not args.no_inherit_cold)
     result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
+    if args.show is not None and not result.requests:
+        raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
+                                 "model produced), so there is no context to show")
     if args.show is not None and args.show >= len(result.requests):
         raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
                                  f"(0 to {len(result.requests) - 1})")
     out = sys.stdout
     n = len(result.requests)
-    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls) in "
+    chains = len(result.chains)
+    subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
+    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
           f"{session.last_turn:,} turns; format {session.source_format}", file=out)
     print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
-    print(f"cache: {result.cache_description}; window {result.window:,} tokens", file=out)
+    windows = sorted({r.window for r in result.requests}) or [result.window]
+    print(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)
     calibration = from_replay(result)
     if calibration is not None:
         print("\n".join(calibration.lines()), file=out)
     print(table(result), file=out)
-    for line in events_text(result):
+    for line in chain_lines(result) + events_text(result):
         print(line, file=out)
     if args.show is not None:
         for name in result.runs:
             print("\n".join(show_context(result, name, args.show)), file=out)
+    # The one writer of every command (atomic; a link followed, the mode kept, a device never
+    # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
-        _write(args.json, json.dumps(to_json(result), ensure_ascii=False, indent=1) + "\n",
-                         source=args.file)
+        write_output(args.json, dumps_json(to_json(result), indent=1) + "\n", source=args.file, option="--json")
     if args.csv:
-        _write(args.csv, to_csv(result), source=args.file)
+        write_output(args.csv, to_csv(result), source=args.file, option="--csv")
     return 0
 
-
-def _write(path: str, text: str, *, source: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file beside it, then a rename)."""
-    if os.path.exists(path) and os.path.samefile(path, source):
-        raise PrunerError(f"{path}: refusing to overwrite the input file; choose another file")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".pruner-", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise PrunerError(f"{path}: cannot write ({exc.strerror})") from None

@@ -1,12 +1,17 @@
 """An LLM summariser for any OpenAI-compatible Chat Completions endpoint.
 
 The base URL, model and key come from the arguments or from the standard
-``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables. Each request has a timeout;
-429, 5xx, timeouts and refused connections are retried a bounded number of
-times with exponential backoff (honouring a short ``Retry-After``); the answer
-is capped at ``max_output_tokens`` and must contain every required heading.
-Every failure is a ``SummarizerError`` whose message names the cause and never
-contains the key (it is redacted from anything a server sends back, too).
+``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` variables. Each attempt has a deadline
+on the whole request (connecting, sending, every byte of the answer), not only
+on each read, so a server that sends one byte a second cannot hold a call
+longer than the timeout. 429, 5xx, timeouts and refused connections are retried
+a bounded number of times with exponential backoff (honouring a short
+``Retry-After``). The answer is bounded by ``max_output_tokens``: its body is read
+only up to the bytes that many tokens can take, and an answer longer than the
+bound (by the server's own count, or twice the bound by ours) is refused, never
+kept; it must contain every required heading. Every failure is a
+``SummarizerError`` whose message names the cause and never contains the key
+(it is redacted from anything a server sends back, too, whatever its length).
 
 >>> s = OpenAISummarizer(base_url="http://127.0.0.1:9/v1", model="m", api_key="k")
 >>> s.name, "k" in repr(s)
@@ -25,6 +30,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigurationError, SummarizerError
+from ..jsonio import JsonProblem, loads_json
 from .base import SummaryTask
 from .sections import missing_sections
 
@@ -32,6 +38,17 @@ DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 log = logging.getLogger(__name__)
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: An answer's body may hold this much besides its text (the JSON around it) ...
+ANSWER_OVERHEAD_BYTES = 1 << 20
+#: ... plus this many bytes per output token: longer than any token's text even written as JSON escapes.
+ANSWER_BYTES_PER_TOKEN = 64
+#: Our count (o200k_base) of an answer may exceed the endpoint's by this factor before it is refused:
+#: tokenisers differ, and an endpoint that ignores max_tokens sends far more than this.
+OUR_COUNT_TOLERANCE = 2
+
+
+class _AnswerTooLong(Exception):
+    pass
 
 
 def check_base_url(url: Any) -> str:
@@ -58,6 +75,11 @@ def check_base_url(url: Any) -> str:
         raise ConfigurationError(f"the base URL {shown} is not an http:// or https:// address with a host, {example}")
     del port
     return url.strip()
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """Whether the HTTP layer gave up waiting (httpx's timeouts, raised while the body streams)."""
+    return any("Timeout" in type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None)
 
 
 def display_url(url: str) -> str:
@@ -136,8 +158,10 @@ class OpenAISummarizer:
 
     # -- helpers -----------------------------------------------------------------
     def _redact(self, text: str) -> str:
+        # Every key, whatever its length: a short one makes text that holds its characters hard to
+        # read, which is better than the key on a screen or in a file.
         key = self.__key
-        if key and len(key) >= 4:
+        if key:
             text = text.replace(key, "[redacted]")
         return text
 
@@ -171,15 +195,42 @@ class OpenAISummarizer:
             return hinted
         return min(self.backoff_seconds * (2 ** attempt), self.max_backoff_seconds)
 
+    @property
+    def max_answer_bytes(self) -> int:
+        """The most bytes of an answer's body read: what ``max_output_tokens`` tokens can take as JSON."""
+        return ANSWER_OVERHEAD_BYTES + ANSWER_BYTES_PER_TOKEN * self.max_output_tokens
+
+    def _read_answer(self, raw: Any) -> Any:
+        """The answer's JSON, read only up to ``max_answer_bytes`` (a huge answer is never held)."""
+        chunks, size = [], 0
+        for chunk in raw.iter_bytes():
+            size += len(chunk)
+            if size > self.max_answer_bytes:
+                raise _AnswerTooLong(f"{self._where()} sent an answer of more than {self.max_answer_bytes:,} bytes, "
+                                     f"longer than max_output_tokens {self.max_output_tokens:,} tokens can be; "
+                                     "refused (the endpoint ignores max_tokens)")
+            chunks.append(chunk)
+        try:
+            return loads_json(b"".join(chunks).decode("utf-8"))
+        except (UnicodeDecodeError, JsonProblem, RecursionError):
+            return None
+
     def _attempt(self, client: Any, task: SummaryTask, openai: Any):
-        """One request: ``(fatal error, (retry cause, exception), response)``, one of them set."""
+        """One request: ``(fatal error, (retry cause, exception), answer JSON)``, one of them set."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": task.request.as_messages(),
                                   "max_tokens": self.max_output_tokens}
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         fatal = retry = None
         try:
-            return None, None, client.chat.completions.create(**kwargs)
+            with client.chat.completions.with_streaming_response.create(**kwargs) as raw:
+                answer = self._read_answer(raw)
+            if not isinstance(answer, Mapping):
+                fatal = f"{self._where()} answered with something that is not a Chat Completions object"
+            else:
+                return None, None, answer
+        except _AnswerTooLong as exc:
+            fatal = str(exc)
         except openai.AuthenticationError:
             fatal = (f"{self._where()} rejected the API key (HTTP 401): check "
                      + (f"the key in {self.key_name}" if self.key_name else "the API key"))
@@ -201,31 +252,50 @@ class OpenAISummarizer:
                 retry = (what + self._server_says(exc), exc)
         except openai.OpenAIError as exc:
             fatal = f"{self._where()}: the request failed ({type(exc).__name__})"
-        except Exception as exc:  # the HTTP layer's own errors (a URL it cannot use, ...)
-            fatal = f"{self._where()}: the request could not be sent ({type(exc).__name__})"
+        except Exception as exc:  # the HTTP layer's own errors (a URL it cannot use, a connection cut, ...)
+            if _is_timeout(exc):
+                retry = (f"no answer within the {self.timeout:g} s timeout", None)
+            else:
+                fatal = f"{self._where()}: the request could not be sent ({type(exc).__name__})"
         return (SummarizerError(fatal) if fatal else None), retry, None
 
     def _cancelled(self) -> SummarizerError:
         return SummarizerError(f"{self._where()}: the request was cancelled")
 
-    def _cancellable_attempt(self, client: Any, task: SummaryTask, openai: Any):
-        """``_attempt``'s outcome, or None when ``cancel`` was set before the answer came.
+    def _bounded_attempt(self, openai: Any, task: SummaryTask):
+        """``_attempt``'s outcome within ``timeout`` seconds for the whole request; None when ``cancel``
+        was set first.
 
-        With a ``cancel`` event the request runs in a helper thread and this one
-        waits for whichever comes first; leaving the client's ``with`` block
-        then closes the connection under the abandoned request.
+        The request runs in a helper thread with its own client; this thread waits for the answer,
+        the deadline or the cancel, whichever comes first. On the deadline or the cancel the client
+        is closed under the abandoned request (its connection goes), and the outcome is a timeout
+        to retry, or None.
         """
-        if self.cancel is None:
-            return self._attempt(client, task, openai)
-        if self.cancel.is_set():
+        try:
+            client = openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        except Exception as exc:  # the HTTP layer refuses the URL (set after the constructor's check)
+            return SummarizerError(f"{self._where()}: the client cannot use this base URL "
+                                   f"({type(exc).__name__})"), None, None
+        if self.cancel is not None and self.cancel.is_set():
+            client.close()
             return None
         outcome: list[Any] = []
         worker = threading.Thread(target=lambda: outcome.append(self._attempt(client, task, openai)),
                                   name="pruner-summarizer-request", daemon=True)
+        deadline = time.monotonic() + self.timeout
         worker.start()
-        while worker.is_alive() and not self.cancel.is_set():
-            worker.join(0.05)
-        return outcome[0] if outcome else None
+        while worker.is_alive() and not (self.cancel is not None and self.cancel.is_set()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            worker.join(min(0.05, left))
+        if outcome:
+            client.close()
+            return outcome[0]
+        client.close()  # abandons the request in flight: its connection is closed under it
+        if self.cancel is not None and self.cancel.is_set():
+            return None
+        return None, (f"no complete answer within the {self.timeout:g} s timeout (for the whole request)", None), None
 
     # -- the call ----------------------------------------------------------------
     def complete(self, task: SummaryTask) -> tuple[str, str | None]:
@@ -238,41 +308,53 @@ class OpenAISummarizer:
                                   "(or use the offline summariser)")
         attempts = 1 + self.max_retries
         last_cause = ""
-        try:
-            client = openai.OpenAI(api_key=self.__key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
-        except Exception as exc:  # the HTTP layer refuses the URL (set after the constructor's check)
-            client, unusable = None, f"{self._where()}: the client cannot use this base URL ({type(exc).__name__})"
-        if client is None:
-            raise SummarizerError(unusable)
-        with client:
-            for attempt in range(attempts):
-                # Errors are raised outside the ``except`` blocks, so they carry no chained
-                # client exception (whose text may quote the key back from the server).
-                outcome = self._cancellable_attempt(client, task, openai)
-                if outcome is None:
+        for attempt in range(attempts):
+            # Errors are raised outside the ``except`` blocks, so they carry no chained
+            # client exception (whose text may quote the key back from the server).
+            outcome = self._bounded_attempt(openai, task)
+            if outcome is None:
+                raise self._cancelled()
+            fatal, retry_exc, answer = outcome
+            if fatal is not None:
+                raise fatal
+            if answer is not None:
+                break
+            last_cause = retry_exc[0]
+            if attempt + 1 < attempts:
+                delay = self._delay(attempt, retry_exc[1])
+                log.info("summariser attempt %d of %d failed (%s); retrying in %.2f s",
+                         attempt + 1, attempts, last_cause, delay)
+                if self.cancel is None:
+                    time.sleep(delay)
+                elif self.cancel.wait(delay):
                     raise self._cancelled()
-                fatal, retry_exc, response = outcome
-                if fatal is not None:
-                    raise fatal
-                if response is not None:
-                    break
-                last_cause = retry_exc[0]
-                if attempt + 1 < attempts:
-                    delay = self._delay(attempt, retry_exc[1])
-                    log.info("summariser attempt %d of %d failed (%s); retrying in %.2f s",
-                             attempt + 1, attempts, last_cause, delay)
-                    if self.cancel is None:
-                        time.sleep(delay)
-                    elif self.cancel.wait(delay):
-                        raise self._cancelled()
-            else:
-                raise SummarizerError(f"{self._where()}: gave up after {attempts} attempt"
-                                      f"{'s' if attempts > 1 else ''}; last: {last_cause}")
-        choices = getattr(response, "choices", None) or []
-        if not choices:
+        else:
+            raise SummarizerError(f"{self._where()}: gave up after {attempts} attempt"
+                                  f"{'s' if attempts > 1 else ''}; last: {last_cause}")
+        return self._answer_text(answer)
+
+    def _answer_text(self, answer: Mapping) -> tuple[str, str | None]:
+        """``(text, finish reason)`` of a Chat Completions answer; refused when longer than the bound."""
+        choices = answer.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else None
+        if first is None:
             raise SummarizerError(f"{self._where()} returned an answer without choices")
-        content = choices[0].message.content if choices[0].message is not None else None
-        return (content or ""), getattr(choices[0], "finish_reason", None)
+        message = first.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        text = content if isinstance(content, str) else ""
+        finish = first.get("finish_reason") if isinstance(first.get("finish_reason"), str) else None
+        usage = answer.get("usage")
+        said = usage.get("completion_tokens") if isinstance(usage, Mapping) else None
+        if isinstance(said, int) and not isinstance(said, bool) and said > self.max_output_tokens:
+            raise SummarizerError(f"{self._where()} returned {said:,} output tokens (its own count), over "
+                                  f"max_output_tokens {self.max_output_tokens:,}; refused")
+        if len(text) > self.max_output_tokens:  # only then can the text be over the bound: count it
+            from ..tokens import get_counter
+            ours = get_counter().count(text)
+            if ours > OUR_COUNT_TOLERANCE * self.max_output_tokens:
+                raise SummarizerError(f"{self._where()} returned {ours:,} output tokens (our count), over "
+                                      f"max_output_tokens {self.max_output_tokens:,}; refused")
+        return text, finish
 
     def summarize(self, task: SummaryTask) -> str:
         text, finish = self.complete(task)

@@ -120,8 +120,9 @@ def detect_format(text: str, *, file: str = "<input>") -> str:
                           "them)", file=file, setting="format")
     winners = [name for s, name in scores if s == best]
     if len(winners) > 1:
-        raise FormatError(f"ambiguous format: the content fits {' and '.join(winners)} equally well; "
-                          "choose the format", file=file, setting="format")
+        # The advice is the front end's (``setting``): the CLI adds "choose the format with --format NAME".
+        raise FormatError(f"ambiguous format: the content fits {' and '.join(winners)} equally well",
+                          file=file, setting="format")
     return winners[0]
 
 

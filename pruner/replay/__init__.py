@@ -19,7 +19,9 @@ the replay with what was really billed.
 from .bill import Bill, BilledRequest, bill
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
-from .engine import Replay, RequestRow, StrategyRun, replay
+from .engine import Replay, replay
+from .rows import RequestRow, StrategyRun
+from .scale import TokenScale
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
 from .settings import DEFAULT_MODELS, ReplaySettings
@@ -30,5 +32,5 @@ __all__ = [
     "DEFAULT_MODELS", "Event",
     "ExtraCall", "ModelPrice", "OpenAICache", "PriceTable", "Replay", "ReplaySettings", "Request", "RequestRow",
     "STRATEGIES", "Step", "Strategy", "StrategyRun", "calibrate", "default_prices", "find_requests",
-    "bill", "load_prices", "register_strategy", "replay", "strategy_names",
+    "bill", "load_prices", "register_strategy", "replay", "strategy_names", "TokenScale",
 ]

@@ -40,7 +40,7 @@ from typing import Any, Mapping
 
 from ..model import MAIN_CHAIN, Message, Session
 from .prices import PROVIDERS, ModelPrice, PriceTable, default_prices
-from .requests import find_requests
+from .requests import chain_requests
 
 _PER = 1_000_000
 #: The key of ``Bill.by_model`` for requests that record no model (and were given none).
@@ -52,7 +52,7 @@ class BilledRequest:
     """One request of the bill: its chain, where it is, its recorded usage and its price."""
 
     chain: str
-    index_in_chain: int  # the request's number in its chain (as ``find_requests`` numbers them)
+    index_in_chain: int  # the request's number in its chain (as ``chain_requests`` numbers them)
     position: int  # index in the chain's messages of the assistant message it produced
     model: str | None  # the model it was priced at: its recorded one, else the default given
     priced: bool  # False: the price table has no row for ``model`` (billed $0, counted unpriced)
@@ -161,7 +161,7 @@ def bill(session: Session, prices: PriceTable | None = None, *, model: str | Non
     kept: dict[str, int] = {}  # request id -> its row
     duplicates = without_usage = 0
     for chain, conversation in session.chains:
-        for req in find_requests(conversation):
+        for req in chain_requests(chain, conversation):  # this chain's own (the session's span every chain)
             m = conversation.messages[req.position]
             if m.metadata.get("synthetic"):
                 continue  # no model produced it: not a request

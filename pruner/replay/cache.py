@@ -16,7 +16,12 @@ maintained by the wire, never recomputed here).
   found "walking backward one block at a time": "The lookback window is 20
   blocks. The system checks at most 20 positions per breakpoint, counting the
   breakpoint itself as the first." A change further back than that from the
-  end leaves only the system entry.
+  end leaves only the system entry. Positions are counted as the page defines
+  blocks for the lookback: a message's text is one, a run of consecutive
+  tool_use blocks is one, and a run of consecutive tool_result blocks is one
+  (``pruner.replay.wire.lookback_start``; issue 19's reading of the page,
+  https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+  retrieved 2026-12-01).
 * "Shorter prompts cannot be cached": below the model's minimum cacheable
   length (``min_cacheable_tokens`` in the price table) nothing is read or
   written, everything is plain input.
@@ -31,31 +36,41 @@ maintained by the wire, never recomputed here).
 **OpenAI** (https://developers.openai.com/api/docs/guides/prompt-caching):
 
 * Automatic: "Caching is enabled automatically for prompts that are 1024
-  tokens or longer"; the cached part is the common prefix with the previous
-  request, in "increments of 128 tokens" (rounded down).
+  tokens or longer"; "Cache hits are only possible for exact prefix matches":
+  the cached part is the longest earlier prefix still held (every request's
+  prefix is held until it lapses, not only the previous request's), in
+  "increments of 128 tokens" (rounded down).
 * "When using the in-memory policy, cached prefixes generally remain active for
   5 to 10 minutes of inactivity, up to a maximum of one hour": the model uses
-  5 minutes, refreshed on each hit (the one-hour cap is not modelled).
+  5 minutes, refreshed on each hit (the one-hour cap is not modelled). Extended
+  retention (``prompt_cache_retention: "24h"``, "up to a maximum of 24 hours")
+  for the models the page lists (``OPENAI_EXTENDED_RETENTION_MODELS``), when the
+  replay is asked for it (``ReplaySettings.openai_retention``); retrieved
+  2026-12-01.
 * No write premium ("Will I be expected to pay extra for writing to Prompt
   Caching? No."): a miss bills at the input price. Cached input is billed at
   the model's cached-input price, a discount that depends on the model family.
 
 Where a session carries timestamps, a gap longer than the TTL is a miss. When a
-recorded request read nothing from the cache (``cold``), every strategy's
-request is cold there too: the replay inherits the recorded cold events.
+recorded request read less from the cache than the cache model says it would,
+and nothing in the transcript explains it (``pruner.replay.recording``), every
+strategy inherits that miss: ``cold=True`` with ``cold_read`` the tokens the
+recording still read (0: nothing, a cold request; more: a partial miss, e.g. only
+the system prompt and tools stayed cached).
 
 >>> from pruner.replay.prices import default_prices
->>> m = AnthropicCache(default_prices().get("claude-sonnet-4-5"))
+>>> m, price = AnthropicCache(), default_prices().get("claude-sonnet-4-5")
 >>> class View:
 ...     tokens, changed_at, length, head, head_tokens = 5000, 0, 3, 0, 0
 ...     def lookback_start(self, n): return 0
 ...     def tokens_before(self, p): return 0
 >>> state = m.new_state()
->>> first = m.quote(state, View(), time=None); m.commit(state, View(), time=None, usage=first)
+>>> first = m.quote(state, View(), price=price, time=None)
+>>> m.commit(state, View(), price=price, time=None, usage=first)
 >>> first.written, first.cached, first.miss
 (5000, 0, 'first')
 >>> View.tokens, View.changed_at, View.length = 6000, 3, 4
->>> second = m.quote(state, View(), time=None)
+>>> second = m.quote(state, View(), price=price, time=None)
 >>> second.cached, second.written, second.miss
 (5000, 1000, '')
 """
@@ -67,6 +82,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .prices import ModelPrice
+from .scale import UNSCALED, TokenScale
 
 #: How many block positions Anthropic checks back from a breakpoint (prompt-caching page).
 ANTHROPIC_LOOKBACK_BLOCKS = 20
@@ -75,7 +91,13 @@ ANTHROPIC_TTLS = {"5m": 300.0, "1h": 3600.0}
 #: OpenAI: "1024 tokens or longer", "increments of 128 tokens", in-memory retention "5 to 10 minutes".
 OPENAI_MIN_TOKENS = 1024
 OPENAI_INCREMENT = 128
-OPENAI_RETENTION_S = 300.0
+#: "in_memory": "5 to 10 minutes of inactivity, up to a maximum of one hour" (5 minutes modelled);
+#: "24h": extended retention, "up to a maximum of 24 hours" (``prompt_cache_retention="24h"``).
+OPENAI_RETENTIONS = {"in_memory": 300.0, "24h": 86_400.0}
+OPENAI_RETENTION_S = OPENAI_RETENTIONS["in_memory"]
+#: The models the prompt-caching page lists for extended retention (retrieved 2026-12-01).
+OPENAI_EXTENDED_RETENTION_MODELS = ("gpt-5.2", "gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-mini",
+                                    "gpt-5.1-chat-latest", "gpt-5", "gpt-5-codex", "gpt-4.1")
 
 
 class ContextView(Protocol):
@@ -124,30 +146,30 @@ class CacheState:
 
 
 class CacheModel:
-    """Base: ``quote`` prices a request without changing anything; ``commit`` records it."""
+    """Base: ``quote`` prices a request without changing anything; ``commit`` records it.
+
+    A model holds the provider's rules only: the request's price row (its minimum cacheable
+    length, whether writes cost extra) and the token scale at that request (our tokens ->
+    the provider's, ``pruner.replay.scale``) come with every call, because each request is
+    priced at its own recorded model and scaled from the recording up to it."""
 
     provider = ""
-    scale = 1.0  # provider tokens per token of ours (see pruner.replay.calibration)
 
-    def __init__(self, price: ModelPrice, *, scale: float = 1.0, ttl: str = "5m"):
-        self.price = price
-        self.scale = scale
+    def __init__(self, *, ttl: str = "5m"):
         self.ttl_name = ttl
-
-    def units(self, tokens: int) -> int:
-        """Our token count in the provider's units (rounded)."""
-        return tokens if self.scale == 1.0 else int(round(tokens * self.scale))
 
     def new_state(self) -> CacheState:
         return CacheState()
 
-    def quote(self, state: CacheState, view: ContextView, *, time: float | None, cold: bool = False) -> CacheUsage:
+    def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
+              time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
         raise NotImplementedError
 
-    def commit(self, state: CacheState, view: ContextView, *, time: float | None, usage: CacheUsage) -> None:
+    def commit(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
+               time: float | None, usage: CacheUsage) -> None:
         raise NotImplementedError
 
-    def describe(self) -> str:
+    def describe(self, price: ModelPrice) -> str:
         raise NotImplementedError
 
 
@@ -162,28 +184,37 @@ def _alive(e: _Entry, time: float | None) -> bool:
 class AnthropicCache(CacheModel):
     provider = "anthropic"
 
-    def __init__(self, price: ModelPrice, *, scale: float = 1.0, ttl: str = "5m"):
+    def __init__(self, *, ttl: str = "5m"):
         if ttl not in ANTHROPIC_TTLS:
             raise ValueError(f"ttl must be one of {', '.join(ANTHROPIC_TTLS)}")
-        super().__init__(price, scale=scale, ttl=ttl)
+        super().__init__(ttl=ttl)
         self.ttl = ANTHROPIC_TTLS[ttl]
-        self.minimum = price.min_cacheable_tokens
 
-    def describe(self) -> str:
+    @staticmethod
+    def minimum(price: ModelPrice) -> int:
+        return price.min_cacheable_tokens
+
+    def describe(self, price: ModelPrice) -> str:
         return (f"Anthropic prompt caching: breakpoint on the last message (and after leading system messages), "
                 f"{ANTHROPIC_LOOKBACK_BLOCKS}-block lookback, {self.ttl_name} TTL refreshed on each hit, "
-                f"minimum {self.minimum:,} tokens, write {self.price.write_price(self.ttl_name)}/read "
-                f"{self.price.cached_input} USD per MTok")
+                f"minimum {price.min_cacheable_tokens:,} tokens, write {price.write_price(self.ttl_name)}/read "
+                f"{price.cached_input} USD per MTok")
 
     def _expires(self, time: float | None) -> float | None:
         return None if time is None else time + self.ttl
 
-    def quote(self, state: CacheState, view: ContextView, *, time: float | None, cold: bool = False) -> CacheUsage:
-        total = self.units(view.tokens)
-        if total < self.minimum:
+    def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
+              time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
+        total = scale.provider(view.tokens)
+        if total < price.min_cacheable_tokens:
             return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
-        if cold:
-            return CacheUsage(0, total, 0, "recorded")
+        usage = self._quote(state, view, total, time)
+        if cold:  # an inherited recorded miss: at most what the recording read
+            cached = min(usage.cached, cold_read)
+            return CacheUsage(cached, total - cached, 0, "recorded", usage.hit_position if cached else 0)
+        return usage
+
+    def _quote(self, state: CacheState, view: ContextView, total: int, time: float | None) -> CacheUsage:
         if not state.requests:
             return CacheUsage(0, total, 0, "first")
         p = view.changed_at
@@ -210,36 +241,39 @@ class AnthropicCache(CacheModel):
                 hit = sysentry
             else:
                 expired = True
-        cached = hit.tokens if hit is not None else 0
+        cached = min(hit.tokens, total) if hit is not None else 0  # the scale moves between requests
         miss = ""
         if hit is None or hit is sysentry or invalidated:
             miss = ("ttl" if expired else "prefix" if invalidated else "lookback" if out_of_reach
                     else "first" if hit is None or hit is sysentry else "")
         return CacheUsage(cached, total - cached, 0, miss, hit.position if hit is not None else 0)
 
-    def commit(self, state: CacheState, view: ContextView, *, time: float | None, usage: CacheUsage) -> None:
+    def commit(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
+               time: float | None, usage: CacheUsage) -> None:
         state.requests += 1
         entries = state.entries
-        if usage.miss == "recorded":
-            entries.clear()
-            state.system = None
+        minimum = price.min_cacheable_tokens
+        if usage.miss == "recorded":  # only what the recording still read survives
+            entries[:] = [e for e in entries if e.tokens <= usage.cached]
+            if state.system is not None and state.system.tokens > usage.cached:
+                state.system = None
         p = view.changed_at
         while entries and entries[-1].position > p:
             entries.pop()
         expires = self._expires(time)
-        total = self.units(view.tokens)
+        total = scale.provider(view.tokens)
         if usage.cached:
             for e in reversed(entries):  # the entry read is refreshed
                 if e.position == usage.hit_position:
                     e.expires = expires
                     break
-        if total >= self.minimum:
+        if total >= minimum:
             if entries and entries[-1].position == view.length:
                 entries[-1] = _Entry(view.length, total, expires)
             else:
                 entries.append(_Entry(view.length, total, expires))
-        head_tokens = self.units(view.head_tokens)
-        if view.head and head_tokens >= self.minimum:
+        head_tokens = scale.provider(view.head_tokens)
+        if view.head and head_tokens >= minimum:
             state.system = _Entry(view.head, head_tokens, expires)
         else:
             state.system = None
@@ -248,47 +282,107 @@ class AnthropicCache(CacheModel):
 class OpenAICache(CacheModel):
     provider = "openai"
 
-    def __init__(self, price: ModelPrice, *, scale: float = 1.0, ttl: str = "5m"):
-        super().__init__(price, scale=scale, ttl=ttl)
-        self.retention = OPENAI_RETENTION_S
-        self.minimum = max(OPENAI_MIN_TOKENS, price.min_cacheable_tokens)
+    def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
+        if retention not in OPENAI_RETENTIONS:
+            raise ValueError(f"retention must be one of {', '.join(OPENAI_RETENTIONS)}")
+        super().__init__(ttl=ttl)
+        self.retention_name = retention
 
-    def describe(self) -> str:
-        fee = "no write fee" if self.price.cache_write_5m is None else f"write {self.price.cache_write_5m}"
-        return (f"OpenAI automatic prompt caching: common prefix with the previous request, from "
-                f"{self.minimum:,} tokens in {OPENAI_INCREMENT}-token steps, {int(self.retention // 60)}-minute "
-                f"retention refreshed on each hit, cached input {self.price.cached_input} USD per MTok, {fee}")
+    @staticmethod
+    def minimum(price: ModelPrice) -> int:
+        return max(OPENAI_MIN_TOKENS, price.min_cacheable_tokens)
 
-    def quote(self, state: CacheState, view: ContextView, *, time: float | None, cold: bool = False) -> CacheUsage:
-        total = self.units(view.tokens)
-        has_write_fee = self.price.cache_write_5m is not None
+    def retention(self, price: ModelPrice) -> float:
+        """Seconds a prefix stays held: 24 hours for the models that offer extended retention when it
+        was asked for, else the in-memory policy's 5 minutes."""
+        if self.retention_name == "24h" and extended_retention(price.model):
+            return OPENAI_RETENTIONS["24h"]
+        return OPENAI_RETENTIONS["in_memory"]
+
+    def describe(self, price: ModelPrice) -> str:
+        fee = "no write fee" if price.cache_write_5m is None else f"write {price.cache_write_5m}"
+        held = self.retention(price)
+        return (f"OpenAI automatic prompt caching: the longest cached prefix still held, from "
+                f"{self.minimum(price):,} tokens in {OPENAI_INCREMENT}-token steps, "
+                f"{'24-hour' if held > 3600 else f'{int(held // 60)}-minute'} retention refreshed on each hit, "
+                f"cached input {price.cached_input} USD per MTok, {fee}")
+
+    def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
+              time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
+        total = scale.provider(view.tokens)
+        if total < self.minimum(price):
+            return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
+        usage = self._quote(state, view, price, scale, total, time)
+        if cold:  # an inherited recorded miss: at most what the recording read
+            cached = (min(usage.cached, cold_read) // OPENAI_INCREMENT) * OPENAI_INCREMENT
+            rest = total - cached
+            position = usage.hit_position if cached else 0
+            return CacheUsage(cached, rest, 0, "recorded", position) if price.cache_write_5m is not None else \
+                CacheUsage(cached, 0, rest, "recorded", position)
+        return usage
+
+    def _quote(self, state: CacheState, view: ContextView, price: ModelPrice, scale: TokenScale, total: int,
+               time: float | None) -> CacheUsage:
+        has_write_fee = price.cache_write_5m is not None
+        minimum = self.minimum(price)
 
         def uncached(miss: str) -> CacheUsage:
             return CacheUsage(0, total, 0, miss) if has_write_fee else CacheUsage(0, 0, total, miss)
 
-        if total < self.minimum:
-            return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
-        if cold:
-            return uncached("recorded")
-        prev = state.entries[-1] if state.entries else None
-        if prev is None:
+        if not state.entries:
             return uncached("first")
-        if not _alive(prev, time):
-            return uncached("ttl")
-        p = min(view.changed_at, prev.position)
-        common = prev.tokens if p == prev.position and view.changed_at >= prev.position \
-            else self.units(view.tokens_before(p))
-        cached = (min(common, total) // OPENAI_INCREMENT) * OPENAI_INCREMENT
-        if cached < self.minimum:
-            return uncached("prefix")
+        p = view.changed_at
+        entries = state.entries
+        j = bisect_right(entries, p, key=_position)  # entries[:j] are still prefixes of this request
+        invalidated = j < len(entries)
+        hit, expired = None, False
+        while j > 0:  # the longest prefix still held
+            j -= 1
+            if _alive(entries[j], time):
+                hit = entries[j]
+                break
+            expired = True
+        # The previous request's prefix, cut where this one changed: cached up to there if it is held.
+        prev = entries[-1]
+        common = 0
+        if invalidated and _alive(prev, time) and p > 0:
+            common = scale.provider(view.tokens_before(p))
+        held = max(hit.tokens if hit is not None else 0, common)
+        cached = (min(held, total) // OPENAI_INCREMENT) * OPENAI_INCREMENT
+        if cached < minimum:
+            return uncached("ttl" if expired and not invalidated else "prefix" if invalidated else "ttl")
         rest = total - cached
-        miss = "prefix" if p < prev.position else ""
-        return CacheUsage(cached, rest, 0, miss, p) if has_write_fee else CacheUsage(cached, 0, rest, miss, p)
+        miss = "prefix" if invalidated else ""
+        position = p if common >= (hit.tokens if hit is not None else 0) else hit.position
+        return CacheUsage(cached, rest, 0, miss, position) if has_write_fee else \
+            CacheUsage(cached, 0, rest, miss, position)
 
-    def commit(self, state: CacheState, view: ContextView, *, time: float | None, usage: CacheUsage) -> None:
+    def commit(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
+               time: float | None, usage: CacheUsage) -> None:
         state.requests += 1
-        state.entries[:] = [_Entry(view.length, self.units(view.tokens),
-                                   None if time is None else time + self.retention)]
+        entries = state.entries
+        if usage.miss == "recorded":  # only what the recording still read survives
+            entries[:] = [e for e in entries if e.tokens <= usage.cached]
+        expires = None if time is None else time + self.retention(price)
+        p = view.changed_at
+        while entries and entries[-1].position > p:
+            entries.pop()
+        if usage.cached:
+            for e in reversed(entries):  # the prefix read is refreshed
+                if e.position <= usage.hit_position:
+                    e.expires = expires
+                    break
+        total = scale.provider(view.tokens)
+        if total >= self.minimum(price):
+            if entries and entries[-1].position == view.length:
+                entries[-1] = _Entry(view.length, total, expires)
+            else:
+                entries.append(_Entry(view.length, total, expires))
+
+
+def extended_retention(model: str) -> bool:
+    """Whether OpenAI offers the 24-hour extended retention for ``model`` (prompt-caching page)."""
+    return any(model == m or model.startswith(m + "-") for m in OPENAI_EXTENDED_RETENTION_MODELS)
 
 
 CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache}

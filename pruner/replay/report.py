@@ -4,7 +4,7 @@
 >>> from pruner.replay.engine import replay
 >>> r = replay(generate("plain_chat", turns=10, seed=0), ["full", "truncate"])
 >>> summary_rows(r)[0]["strategy"], sorted(to_json(r))
-('full', ['calibration', 'meta', 'schema', 'strategies'])
+('full', ['calibration', 'ledger', 'meta', 'schema', 'strategies'])
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import re
 from typing import Any
 
 from .calibration import from_replay
-from .engine import Replay, RequestRow
+from .engine import Replay, RequestRow, money_label
+from .rows import ROW_FIELDS
 
-SCHEMA = "pruner.replay/1"
+SCHEMA = "pruner.replay/2"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # transcript text must not drive the terminal
 
 
@@ -32,51 +33,62 @@ def summary_rows(r: Replay) -> list[dict[str, Any]]:
 
 
 def _row_dict(name: str, row: RequestRow) -> dict[str, Any]:
-    return {
-        "strategy": name, "request": row.request, "position": row.position, "turn": row.turn,
-        "messages": row.messages, "tokens": row.tokens, "input": row.input, "cached": row.cached,
-        "written": row.written, "fresh": row.fresh, "output": row.output, "cached_share": round(row.cached_share, 4),
-        "dollars": round(row.dollars, 8), "dollars_not_inherited": round(row.dollars_not_inherited, 8),
-        "dollars_unscaled": round(row.dollars_unscaled, 8), "miss": row.miss, "rejected": row.rejected,
-        "aborted": row.aborted, "changed_at": row.changed_at, "model_cached": row.model_cached,
-        "model_miss": row.model_miss, "extra_input": row.extra_input, "extra_output": row.extra_output,
-        "facts_missing": row.facts_missing,
-        "events": [{"kind": e.kind, "tokens_before": e.tokens_before, "tokens_after": e.tokens_after,
-                    "position": e.position, "detail": e.detail} for e in row.events],
-    }
+    return {"strategy": name, **row.as_dict()}
 
 
 def meta(r: Replay) -> dict[str, Any]:
     return {
         "session": r.session.name, "source_format": r.session.source_format, "messages": len(r.session.messages),
-        "requests": len(r.requests), "turns": r.session.last_turn, "provider": r.price.provider,
-        "model": r.price.model, "prices": r.money_label, "price": r.price.as_dict(), "context_window": r.window,
-        "scale": r.scale, "scale_source": r.scale_source, "cache_model": r.cache_description,
+        "requests": len(r.requests), "turns": r.session.last_turn, "chains": r.chains,
+        "provider": r.price.provider, "model": r.price.model, "prices": r.money_label, "price": r.price.as_dict(),
+        "models": {name: {**p.as_dict(), "money_label": money_label(p, r.settings.ttl),
+                          "priced": not p.source.startswith("unpriced")} for name, p in r.models.items()},
+        "context_window": r.window, "scale": {"slope": r.scale.slope, "offset": r.scale.offset},
+        "scale_source": r.scale_source, "cache_model": r.cache_description,
         "recorded_usage": r.recorded_usage, "notes": list(r.notes),
         "settings": {"ttl": r.settings.ttl, "reserve_tokens": r.settings.reserve_tokens,
                      "keep_recent_tokens": r.settings.keep_recent_tokens, "clear_trigger": r.settings.clear_trigger,
                      "clear_keep": r.settings.clear_keep, "clear_at_least": r.settings.clear_at_least,
                      "clear_exclude_tools": list(r.settings.clear_exclude_tools),
                      "clear_placeholder": r.settings.clear_placeholder, "inherit_cold": r.settings.inherit_cold,
-                     "truncate_budget": r.settings.truncate_budget},
+                     "truncate_budget": r.settings.truncate_budget,
+                     "openai_retention": r.settings.openai_retention,
+                     "clear_trigger_type": r.settings.clear_trigger_type,
+                     "clear_tool_inputs": r.settings.clear_tool_inputs if isinstance(r.settings.clear_tool_inputs, bool)
+                     else list(r.settings.clear_tool_inputs)},
     }
 
 
-def to_json(r: Replay) -> dict[str, Any]:
-    """Everything: meta, the calibration (when usage is recorded), per strategy its totals and every request."""
+def to_json(r: Replay, *, ledger: Any = None) -> dict[str, Any]:
+    """Everything: meta, the calibration (when usage is recorded), per strategy its totals and every request.
+
+    ``ledger``: the cache ledger's JSON (why each recorded miss happened; computed from these rows and
+    the bill by ``pruner.replay.ledger`` where it exists), else None."""
     calibration = from_replay(r)
+    if ledger is None:
+        ledger = _ledger_json(r)
     return {
         "schema": SCHEMA, "meta": meta(r),
         "calibration": calibration.as_dict() if calibration else None,
+        "ledger": ledger,
         "strategies": {name: {"summary": run.summary, "totals": run.totals,
                               "requests": [_row_dict(name, row) for row in run.rows]}
                        for name, run in r.runs.items()},
     }
 
 
-CSV_FIELDS = ("strategy", "request", "position", "turn", "messages", "tokens", "input", "cached", "written",
-              "fresh", "output", "cached_share", "dollars", "dollars_not_inherited", "dollars_unscaled", "miss",
-              "rejected", "aborted", "changed_at", "extra_input", "extra_output", "facts_missing", "events")
+def _ledger_json(r: Replay) -> Any:
+    """The hook for the cache ledger (branch ``ledger``): its JSON when the module exists, else None."""
+    try:
+        from . import ledger as ledger_module  # written by the ledger branch
+    except ImportError:
+        return None
+    to_json_hook = getattr(ledger_module, "ledger_json", None)
+    return to_json_hook(r) if to_json_hook is not None else None
+
+
+#: One CSV column per row field (derived from ``RequestRow``), after the strategy's name.
+CSV_FIELDS = ("strategy",) + ROW_FIELDS
 
 
 def to_csv(r: Replay) -> str:
@@ -97,15 +109,23 @@ def _money(x: float) -> str:
 
 
 def table(r: Replay) -> str:
-    """The per-strategy table the CLI prints."""
+    """The per-strategy table the CLI prints; below it, every strategy that could not have run and why
+    (an infeasible or not applicable strategy is listed, never ranked)."""
     facts = any(run.totals["facts_missing_max"] is not None for run in r.runs.values())
     head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "peak ctx",
             "rejected", "prunes", "compactions"] + (["facts missing"] if facts else [])
-    body = []
+    body, why = [], []
     for run in r.runs.values():
         t = run.totals
+        dollars = _money(t["dollars"])
+        if not t["applicable"]:
+            dollars = "n/a"
+            why.append(f"{run.name}: {t['not_applicable_reason']}")
+        elif not t["feasible"]:
+            dollars = f"({_money(t['dollars'])})"
+            why.append(f"{t['infeasible_reason']}; its dollars (in brackets) count only the requests before it")
         row = [run.name, f"{t['billed_requests']:,}", f"{t['fresh']:,}", f"{t['cached']:,}", f"{t['written']:,}",
-               f"{100 * t['cached_share']:.1f}", _money(t["dollars"]), _money(t["dollars_unscaled"]),
+               f"{100 * t['cached_share']:.1f}", dollars, _money(t["dollars_unscaled"]),
                f"{t['peak_context']:,}", f"{t['rejected']:,}", f"{t['prunes']:,}", f"{len(t['compactions'])}"]
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
@@ -114,7 +134,23 @@ def table(r: Replay) -> str:
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
              for x in [head, *body]]
+    lines += [f"not ranked: {w}" for w in why]
     return "\n".join(lines)
+
+
+def chain_lines(r: Replay) -> list[str]:
+    """Per chain and per model, what each strategy's requests cost (sessions with subagents or
+    several models)."""
+    out = []
+    for run in r.runs.values():
+        t = run.totals
+        if len(t["by_chain"]) < 2 and len(t["by_model"]) < 2:
+            continue
+        chains = "; ".join(f"{c} {v['requests']:,} requests {_money(v['dollars'])}" for c, v in t["by_chain"].items())
+        models = "; ".join(f"{m} {v['requests']:,} {_money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
+                           for m, v in t["by_model"].items())
+        out.append(f"  {run.name}: by chain: {chains}; by model: {models}")
+    return out
 
 
 def events_text(r: Replay, *, limit: int = 20) -> list[str]:
@@ -134,7 +170,8 @@ def show_context(r: Replay, strategy: str, request: int) -> list[str]:
     """The exact messages sent at ``request`` under ``strategy``, control characters escaped."""
     messages = r.context(strategy, request)
     row = r.runs[strategy].rows[request]
-    out = [f"== request {request} (turn {row.turn}) under {strategy}: {len(messages)} messages, "
+    chain = "" if row.chain == "main" and len(r.chains) == 1 else f", chain {row.chain}"
+    out = [f"== request {request} (turn {row.turn}{chain}) under {strategy}: {len(messages)} messages, "
            f"{row.tokens:,} tokens (ours), {row.input:,} provider tokens, {row.cached:,} cached =="]
     for k, m in enumerate(messages):
         kind = m.metadata.get("kind") if isinstance(m.metadata, dict) else None

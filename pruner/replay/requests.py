@@ -1,7 +1,13 @@
 """Requests: the points where the model was called, with what the recording says about each.
 
-A request is made before each assistant message: its context is everything
-before that message. Requests are numbered from 0; the turn (a user message
+A request is made before each assistant message of every chain (the main
+conversation and each subagent's, ``Session.chains``): its context is everything
+before that message in its chain. An assistant message no model produced
+(``metadata["synthetic"]``) is not a request. Requests are numbered from 0
+across the whole session in start-time order (chains interleaved; each chain
+keeps its own order; ties go to chain order, then position); each keeps its
+``chain``, its ``position`` in its chain's messages, and the recorded ``model``
+and ``request_id`` when the importer found them. The turn (a user message
 starts one) is kept beside the number, because an agent makes many requests
 per turn. When the transcript records usage per assistant message
 (``metadata["usage"]``: input / output / cache_read / cache_write, in the
@@ -15,17 +21,22 @@ assistant message's own time.
 ...                 Message(id="a", role="assistant", content="hello",
 ...                         metadata={"usage": {"input": 5, "output": 2, "cache_read": 0, "cache_write": 0}})])
 >>> r = find_requests(s)[0]
->>> r.index, r.position, r.turn, r.recorded.input, r.recorded.cold
-(0, 1, 1, 5, True)
+>>> r.index, r.chain, r.position, r.turn, r.recorded.input, r.recorded.cold
+(0, 'main', 1, 1, 5, True)
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from ..model import Message, Session
+from ..model import MAIN_CHAIN, Message, Session
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .prices import ModelPrice
+    from .scale import TokenScale
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,8 @@ class RecordedUsage:
     output: int
     cache_read: int
     cache_write: int
+    cache_write_1h: int = 0  # the part of cache_write written with the 1-hour TTL (the rest: 5 minutes)
+    cost: float | None = None  # the provider's or agent's own recorded cost of this request, USD
 
     @property
     def context(self) -> int:
@@ -55,11 +68,24 @@ class RecordedUsage:
 
 @dataclass(frozen=True)
 class Request:
-    index: int  # from 0
-    position: int  # index in session.messages of the assistant message this request produced
+    """One model call. The last four fields are the replay's (``None`` until it prices the request):
+    what it was priced at and how provider tokens are modelled there, all from the recording up to it."""
+
+    index: int  # from 0, across every chain
+    position: int  # index in its chain's messages of the assistant message this request produced
     turn: int
     time: float | None  # start, in seconds since the epoch (None: no timestamp recorded)
     recorded: RecordedUsage | None  # None: the transcript records no usage for it
+    chain: str = MAIN_CHAIN
+    model: str | None = None  # recorded model id (None: the file does not say)
+    request_id: str | None = None
+    price: "ModelPrice | None" = None  # the row it is billed at (an unpriced model: a zero-price row)
+    priced: bool = True  # False: its model has no price; its dollars are 0 and its tokens counted as unpriced
+    window: int | None = None  # its model's context window, provider tokens
+    scale: "TokenScale | None" = None  # our tokens -> provider tokens at this request (pruner.replay.scale)
+    inherit: bool = False  # a recorded miss nothing in the transcript explains: every strategy inherits it
+    inherit_read: int = 0  # what the recording still read there (provider tokens; 0: cold)
+    warm_read: int = 0  # the recording read this much where the cache model says the cache lapsed (inherited)
 
 
 def _number(value: Any) -> int | None:
@@ -76,7 +102,10 @@ def recorded_usage(m: Message) -> RecordedUsage | None:
     values = [_number(usage.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write")]
     if any(v is None for v in values):
         return None
-    return RecordedUsage(*values)
+    one_hour = _number(usage.get("cache_write_1h", 0)) or 0
+    cost = usage.get("cost")
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    return RecordedUsage(*values, cache_write_1h=min(one_hour, values[3]), cost=cost)
 
 
 def timestamp(m: Message) -> float | None:
@@ -93,18 +122,62 @@ def timestamp(m: Message) -> float | None:
     return None
 
 
-def find_requests(session: Session) -> tuple[Request, ...]:
-    """One request before each assistant message, in order."""
+def _text(m: Message, key: str) -> str | None:
+    value = m.metadata.get(key) if isinstance(m.metadata, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
+def recorded_model(m: Message) -> str | None:
+    """The model id the file records for this response: ``metadata["model"]`` (contract A), else the
+    importer's ``metadata["source"]["model"]`` (Pi)."""
+    model = _text(m, "model")
+    if model is None and isinstance(m.metadata, Mapping) and isinstance(m.metadata.get("source"), Mapping):
+        value = m.metadata["source"].get("model")
+        model = value if isinstance(value, str) and value else None
+    return model
+
+
+def is_request(m: Message) -> bool:
+    """An assistant message a model produced (synthetic ones, written by the agent, are not requests)."""
+    return m.role == "assistant" and not (isinstance(m.metadata, Mapping) and m.metadata.get("synthetic") is True)
+
+
+def chain_requests(chain: str, session: Session) -> list[Request]:
+    """The requests of one conversation, in its own order (``index`` numbers them within the chain)."""
     out = []
     msgs = session.messages
     for i, m in enumerate(msgs):
-        if m.role != "assistant":
+        if not is_request(m):
             continue
         start = timestamp(msgs[i - 1]) if i > 0 else None
         if start is None:
             start = timestamp(m)
-        out.append(Request(index=len(out), position=i, turn=m.turn, time=start, recorded=recorded_usage(m)))
-    return tuple(out)
+        out.append(Request(index=len(out), position=i, turn=m.turn, time=start, recorded=recorded_usage(m),
+                           chain=chain, model=recorded_model(m), request_id=_text(m, "request_id")))
+    return out
+
+
+def find_requests(session: Session) -> tuple[Request, ...]:
+    """Every chain's requests, numbered across the session in start-time order.
+
+    Each chain keeps its own order (a merge, never a sort: timestamps out of order inside a chain do
+    not reorder it); a request without a time takes its chain's previous time (or comes first)."""
+    streams = []
+    for order, (chain, conversation) in enumerate(session.chains):
+        stream, last = [], float("-inf")
+        for req in chain_requests(chain, conversation):
+            last = req.time if req.time is not None else last
+            stream.append(((last, order, req.position), req))
+        streams.append(stream)
+    merged = heapq.merge(*streams, key=lambda pair: pair[0]) if len(streams) > 1 else streams[0]
+    return tuple(_renumbered(req, k) for k, (_, req) in enumerate(merged))
+
+
+def _renumbered(req: Request, index: int) -> Request:
+    if req.index == index:
+        return req
+    from dataclasses import replace
+    return replace(req, index=index)
 
 
 def has_recorded_usage(requests: tuple[Request, ...]) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..engine.prune import PruneConfig
 from ..errors import ConfigurationError
-from .cache import ANTHROPIC_TTLS, CACHE_MODELS
+from .cache import ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_RETENTIONS
 
 #: The model each provider's dollars use unless ``--model`` says otherwise.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5-20250929", "openai": "gpt-5.1"}
@@ -29,6 +29,9 @@ CLEAR_PLACEHOLDER = "[tool result cleared by context editing]"
 #: "3 tool uses", clear_at_least "None", exclude_tools "None".
 CLEAR_TRIGGER = 100_000
 CLEAR_KEEP = 3
+#: The trigger's documented types: ``{"type": "input_tokens", "value": N}`` (the default) or
+#: ``{"type": "tool_uses", "value": N}``.
+CLEAR_TRIGGER_TYPES = ("input_tokens", "tool_uses")
 
 #: Pi's compaction defaults (pruner.compaction.CompactionSettings).
 RESERVE_TOKENS = 16_384
@@ -42,18 +45,22 @@ class ReplaySettings:
     ``scale``: provider tokens per token of ours; ``None`` measures it from the
     session's recorded usage (1.0 when it records none). ``inherit_cold``: a
     request the recording shows cold (no cache read) is cold for every strategy.
-    ``cache_aware_budget``: the share of ``full``'s cost so far that
-    ``cache_aware_prune`` may spend ahead of its savings (it never spends more).
+    ``model``: the model whose prices apply to requests that record none (a request that records
+    its model is priced at that model, or reported unpriced). ``cache_aware_budget``: the share of
+    ``full``'s cost so far that ``cache_aware_prune`` may spend ahead of its savings (it never spends more).
     """
 
     provider: str = "anthropic"
     model: str | None = None
     context_window: int | None = None
     ttl: str = "5m"
+    openai_retention: str = "in_memory"  # or "24h": OpenAI's extended retention, for the models that have it
     reserve_tokens: int = RESERVE_TOKENS
     keep_recent_tokens: int = KEEP_RECENT_TOKENS
     truncate_budget: int | None = None  # default: window - reserve, like the compaction trigger
     clear_trigger: int = CLEAR_TRIGGER
+    clear_trigger_type: str = "input_tokens"  # or "tool_uses": the trigger counts tool uses in the context
+    clear_tool_inputs: bool | tuple[str, ...] = False  # also clear the cleared calls' inputs (all, or these tools')
     clear_keep: int = CLEAR_KEEP
     clear_at_least: int = 0
     clear_exclude_tools: tuple[str, ...] = ()
@@ -68,6 +75,9 @@ class ReplaySettings:
             raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}")
         if self.ttl not in ANTHROPIC_TTLS:
             raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}")
+        if self.openai_retention not in OPENAI_RETENTIONS:
+            raise ConfigurationError(f"openai_retention is {self.openai_retention!r}; expected one of "
+                                     f"{', '.join(OPENAI_RETENTIONS)}")
         for name in ("reserve_tokens", "keep_recent_tokens", "clear_trigger", "clear_keep", "clear_at_least"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -81,6 +91,11 @@ class ReplaySettings:
         if not 0 <= self.cache_aware_budget < 1:
             raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)")
         object.__setattr__(self, "clear_exclude_tools", tuple(self.clear_exclude_tools))
+        if self.clear_trigger_type not in CLEAR_TRIGGER_TYPES:
+            raise ConfigurationError(f"clear_trigger_type is {self.clear_trigger_type!r}; expected one of "
+                                     f"{', '.join(CLEAR_TRIGGER_TYPES)}")
+        if not isinstance(self.clear_tool_inputs, bool):
+            object.__setattr__(self, "clear_tool_inputs", tuple(self.clear_tool_inputs))
 
     @property
     def model_name(self) -> str:

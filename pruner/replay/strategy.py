@@ -3,7 +3,13 @@
 A strategy decides what the model receives at each request. It is causal: at
 request k it sees the messages up to that request (``step(request, new)`` gets
 the messages added since its previous request) and what it was billed so far
-(``billed``), never a later message. It keeps its context in ``self.wire``
+(``billed``), never a later message. Each chain of a session (the main
+conversation, each subagent's) has its own strategy instance. The request
+carries what varies from one request to the next: its model's price row and
+window (``request.price``, ``request.window``, provider tokens) and the token
+scale there (``request.scale``: our tokens -> the provider's, fitted on the
+recording up to that request). A counterfactual strategy sees the
+conversation without the recording's own compaction summaries. It keeps its context in ``self.wire``
 (``pruner.replay.wire.Wire``) and changes it in place, so the replay reads the
 longest common prefix with the previous request from the wire instead of
 recomputing it. ``step`` returns the events it caused (a prune, a compaction, a
@@ -18,11 +24,11 @@ strategy is one new module (CONTRIBUTING.md, "Add a replay strategy").
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import ConfigurationError
-from ..model import Message, Session
+from ..model import MAIN_CHAIN, Message, Session
 from .requests import Request
 from .wire import TokenBook, Wire
 
@@ -61,31 +67,35 @@ class Step:
     extra_calls: tuple[ExtraCall, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)
 class ReplayEnv:
-    """What every strategy may read: the session (only up to the current request, by
-    contract), settings, token counts, and the window in our units."""
+    """What every strategy of one chain may read, fixed once built: the chain's conversation (only up
+    to the current request, by contract), settings, token counts, the cache rules per provider, and
+    the incremental pruner the pruning strategies share. What changes from request to request (the
+    model's price and window, the token scale) comes with the ``Request``."""
 
-    def __init__(self, session: Session, settings: "ReplaySettings", book: TokenBook, *, scale: float,
-                 window: int, cache_model: Callable[[], "CacheModel"]):
-        self.session = session
-        self.settings = settings
-        self.book = book
-        self.scale = scale  # provider tokens per token of ours
-        self.window = window  # provider tokens
-        self.new_cache_model = cache_model
-        self.track_ids = False  # set by the replay when it checks facts (generated workloads)
-        self.summarizer = None  # for compaction; None: the offline summariser
-        self.pruner_feed = None  # the incremental pruner the pruning strategies share (made on first use)
-        self.index_of = {m.id: i for i, m in enumerate(session.messages)}
-        self.call_owner = {c.id: i for i, m in enumerate(session.messages) for c in m.tool_calls}
-        self.result_of_call = {m.tool_call_id: m.id for m in session.messages if m.tool_call_id is not None}
+    session: Session  # this chain's conversation (counterfactuals: without the recorded summaries)
+    settings: "ReplaySettings"
+    book: TokenBook
+    chain: str = MAIN_CHAIN
+    track_ids: bool = False  # set by the replay when it checks facts (generated workloads)
+    summarizer: Any = None  # for compaction; None: the offline summariser
+    cache_models: Mapping[str, "CacheModel"] = field(default_factory=dict)  # provider -> its cache rules
+    pruner_feed: Any = None  # pruner.replay.feed.PrunerFeed, shared by the pruning strategies (or None)
+    index_of: Mapping[str, int] = field(init=False, repr=False)
+    call_owner: Mapping[str, int] = field(init=False, repr=False)
+    result_of_call: Mapping[str, str] = field(init=False, repr=False)
 
-    def ours(self, provider_tokens: int) -> int:
-        """A provider token count in our units."""
-        return int(provider_tokens / self.scale)
+    def __post_init__(self):
+        messages = self.session.messages
+        object.__setattr__(self, "index_of", {m.id: i for i, m in enumerate(messages)})
+        object.__setattr__(self, "call_owner", {c.id: i for i, m in enumerate(messages) for c in m.tool_calls})
+        object.__setattr__(self, "result_of_call", {m.tool_call_id: m.id for m in messages
+                                                    if m.tool_call_id is not None})
 
-    def provider(self, tokens: int) -> int:
-        return int(round(tokens * self.scale))
+    def cache_model(self, request: Request) -> "CacheModel":
+        """The cache rules that bill ``request`` (its model's provider)."""
+        return self.cache_models[request.price.provider]
 
     def position_after_call(self, messages: Sequence[Message], call_id: str) -> int:
         """Where ``call_id``'s result goes in ``messages`` (session messages in session order):
@@ -103,6 +113,8 @@ class Strategy:
 
     name = ""
     summary = ""
+    uses_pruner = False  # True: it reads the shared incremental pruner (the replay makes one per chain)
+    providers: tuple[str, ...] | None = None  # the providers it exists for (None: every provider)
 
     def __init__(self, env: ReplayEnv):
         self.env = env

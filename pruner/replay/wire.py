@@ -31,10 +31,12 @@ from ..model import Message
 from ..tokens import DEFAULT_ENCODING, get_counter
 
 def blocks(m: Message) -> int:
-    """Content blocks of a message, the unit of Anthropic's cache lookback: a text block plus
-    one per tool call for an assistant message, one for anything else (a result is its own)."""
+    """Lookback positions of a message on its own, the unit of Anthropic's cache lookback: its text
+    is one, and the run of tool_use blocks it ends with is one more, however many calls it makes
+    (a run of consecutive tool_use blocks is one position); a tool result is one (and a run of
+    consecutive results is one together: see ``lookback_start``)."""
     if m.tool_calls:
-        return (1 if m.content else 0) + len(m.tool_calls)
+        return (1 if m.content else 0) + 1
     return 1
 
 
@@ -49,14 +51,19 @@ def system_head(messages: Sequence[Message]) -> int:
 
 
 def lookback_start(messages: Sequence[Message], positions: int) -> int:
-    """The first message a cache lookback of ``positions`` content blocks, ending at the last
-    message's breakpoint, can reach."""
+    """The first message a cache lookback of ``positions`` positions, ending at the last message's
+    breakpoint, can reach. A run of consecutive tool results counts as one position, as a run of
+    tool_use blocks does (``blocks``)."""
     used, i = 0, len(messages)
+    in_results = False  # the message after this one (already counted) is a tool result
     while i > 0:
-        b = blocks(messages[i - 1])
+        m = messages[i - 1]
+        result = m.tool_call_id is not None
+        b = 0 if result and in_results else blocks(m)
         if used + b > positions - 1:
             break
         used += b
+        in_results = result
         i -= 1
     return i
 
@@ -177,6 +184,22 @@ class Wire:
         if self.track_ids and (lcp < k or lcp < len(new)):
             self._track(old[lcp:], new[lcp:])
         self.messages = new
+        self.changed_at = min(self.changed_at, lcp)
+
+    def switch(self, messages: Sequence[Message], substitutes: Mapping[str, str], tokens: int) -> None:
+        """Send another context, ``messages`` with ``substitutes``, whose token total (substitutes
+        included) the caller knows: ``tokens``. Costs the comparison of the common prefix (in C), never
+        a count of the rest; ``changed_at`` moves to where the messages first differ."""
+        old = self.messages
+        new = messages if isinstance(messages, list) else list(messages)
+        k = len(old)
+        lcp = next(compress(count(), map(is_not, old, new)), min(k, len(new)))
+        if self.track_ids and (lcp < k or lcp < len(new)):
+            self._track(old[lcp:], new[lcp:])
+        self.messages = new
+        self.substitutes = dict(substitutes)
+        self._incoming = self.substitutes.copy()
+        self.tokens = tokens
         self.changed_at = min(self.changed_at, lcp)
 
     def apply(self, messages: Sequence[Message], tokens: int, change, *, index_of: Mapping[str, int],

@@ -32,15 +32,17 @@ class FigureTable:
     source: str  # the result file, relative to the repository root
     command: str  # the command that writes ``source``
     render: Callable[[dict[str, Any]], str]
+    document: str = "README.md"  # the Markdown file the table is placed in (relative to the repository)
 
 
 TABLES: dict[str, FigureTable] = {}
 
 
-def register_table(name: str, *, source: str, command: str):
-    """Decorator: ``fn(results) -> markdown`` renders table ``name`` from the JSON file ``source``."""
+def register_table(name: str, *, source: str, command: str, document: str = "README.md"):
+    """Decorator: ``fn(results) -> markdown`` renders table ``name`` from the JSON file ``source``, placed
+    in ``document`` (``python -m pruner.readme DOCUMENT`` regenerates it)."""
     def decorate(fn):
-        TABLES[name] = FigureTable(name=name, source=source, command=command, render=fn)
+        TABLES[name] = FigureTable(name=name, source=source, command=command, render=fn, document=document)
         return fn
     return decorate
 

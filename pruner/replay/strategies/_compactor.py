@@ -32,21 +32,30 @@ class Compaction:
 
 
 class Compactor:
+    """The compaction trigger and the compaction itself, in the request's provider tokens: its
+    model's window and the token scale at that request (both from the recording up to it)."""
+
     def __init__(self, env):
         self.env = env
-        s = env.settings
-        self.threshold = env.window - s.reserve_tokens  # provider tokens
-        ours = env.ours
-        self.settings = CompactionSettings(
-            context_window=max(2, ours(env.window)), reserve_tokens=min(ours(s.reserve_tokens), ours(env.window) - 1),
-            keep_recent_tokens=ours(s.keep_recent_tokens), encoding=s.prune.encoding)
         self.summarizer = env.summarizer or OfflineSummarizer()
         self.current: Compaction | None = None
 
-    def over(self, tokens: int) -> bool:
-        return self.env.provider(tokens) > self.threshold
+    def threshold(self, request) -> int:
+        return request.window - self.env.settings.reserve_tokens  # provider tokens
 
-    def run(self, context: Sequence[Message]) -> Compaction | None:
+    def over(self, tokens: int, request) -> bool:
+        return request.scale.provider(tokens) > self.threshold(request)
+
+    def settings(self, request) -> CompactionSettings:
+        s, scale = self.env.settings, request.scale
+        window = max(2, scale.ours(request.window))
+        # Our counts of the reserve and the kept tail: parts of a context, so the slope alone converts them.
+        reserve = min(max(0, int(s.reserve_tokens / scale.slope)), window - 1)
+        return CompactionSettings(context_window=window, reserve_tokens=reserve,
+                                  keep_recent_tokens=int(s.keep_recent_tokens / scale.slope),
+                                  encoding=s.prune.encoding)
+
+    def run(self, context: Sequence[Message], request) -> Compaction | None:
         """Compact ``context`` (what would be sent now); None when no cut is possible."""
         meta = {}
         if self.current is not None:
@@ -54,7 +63,7 @@ class Compactor:
             meta["recorded_compactions"] = [{"entry_id": self.current.summary.id, "first_kept_index": head + 1,
                                              "position_index": head}]
         session = Session(messages=tuple(context), name=self.env.session.name, metadata=meta)
-        result = compact(session, self.settings, self.summarizer, force=True, use_usage=False, validate=False)
+        result = compact(session, self.settings(request), self.summarizer, force=True, use_usage=False, validate=False)
         if result.cut_index is None or result.cut_message_id not in self.env.index_of:
             return None
         pinned = len(result.pinned)

@@ -24,10 +24,10 @@ class Compact(Strategy):
     def step(self, request, new):
         wire = self.wire
         wire.extend(new)
-        if not self.compactor.over(wire.tokens):
+        if not self.compactor.over(wire.tokens, request):
             return Step()
         before = wire.tokens
-        done = self.compactor.run(wire.messages)
+        done = self.compactor.run(wire.messages, request)
         if done is None:
             return Step()
         kept = self.env.session.messages[done.first_kept:request.position]

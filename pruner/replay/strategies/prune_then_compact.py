@@ -12,13 +12,15 @@ from bisect import bisect_left
 
 from ..strategy import Event, Step, Strategy, register_strategy
 from ._compactor import Compactor
-from .prune_every_request import PrunerFeed
+from ..feed import PrunerFeed
 
 
 @register_strategy("prune_then_compact", order=60,
                    summary="prunes before every request and compacts (as compact does) only when the pruned "
                    "context still exceeds window minus reserve")
 class PruneThenCompact(Strategy):
+    uses_pruner = True
+
     def __init__(self, env):
         super().__init__(env)
         self.feed = PrunerFeed.of(env)
@@ -60,10 +62,10 @@ class PruneThenCompact(Strategy):
         events = []
         if wire.changed_at < sent_before or wire.tokens < before:
             events.append(Event("prune", before, wire.tokens, wire.changed_at, "the pruner's verdicts changed"))
-        if not self.compactor.over(wire.tokens):
+        if not self.compactor.over(wire.tokens, request):
             return Step(events=tuple(events))
         pruned = wire.tokens
-        done = self.compactor.run(wire.materialize())
+        done = self.compactor.run(wire.materialize(), request)
         if done is None:
             return Step(events=tuple(events))
         self._send(ctx)  # the kept part, behind the new summary

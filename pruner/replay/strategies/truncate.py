@@ -17,16 +17,17 @@ from ..strategy import Event, Step, Strategy, register_strategy
                    summary="keeps the system messages and the newest messages that fit a token budget "
                    "(default window minus reserve); calls and their results are dropped together")
 class Truncate(Strategy):
-    def __init__(self, env):
-        super().__init__(env)
-        s = env.settings
-        budget = s.truncate_budget if s.truncate_budget is not None else env.window - s.reserve_tokens
-        self.budget = env.ours(max(1, budget))
+    def budget(self, request) -> int:
+        """The budget at ``request`` in our tokens (its model's window, the scale there)."""
+        s = self.env.settings
+        budget = s.truncate_budget if s.truncate_budget is not None else request.window - s.reserve_tokens
+        return request.scale.ours(max(1, min(budget, request.window)))
 
     def step(self, request, new):
         wire, book = self.wire, self.env.book
         wire.extend(new)
-        if wire.tokens <= self.budget:
+        budget = self.budget(request)
+        if wire.tokens <= budget:
             return Step()
         before = wire.tokens
         msgs = wire.messages
@@ -37,7 +38,7 @@ class Truncate(Strategy):
         stop = head
         removed = 0
         # Drop whole units from the front: an assistant message with the results that follow it.
-        while stop < last and before - removed > self.budget:
+        while stop < last and before - removed > budget:
             unit = stop + 1
             while unit < last and msgs[unit].tool_call_id is not None:
                 unit += 1
