@@ -278,6 +278,10 @@ def test_replay_totals_equal_a_serial_replay_per_session_and_strategy(tmp_path):
             t = r.runs[name].totals
             assert (row["dollars"], row["input_tokens"]) == (t["dollars"], t["fresh"] + t["cached"] + t["written"])
             assert row["prices"] == r.money_label and "USD per MTok" in row["prices"]
+            # context recall per strategy (issue 20): the serial replay's counts, and the share they give
+            assert (row["used_terms"], row["terms_missing"]) == (t["used_terms"], t["terms_missing"])
+            assert row["context_recall"] == pytest.approx(1 - row["terms_missing"] / row["used_terms"]
+                                                          if row["used_terms"] else 1.0)
     assert summary.replay["full"]["dollars"] == pytest.approx(table[table["strategy"] == "full"]["dollars"].sum())
     assert summary.prices == table["prices"].iloc[0]
 

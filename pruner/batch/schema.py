@@ -84,6 +84,11 @@ REPLAY = pa.schema([
     pa.field("peak_context", _INT, nullable=False),  # largest single request, provider tokens
     pa.field("rejected", _INT, nullable=False),  # requests over the model's window
     pa.field("prices", _STR, nullable=False),  # which prices the dollars use (model, source, date)
+    # Context recall (pruner.replay.recall): the share of the terms the recorded replies used that this
+    # strategy's contexts held; the counts behind it.
+    pa.field("context_recall", _FLOAT, nullable=False),
+    pa.field("used_terms", _INT, nullable=False),
+    pa.field("terms_missing", _INT, nullable=False),
 ])
 
 SCHEMAS = {"sessions": SESSIONS, "decisions": DECISIONS, "replay": REPLAY}

@@ -148,7 +148,8 @@ def _replay_rows(session_id: str, session, settings: BatchSettings, replays: lis
                         "input_tokens": t["fresh"] + t["cached"] + t["written"], "cached_tokens": t["cached"],
                         "written_tokens": t["written"], "fresh_tokens": t["fresh"], "output_tokens": t["output"],
                         "dollars": t["dollars"], "peak_context": t["peak_context"], "rejected": t["rejected"],
-                        "prices": r.money_label})
+                        "prices": r.money_label, "context_recall": t["context_recall"],
+                        "used_terms": t["used_terms"], "terms_missing": t["terms_missing"]})
     return None
 
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 
 from ..model import Session
 from ..replay import ReplaySettings, default_prices, replay
+from . import recall_agreement
 
 #: The strategies the benchmark prices (``as_recorded`` equals ``full`` on a generated session).
 STRATEGIES_PRICED = ("full", "truncate", "prune_every_request", "cache_aware_prune", "compact",
@@ -60,6 +61,9 @@ def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, floa
             "peak_context": t["peak_context"], "rejected": t["rejected"], "prunes": t["prunes"],
             "compactions": len(t["compactions"]), "facts_missing_max": t["facts_missing_max"] or 0,
             "requests_missing_facts": t["requests_missing_facts"] or 0, "requests": t["requests"],
+            "context_recall": t["context_recall"], "used_terms": t["used_terms"],
+            "terms_missing": t["terms_missing"],
+            **recall_agreement.reply_fact_figures(r.recall.strategies[name].fact_checks),
         }
         if not t["feasible"]:  # absent: feasible (the committed results of earlier runs stay comparable)
             figures[name].update(feasible=False, infeasible_from=t["infeasible_from"])
@@ -103,7 +107,8 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
                           if ran and cost[p].get("feasible", True) else None for p in PEERS},
                        **{f"{p}_facts_missing_max": cost[p]["facts_missing_max"] for p in PEERS}})
     return {"cheapest": cheapest, "pruning_dearer_than_full": dearer, "cache_aware_prune": versus,
-            "cache_aware_within_1pct_of_full": {"count": within, "of": compared}}
+            "cache_aware_within_1pct_of_full": {"count": within, "of": compared},
+            "recall": recall_agreement.summarise(rows)}
 
 
 def summary_lines(summary: dict[str, Any]) -> list[str]:
@@ -127,6 +132,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                    + ", ".join(f"{_signed(v[f'vs_{p}_pct'])} vs {p}" for p in PEERS)
                    + f"; facts missing {v['facts_missing_max']} / "
                    + "/".join(str(v[f"{p}_facts_missing_max"]) for p in PEERS))
+    out += recall_agreement.summary_lines(summary.get("recall") or {})
     return out
 
 

@@ -46,7 +46,9 @@ ROW (``to_csv`` writes the same fields, one line per row; ``removed_by_rule`` an
 * ``cost`` (strategy -> ``dollars``, ``cached_share``, ``peak_context``, ``rejected``, ``prunes``,
   ``compactions``, ``facts_missing_max``, ``requests_missing_facts``, ``requests``): the replay of
   the same session under each counterfactual strategy (``pruner.bench.cost``; ``meta["cost"]``
-  names the prices); the CSV has ``dollars_<strategy>`` and ``cached_share_<strategy>``;
+  names the prices) and ``context_recall``, ``used_terms``, ``terms_missing``, ``reply_facts_missing``,
+  ``reply_facts_unseen`` (``pruner.bench.recall_agreement``); the CSV has ``dollars_<strategy>``,
+  ``cached_share_<strategy>`` and ``context_recall_<strategy>``;
   ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings)
 
 BASELINE: ``workload``, ``turns``, ``seed``, ``method`` (``none`` | ``truncation`` | ``oracle``
@@ -317,17 +319,18 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
 # ----- files ------------------------------------------------------------------------------
 
 _NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy")
+_COST_COLUMNS = ("dollars", "cached_share", "context_recall")
 
 
 def rows_to_csv(rows: list[dict]) -> str:
     """Rows as CSV; the per-rule dicts become ``removed_<rule>`` / ``restored_<rule>`` columns, and the
-    cost columns ``dollars_<strategy>`` / ``cached_share_<strategy>``."""
+    cost columns ``dollars_<strategy>`` / ``cached_share_<strategy>`` / ``context_recall_<strategy>``."""
     removed = sorted({k for r in rows for k in r.get("removed_by_rule", {})})
     restored = sorted({k for r in rows for k in r.get("restored_by_rule", {})})
     priced = list(dict.fromkeys(k for r in rows for k in r.get("cost", {})))
     plain = [k for k in (rows[0] if rows else {}) if k not in _NESTED]
     header = (plain + [f"removed_{k}" for k in removed] + [f"restored_{k}" for k in restored]
-              + [f"{what}_{k}" for k in priced for what in ("dollars", "cached_share")])
+              + [f"{what}_{k}" for k in priced for what in _COST_COLUMNS])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -336,7 +339,7 @@ def rows_to_csv(rows: list[dict]) -> str:
         writer.writerow([("" if r.get(k) is None else r.get(k)) for k in plain]
                         + [r["removed_by_rule"].get(k, 0) for k in removed]
                         + [r["restored_by_rule"].get(k, 0) for k in restored]
-                        + [cost.get(k, {}).get(what, "") for k in priced for what in ("dollars", "cached_share")])
+                        + [cost.get(k, {}).get(what, "") for k in priced for what in _COST_COLUMNS])
     return out.getvalue()
 
 

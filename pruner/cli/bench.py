@@ -153,6 +153,12 @@ def cost_lines(results) -> list[str]:
                for c in (r["cost"][n] for n in names)]
             + [f"{r['replay_s']:.1f}"] for r in results.rows]
     out += _table(["workload", "turns", "seed", *names, "replay s"], body, right=set(range(1, len(names) + 4)))
+    if all("context_recall" in c for r in results.rows for c in r["cost"].values()):
+        out += ["", "CONTEXT RECALL (share of the terms each recorded reply used that the strategy's context held; "
+                "docs/context-recall.md)"]
+        body = [[r["workload"], str(r["turns"]), str(r["seed"])]
+                + [f"{100 * r['cost'][n]['context_recall']:.1f}%" for n in names] for r in results.rows]
+        out += _table(["workload", "turns", "seed", *names], body, right=set(range(1, len(names) + 3)))
     return out
 
 

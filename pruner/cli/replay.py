@@ -9,7 +9,9 @@ from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
-from ..replay.report import chain_lines, events_text, show_context, table, to_csv, to_json
+from ..replay.ledger_report import lines as ledger_lines
+from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
+from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, load_from_args, write_output
 from .types import non_negative_int, positive_int, strategy_list
@@ -53,6 +55,11 @@ def add_arguments(p) -> None:
                    help="do not make the requests the recording shows cold cold for every strategy")
     p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
                    help="print the exact messages sent at request K (from 0) under each strategy")
+    p.add_argument("--misses", action="store_true",
+                   help="print the cache ledger: every recorded cache miss with its cause, and dollars by cause")
+    p.add_argument("--min-recall", type=recall_share, default=DEFAULT_MIN_RECALL, metavar="R",
+                   help="the verdict's bar: the share of the terms the replies used that a strategy's context "
+                   f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
     p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
     p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
 
@@ -98,10 +105,14 @@ def run(args) -> int:
     if args.show is not None:
         for name in result.runs:
             print("\n".join(show_context(result, name, args.show)), file=out)
+    if args.misses:
+        print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
+    print(verdict(result, min_recall=args.min_recall).sentence, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never
     # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
-        write_output(args.json, dumps_json(to_json(result), indent=1) + "\n", source=args.file, option="--json")
+        write_output(args.json, dumps_json(to_json(result, min_recall=args.min_recall), indent=1) + "\n",
+                     source=args.file, option="--json")
     if args.csv:
         write_output(args.csv, to_csv(result), source=args.file, option="--csv")
     return 0

@@ -90,10 +90,46 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+# Narration: the agent announcing its next tool call ("Now let me update ...") says nothing a later
+# request can use; a plan item keeps what follows it, a decision is dropped.
+_NARRATION = re.compile(r"^(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[,!.]?\s+)*(?:let me|let's|i'll|i will|"
+                        r"i'm going to|i need to|i am going to)\s+", re.IGNORECASE)
+_WORD = re.compile(r"[^\W_]{3}")  # an item must say something: three letters or digits in a row
+
+
 def _is_request(text: str) -> bool:
-    # A bare slash command ("/mode") switches a setting; it states no goal.
+    """A user message that asks for something: not a bare slash command ("/mode" switches a setting),
+    not an agent's notice in the user role ("[Request interrupted by user]", Claude Code's "Caveat: ..."
+    before local-command output, command tags), not a trivial one- or two-word command ("ls")."""
     stripped = text.strip()
-    return bool(stripped) and not (stripped.startswith("/") and len(stripped.split()) == 1)
+    if not stripped or (stripped.startswith("/") and len(stripped.split()) == 1):
+        return False
+    if (stripped.startswith("[") and stripped.endswith("]")) or stripped.startswith(("Caveat:", "<command-",
+                                                                                     "<local-command-")):
+        return False
+    return len(stripped.split()) >= 3 or not stripped.isalpha()
+
+
+def _plan_item(text: str) -> str | None:
+    """A plan item without its narration ("Let me check X first:" -> "Check X first"), or None when
+    nothing is left (an emoji, a lead-in to a list)."""
+    stripped = _NARRATION.sub("", text)
+    rest = stripped.strip().rstrip(":").strip()
+    if not _WORD.search(rest):
+        return None
+    return rest[0].upper() + rest[1:] if stripped != text else rest
+
+
+def _without_shorter_paths(paths: Sequence[str]) -> list[str]:
+    """Paths, each once: a path that is the tail of a longer one listed too (``types.ts`` beside
+    ``src/core/types.ts``) is the same file, so only the longer is kept."""
+    out = []
+    for p in paths:
+        bare = p.lstrip("~./")
+        if any(q != p and (q.endswith("/" + bare) or q.lstrip("~./").endswith("/" + bare)) for q in paths):
+            continue
+        out.append(p)
+    return out
 
 
 def _is_error(result: Message) -> bool:
@@ -125,7 +161,9 @@ class _Facts:
                                    for s in _sentences(m.content)
                                    if _CONSTRAINT.search(s) and not s.endswith("?"))
         self.decisions = _unique(one_line(s, 200) for m in messages if m.role == "assistant"
-                                 for s in _sentences(m.content) if _DECISION.search(s))
+                                 for s in _sentences(m.content)
+                                 if _DECISION.search(s) and not _NARRATION.match(s) and not s.endswith(":")
+                                 and len(s.split()) >= 4)
         results = {m.tool_call_id: m for m in messages if m.tool_call_id is not None}
         changed: dict[str, list[str]] = {}
         read: list[str] = []
@@ -168,19 +206,26 @@ class _Facts:
                 self.defined.append(f"DEFINE:{key}: {one_line(line, 200)}")
             if m.role in ("user", "assistant"):
                 texts.append(m.content)
-        self.paths = _unique(list(changed) + read + [p for t in texts for p in _PATH.findall(t)])
+        self.paths = _without_shorter_paths(_unique(list(changed) + read + [p for t in texts
+                                                                            for p in _PATH.findall(t)]))
+        self.messages = messages
         self.identifiers = _unique(i for t in texts for i in _IDENTIFIER.findall(t) if i not in self.paths)
 
     @staticmethod
     def _plan(messages: Sequence[Message]) -> list[str]:
-        last = next((m for m in reversed(messages) if m.role == "assistant" and m.content.strip()), None)
-        if last is None:
-            return []
-        items = [one_line(mt.group(1), 200) for mt in map(_LIST_ITEM.match, last.content.splitlines()) if mt]
-        if items:
-            return _unique(items)[:CAP["Next Steps"]]
-        plan = [one_line(s, 200) for s in _sentences(last.content) if _PLAN.search(s)]
-        return _unique(plan)[:5] or [one_line(_sentences(last.content)[-1], 200)]
+        # The newest assistant text that states a plan once narration and emoji are taken out.
+        for last in [m for m in reversed(messages) if m.role == "assistant" and m.content.strip()][:3]:
+            items = [one_line(mt.group(1), 200) for mt in map(_LIST_ITEM.match, last.content.splitlines()) if mt]
+            items = [x for x in map(_plan_item, items) if x]
+            if items:
+                return _unique(items)[:CAP["Next Steps"]]
+            sentences = _sentences(last.content)
+            plan = [x for x in (_plan_item(one_line(s, 200)) for s in sentences if _PLAN.search(s)) if x]
+            if not plan and sentences:
+                plan = [x for x in [_plan_item(one_line(sentences[-1], 200))] if x]
+            if plan:
+                return _unique(plan)[:5]
+        return []
 
     def done(self) -> list[str]:
         out = []
@@ -278,10 +323,68 @@ def merge(previous: Mapping[str, Sequence[str]], new: Mapping[str, Sequence[str]
     return {k: _newest(v, CAP[k]) if k != "Goal" else v for k, v in merged.items()}
 
 
+#: Key terms listed without a budget (with one, as many as fit).
+KEY_TERMS = 60
+_TERMS_PER_LINE = 12
+
+
+def key_terms(messages: Sequence[Message]) -> list[str]:
+    """The history's distinctive terms (paths, identifiers, numbers, quoted literals: the ones
+    ``pruner.replay.terms`` counts as used), most reused first: what the conversation wrote itself
+    (user and assistant, tool-call arguments) counts twice what a tool returned, ties go to the newest."""
+    from ..replay.terms import message_text, reply_terms  # the replay package imports compaction
+
+    score: dict[str, list[int]] = {}
+    for p, m in enumerate(messages):
+        weight = 1 if m.role == "tool" or m.tool_call_id is not None else 2
+        for t in reply_terms(message_text(m)):
+            entry = score.setdefault(t, [0, 0])
+            entry[0] += weight
+            entry[1] = p
+    return [t for t, _ in sorted(score.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))]
+
+
+def _term_lines(terms: Sequence[str]) -> list[str]:
+    return ["terms: " + ", ".join(_code(t) for t in terms[i:i + _TERMS_PER_LINE])
+            for i in range(0, len(terms), _TERMS_PER_LINE)]
+
+
 class OfflineSummarizer:
-    """Deterministic summaries built from the history alone (no key, no network)."""
+    """Deterministic summaries built from the history alone (no key, no network).
+
+    ``budget_tokens``: fill the summary up to this many tokens with the history's key terms (the
+    sections first); without it, the ``KEY_TERMS`` most reused are listed."""
 
     name = "offline"
+
+    def __init__(self, budget_tokens: int | None = None):
+        self.budget_tokens = budget_tokens
+
+    def _with_terms(self, sections: dict[str, list[str]], messages: Sequence[Message], order) -> str:
+        plain = render(sections, order)
+        present = set(_IDENTIFIER.findall(plain)) | set(_PATH.findall(plain))
+        terms = [t for t in key_terms(messages) if t not in present and f"`{t}`" not in plain]
+        key = "Critical Context" if "Critical Context" in order else "Context for Suffix"
+        if self.budget_tokens is None:
+            sections[key] = list(sections.get(key, [])) + _term_lines(terms[:KEY_TERMS])
+            return render(sections, order)
+        from ..tokens import get_counter
+
+        counter = get_counter()
+        if counter.count(plain) >= self.budget_tokens:
+            return plain
+        lines = _term_lines(terms)
+        lo, hi = 0, len(lines)  # the most term lines that fit the budget
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            trial = dict(sections)
+            trial[key] = list(sections.get(key, [])) + lines[:mid]
+            if counter.count(render(trial, order)) <= self.budget_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        sections[key] = list(sections.get(key, [])) + lines[:lo]
+        return render(sections, order)
 
     def summarize(self, task: SummaryTask) -> str:
         facts = _Facts(task.messages)
@@ -289,12 +392,12 @@ class OfflineSummarizer:
             request = [one_line(facts.requests[0], 600)] if facts.requests else []
             progress = facts.done() + [f"Failed: {b}" for b in facts.blocked] + [
                 f"Last said: {p}" for p in facts.last_plan[:3]]
-            return render({"Original Request": request,
-                           "Early Progress": _newest(progress, CAP["Early Progress"]),
-                           "Context for Suffix": _newest(facts.critical(), CAP["Context for Suffix"])},
-                          PREFIX_SECTIONS)
+            return self._with_terms({"Original Request": request,
+                                     "Early Progress": _newest(progress, CAP["Early Progress"]),
+                                     "Context for Suffix": _newest(facts.critical(), CAP["Context for Suffix"])},
+                                    task.messages, PREFIX_SECTIONS)
         if task.kind == "update" and task.previous_summary:
             sections = merge(_previous(task.previous_summary), _fresh(facts, later_only=True))
         else:
             sections = _fresh(facts, later_only=False)
-        return render(sections, SUMMARY_SECTIONS)
+        return self._with_terms(sections, task.messages, SUMMARY_SECTIONS)

@@ -20,17 +20,22 @@ from .bill import Bill, BilledRequest, bill
 from .cache import CACHE_MODELS, AnthropicCache, CacheModel, CacheUsage, OpenAICache
 from .calibration import Calibration, calibrate
 from .engine import Replay, replay
+from .ledger import CAUSES, LedgerEntry, ledger, ledger_of
+from .ledger_report import ledger_summary
 from .rows import RequestRow, StrategyRun
 from .scale import TokenScale
+from .recall import RecallReport, context_recall
+from .verdict import Verdict, verdict
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
 from .settings import DEFAULT_MODELS, ReplaySettings
 from .strategy import STRATEGIES, Event, ExtraCall, Step, Strategy, register_strategy, strategy_names
 
 __all__ = [
-    "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CacheModel", "CacheUsage", "Calibration",
-    "DEFAULT_MODELS", "Event",
-    "ExtraCall", "ModelPrice", "OpenAICache", "PriceTable", "Replay", "ReplaySettings", "Request", "RequestRow",
-    "STRATEGIES", "Step", "Strategy", "StrategyRun", "calibrate", "default_prices", "find_requests",
-    "bill", "load_prices", "register_strategy", "replay", "strategy_names", "TokenScale",
+    "AnthropicCache", "Bill", "bill", "BilledRequest", "CACHE_MODELS", "CacheModel", "CacheUsage", "calibrate",
+    "Calibration", "CAUSES", "context_recall", "DEFAULT_MODELS", "default_prices", "Event", "ExtraCall",
+    "find_requests", "ledger", "ledger_of", "ledger_summary", "LedgerEntry", "load_prices", "ModelPrice",
+    "OpenAICache", "PriceTable", "RecallReport", "register_strategy", "Replay", "replay", "ReplaySettings",
+    "Request", "RequestRow", "Step", "STRATEGIES", "Strategy", "strategy_names", "StrategyRun", "TokenScale",
+    "Verdict", "verdict",
 ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time as _time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import ConfigurationError
@@ -32,6 +33,7 @@ from ..model import MAIN_CHAIN, Message, Session
 from .facts import FactBook
 from .feed import PrunerFeed
 from .lanes import ChainLane, Lane, lenses
+from .ledger import LedgerEntry, ledger_of
 from .prices import ModelPrice, PriceTable, default_prices
 from .recording import ChainView, cache_models, default_price, prepare, window_of
 from .requests import Request, has_recorded_usage
@@ -112,6 +114,11 @@ class Replay:
         models = cache_models(self.settings)
         rows = [p for p in self.models.values() if not p.source.startswith("unpriced")] or [self.price]
         return "; ".join(dict.fromkeys(models[p.provider].describe(p) for p in rows))
+
+    @cached_property
+    def ledger(self) -> tuple[LedgerEntry, ...]:
+        """The cache ledger: one entry per recorded request (``pruner.replay.ledger``)."""
+        return ledger_of(self)
 
     def context(self, strategy: str, request: int) -> list[Message]:
         """The exact messages sent at ``request`` under ``strategy`` on that request's chain (placeholders
@@ -289,6 +296,7 @@ def _recall_collector(session: Session, requests: tuple[Request, ...]):
     """The context-recall collector (branch ``recall``), or None where that module is not there."""
     try:
         from .recall import RecallCollector
+        from .summary_quality import offline_same_length
     except ImportError:
         return None
-    return RecallCollector(session, requests)
+    return RecallCollector(session, requests, offline_budget=offline_same_length)

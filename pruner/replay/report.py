@@ -4,7 +4,7 @@
 >>> from pruner.replay.engine import replay
 >>> r = replay(generate("plain_chat", turns=10, seed=0), ["full", "truncate"])
 >>> summary_rows(r)[0]["strategy"], sorted(to_json(r))
-('full', ['calibration', 'ledger', 'meta', 'schema', 'strategies'])
+('full', ['calibration', 'ledger', 'meta', 'schema', 'strategies', 'verdict'])
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from .calibration import from_replay
 from .engine import Replay, RequestRow, money_label
 from .rows import ROW_FIELDS
+from .verdict import recall_json, verdict
 
 SCHEMA = "pruner.replay/2"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # transcript text must not drive the terminal
@@ -59,7 +60,7 @@ def meta(r: Replay) -> dict[str, Any]:
     }
 
 
-def to_json(r: Replay, *, ledger: Any = None) -> dict[str, Any]:
+def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None) -> dict[str, Any]:
     """Everything: meta, the calibration (when usage is recorded), per strategy its totals and every request.
 
     ``ledger``: the cache ledger's JSON (why each recorded miss happened; computed from these rows and
@@ -72,19 +73,19 @@ def to_json(r: Replay, *, ledger: Any = None) -> dict[str, Any]:
         "calibration": calibration.as_dict() if calibration else None,
         "ledger": ledger,
         "strategies": {name: {"summary": run.summary, "totals": run.totals,
-                              "requests": [_row_dict(name, row) for row in run.rows]}
+                              "requests": [_row_dict(name, row) for row in run.rows],
+                              **({"recall": recall_json(r, name)} if r.recall is not None else {})}
                        for name, run in r.runs.items()},
+        **({"verdict": verdict(r, **({} if min_recall is None else {"min_recall": min_recall})).as_dict()}
+           if r.recall is not None else {}),
     }
 
 
 def _ledger_json(r: Replay) -> Any:
-    """The hook for the cache ledger (branch ``ledger``): its JSON when the module exists, else None."""
-    try:
-        from . import ledger as ledger_module  # written by the ledger branch
-    except ImportError:
-        return None
-    to_json_hook = getattr(ledger_module, "ledger_json", None)
-    return to_json_hook(r) if to_json_hook is not None else None
+    """The cache ledger's JSON (``pruner.replay.ledger_report``): why each recorded miss happened."""
+    from .ledger_report import ledger_json
+
+    return ledger_json(r)
 
 
 #: One CSV column per row field (derived from ``RequestRow``), after the strategy's name.
@@ -113,7 +114,8 @@ def table(r: Replay) -> str:
     (an infeasible or not applicable strategy is listed, never ranked)."""
     facts = any(run.totals["facts_missing_max"] is not None for run in r.runs.values())
     head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "peak ctx",
-            "rejected", "prunes", "compactions"] + (["facts missing"] if facts else [])
+            "rejected", "prunes", "compactions"] + (["facts missing"] if facts else []) + (
+        ["recall"] if r.recall is not None else [])
     body, why = [], []
     for run in r.runs.values():
         t = run.totals
@@ -130,6 +132,8 @@ def table(r: Replay) -> str:
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
                        f"{t['facts_missing_max']} (at {t['requests_missing_facts']} requests)")
+        if r.recall is not None:
+            row.append(f"{100 * t['context_recall']:.1f} %")
         body.append(row)
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))

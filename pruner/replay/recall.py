@@ -1,0 +1,337 @@
+"""Context recall: the share of what the recorded replies used that a strategy's context still holds.
+
+**Definition.** At request k the model wrote a reply (the recorded assistant
+message: its text and its tool calls' argument values). Its *distinctive terms*
+are paths, identifiers, numbers and quoted literals (``pruner.replay.terms``
+says exactly which, and why). The *used terms* of request k are those that also
+occur in the context ``as_recorded`` sent at k (what the model really saw). A
+strategy's context at k *holds* a term when one of the messages it sends there
+holds it (placeholders and summaries count: they are sent). Its **context
+recall** is::
+
+    sum over k of |used(k) held by the strategy's context at k|  /  sum over k of |used(k)|
+
+so ``as_recorded`` has recall 1.0 by construction, and a strategy whose context
+is a superset of another's at every request never has less. A term the strategy
+lacks is a *loss*: it names the newest message of the recorded context that held
+it (the *source*) and the request at which the strategy's context stopped holding
+that message (``left_at``; None when it never sent it), so a person can check the
+measure one example at a time. Terms are not weighted by rarity: a term common in
+the session is rarely lost (some copy is still in the context), so it adds to the
+denominator and not to the losses; weighting would make the figure harder to check
+by hand without changing which strategy loses what.
+
+**Compaction quality.** For every compaction (a summary entering a context), the
+*candidates* of each later request until the next compaction are the reply's
+distinctive terms that the replaced history held (the messages that left the
+context then, and the previous summary) and that nothing else in the context
+holds; the summary's recall is the share of candidates the summary holds. The
+agent's own recorded summaries are scored the same way in the recording's
+context, beside the offline summariser's summary of the same history cut to the
+same number of tokens.
+
+**Limits.** It is a proxy: a term can reach a reply from elsewhere (the model's
+knowledge, the system prompt or tool definitions the transcript does not hold),
+and a model that lost a term may fetch it again. A loss means the strategy took
+away something the model went on to use, not that the reply would have failed.
+
+**Cost.** Each message's term set is computed once, content-addressed; each
+strategy's context is followed from what changed since its previous request;
+per request only the reply's used terms are looked up, through the postings of
+each term. ``replay`` computes it as it runs (``Replay.recall``);
+``context_recall(replay)`` works from the runs' snapshots otherwise.
+
+>>> from pruner.model import Message, Session
+>>> from pruner.replay import replay
+>>> s = Session.of([Message(id="u", role="user", content="Fix src/app.py: it raises KeyError_42"),
+...                 Message(id="a", role="assistant", content="Opening src/app.py for KeyError_42")])
+>>> r = replay(s, ["as_recorded", "full"])
+>>> r.runs["full"].totals["context_recall"], r.runs["full"].totals["used_terms"]
+(1.0, 2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from ..compaction.cut import context_window
+from ..model import Message, Session
+from .recall_context import SummaryRecall, _ChainIndex, _Holder, is_summary
+
+__all__ = ["Loss", "RecallCollector", "RecallReport", "StrategyRecall", "SummaryRecall", "context_recall",
+           "is_summary", "measures"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Replay
+    from .requests import Request
+
+#: Losses kept per request and strategy (the counts are always exact).
+LOSSES_PER_REQUEST = 50
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A used term a strategy's context lacked at one request, and where it was lost from."""
+
+    request: int
+    term: str
+    source: int | None  # position (in its chain's messages) of the newest recorded-context message holding it
+    source_id: str
+    left_at: int | None  # request at which the strategy stopped sending the source (None: never sent it)
+    placeholder: str | None = None  # what the strategy sent in the source's place (a tool result's placeholder)
+    chain: str = "main"  # whose messages ``source`` indexes (the main conversation or a subagent's)
+
+
+@dataclass(frozen=True)
+class StrategyRecall:
+    name: str
+    used: int
+    missing: int
+    per_request: tuple[int, ...]  # terms missing at each request
+    losses: tuple[Loss, ...]
+    compactions: tuple[SummaryRecall, ...] = ()
+    # Generated workloads: (request, fact key, missing from the context, recall < 1 at that request) for
+    # every fact a reply refers to with a REF: tag (the ground truth recall is validated against).
+    fact_checks: tuple[tuple[int, str, bool, bool, str], ...] = ()  # + what still held the key
+    by_chain: tuple[tuple[str, int, int], ...] = ()  # (chain, used terms, terms missing), main first
+
+    def chain_recall(self) -> dict[str, float]:
+        return {c: round(1 - m / u, 6) if u else 1.0 for c, u, m in self.by_chain}
+
+    @property
+    def recall(self) -> float:
+        return round(1 - self.missing / self.used, 6) if self.used else 1.0
+
+
+@dataclass(frozen=True)
+class RecallReport:
+    used_per_request: tuple[int, ...]
+    strategies: dict[str, StrategyRecall]
+    recorded_compactions: tuple[SummaryRecall, ...] = ()
+
+    def request_recall(self, strategy: str, request: int) -> float:
+        used = self.used_per_request[request]
+        return round(1 - self.strategies[strategy].per_request[request] / used, 4) if used else 1.0
+
+
+# -- the collector: fed by the replay as it runs, or from snapshots afterwards ----------------------------
+
+
+class RecallCollector:
+    """Follows the recording's context and each strategy's, request by request."""
+
+    def __init__(self, session: Session, requests: Sequence["Request"], *,
+                 offline_budget: Callable[[Sequence[Message], Message], tuple[str, int, int]] | None = None,
+                 facts: bool = True):
+        self.session = session
+        self.requests = requests
+        self._indices: dict[str, _ChainIndex] = {}
+        self._recorded: dict[str, tuple[_Holder, list]] = {}  # chain -> (holder, [context list, next position])
+        self._used: list[tuple[str, ...] | None] = [None] * len(requests)
+        self._holders: dict[tuple[str, str], _Holder] = {}
+        self._missing: dict[str, list[int]] = {}
+        self._losses: dict[str, list[Loss]] = {}
+        self._offline = offline_budget
+        self._facts = _reply_facts(session) if facts else None
+        self._fact_checks: dict[str, list[tuple[int, str, bool, bool, str]]] = {}
+        self._by_chain: dict[str, dict[str, list[int]]] = {}
+
+    # -- chains (requests of subagents live in their own chain's messages) -----------------------------
+
+    def _chain(self, req: "Request") -> str:
+        return getattr(req, "chain", None) or "main"
+
+    def _session_of(self, chain: str) -> Session:
+        if chain != "main":
+            for cid, sub in getattr(self.session, "chains", ()):
+                if cid == chain:
+                    return sub
+        return self.session
+
+    def index(self, chain: str) -> _ChainIndex:
+        ix = self._indices.get(chain)
+        if ix is None:
+            ix = self._indices[chain] = _ChainIndex(self._session_of(chain).messages)
+        return ix
+
+    # -- the recording ----------------------------------------------------------------------------------
+
+    def _recorded_at(self, req: "Request") -> _Holder:
+        """The recording's context at ``req`` (``as_recorded``: the conversation, following recorded
+        compactions), advanced from the previous request of the same chain."""
+        chain = self._chain(req)
+        entry = self._recorded.get(chain)
+        if entry is None:
+            entry = self._recorded[chain] = (_Holder(self.index(chain)), [[], 0])
+        holder, state = entry
+        context, done = state
+        msgs = holder.index.messages
+        if req.position > done:
+            new = msgs[done:req.position]
+            summaries = [m for m in new if is_summary(m)]
+            if summaries:
+                prefix = self._session_of(chain).with_messages(msgs[:req.position])
+                context = state[0] = [msgs[i] for i in context_window(prefix).context()]
+                holder.update(req.index, context, {})
+                if self._offline is not None:
+                    self._add_offline(holder, msgs, summaries[-1])
+            else:
+                was = len(context)
+                context.extend(new)
+                holder.update(req.index, context, {}, was)
+            state[1] = req.position
+        return holder
+
+    def _add_offline(self, holder: _Holder, msgs: Sequence[Message], summary: Message) -> None:
+        c = holder.open
+        if c is None or c.summary_key != id(summary):
+            return
+        replaced = [msgs[p] for p in sorted(c.replaced) if not is_summary(msgs[p])]
+        text, offline_tokens, summary_tokens = self._offline(replaced, summary)
+        c.offline_terms = holder.index.text_terms(text)
+        c.offline_tokens, c.summary_tokens = offline_tokens, summary_tokens
+
+    def used(self, req: "Request") -> tuple[str, ...]:
+        terms = self._used[req.index]
+        if terms is None:
+            holder = self._recorded_at(req)
+            reply = holder.index.replies.get(req.position, ())
+            terms = self._used[req.index] = tuple(t for t in reply if holder.held(t, req.position))
+            holder.score_summary(reply, req.position)
+        return terms
+
+    # -- strategies -------------------------------------------------------------------------------------
+
+    def observe(self, name: str, req: "Request", messages: Sequence[Message] | None,
+                substitutes: Mapping[str, str], changed_at: int | None = None, *,
+                changes: tuple[Sequence[Message], Sequence[Message]] | None = None) -> None:
+        """Strategy ``name``'s context at ``req``: ``messages`` as sent (``substitutes`` beside them), or
+        how it changed since its previous request (``changes``: the messages that left, that entered)."""
+        used = self.used(req)
+        chain = self._chain(req)
+        key = (name, chain)
+        holder = self._holders.get(key)
+        if holder is None:
+            holder = self._holders[key] = _Holder(self.index(chain))
+        if changes is not None:
+            holder.apply(req.index, changes[0], changes[1], substitutes)
+        else:
+            holder.update(req.index, messages, substitutes, changed_at)
+        missing = self._missing.setdefault(name, [])
+        position = req.position
+        lost = [t for t in used if not holder.held(t, position)]
+        missing.append(len(lost))
+        counts = self._by_chain.setdefault(name, {}).setdefault(chain, [0, 0])
+        counts[0] += len(used)
+        counts[1] += len(lost)
+        if lost:
+            recorded = self._recorded_at(req)
+            ix = holder.index
+            losses = self._losses.setdefault(name, [])
+            for t in lost[:LOSSES_PER_REQUEST]:
+                src = recorded.source(t, position)
+                placeholder = None
+                if src is not None:
+                    m = ix.messages[src]
+                    if m.tool_call_id is not None:
+                        placeholder = holder.subs.get(m.tool_call_id)
+                losses.append(Loss(req.index, t, src, ix.messages[src].id if src is not None else "",
+                                   holder.left.get(src) if src is not None else None, placeholder, chain))
+        if holder.open is not None:
+            holder.score_summary(holder.index.replies.get(position, ()), position)
+        if self._facts is not None and chain == "main":
+            self._check_facts(name, req, holder, bool(lost))
+
+    def _check_facts(self, name: str, req: "Request", holder: _Holder, lost: bool) -> None:
+        book, ids = self._facts
+        keys = ids.get(req.position)
+        if not keys:
+            return
+        index = holder.index
+        for key in keys:
+            carriers = book.current_carriers(key, req.position)
+            if carriers is None:
+                continue
+            pos = index.pos_of_id
+            kept = any(holder.sent[pos[c]] for c in carriers if c in pos)
+            if not kept:
+                sentences = [book.statements.get((c, key)) for c in carriers]
+                summaries = [e[0].content for e in holder.extras.values() if is_summary(e[0])]
+                kept = any(s and s in text for s in sentences for text in summaries)
+            why = "" if kept or lost else self._still_held_by(holder, key, req.position)
+            self._fact_checks.setdefault(name, []).append((req.index, key, not kept, lost, why))
+
+    @staticmethod
+    def _still_held_by(holder: _Holder, key: str, before: int) -> str:
+        """Why a missing fact showed no loss: what in the context still holds its key (the reply writes
+        the key, not the value): an older version's carrier, a summary, or a message referring to it."""
+        if holder.extra_terms.get(key):
+            return "summary"
+        kinds = set()
+        for p in holder.index.holders(key, before):
+            if holder.sent[p]:
+                m = holder.index.messages[p]
+                carries = (m.metadata or {}).get("carries", ())
+                kinds.add("older version" if any(str(c).startswith(f"fact:{key}@") for c in carries)
+                          else "summary" if is_summary(m) else "reference")
+        return next((k for k in ("older version", "summary", "reference") if k in kinds), "reference")
+
+    def observer(self, name: str) -> Callable[[Any, Any], None]:
+        """What the replay calls after each strategy step: ``observer(request, wire)``."""
+        def observe(req, wire) -> None:
+            if not wire.track_ids:
+                self.observe(name, req, wire.messages, wire.substitutes, wire.changed_at)
+                return
+            # The wire lists what left and entered since its last mark() (after every request).
+            self.observe(name, req, None, wire.substitutes, changes=(wire.left, wire.entered))
+        return observe
+
+    def report(self, names: Sequence[str]) -> RecallReport:
+        used = tuple(len(u) if u is not None else 0 for u in self._used)
+        total = sum(used)
+        strategies = {}
+        for name in names:
+            per = tuple(self._missing.get(name, ()))
+            comps = tuple(c for (n, _), h in sorted(self._holders.items()) if n == name for c in h.compactions())
+            chains = self._by_chain.get(name, {})
+            strategies[name] = StrategyRecall(name, total, sum(per), per, tuple(self._losses.get(name, ())), comps,
+                                              tuple(self._fact_checks.get(name, ())),
+                                              tuple((c, u, m) for c, (u, m) in chains.items()))
+        recorded = tuple(c for _, (h, _) in sorted(self._recorded.items()) for c in h.compactions())
+        return RecallReport(used, strategies, recorded)
+
+
+def _reply_facts(session: Session):
+    """Generated workloads: the fact book and, per reply position, the facts it refers to with a tag."""
+    from .facts import FactBook
+
+    book = FactBook.of(session)
+    if book is None:
+        return None
+    ids = {p: tuple(str(k) for k in (m.metadata or {}).get("uses", ()))
+           for p, m in enumerate(session.messages) if m.role == "assistant" and (m.metadata or {}).get("uses")}
+    return (book, ids) if ids else None
+
+
+def measures(s: StrategyRecall) -> dict[str, Any]:
+    """What ``StrategyRun.totals`` carries about recall."""
+    return {"context_recall": s.recall, "used_terms": s.used, "terms_missing": s.missing,
+            "context_recall_by_chain": {c: {"used_terms": u, "terms_missing": m, "context_recall": r}
+                                        for (c, u, m), r in zip(s.by_chain, s.chain_recall().values())},
+            "summary_recall": [c.as_dict() for c in s.compactions]}
+
+
+def context_recall(replay: "Replay") -> RecallReport:
+    """The replay's recall report: the one computed while it ran, else from its snapshots (or its contexts)."""
+    if getattr(replay, "recall", None) is not None:
+        return replay.recall
+    collector = RecallCollector(replay.session, replay.requests)
+    for req in replay.requests:
+        for name, run in replay.runs.items():
+            if run.snapshots is not None:
+                messages, subs = run.snapshots[req.index]
+            else:
+                messages, subs = replay.context(name, req.index), {}
+            collector.observe(name, req, messages, subs)
+    return collector.report(list(replay.runs))

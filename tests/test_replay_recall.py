@@ -1,0 +1,263 @@
+"""Context recall (issue 20): what each strategy's context lacks of what the recorded replies used.
+
+The expected figures are computed here the test's own way: from the exact contexts the replay
+says it sent (``Replay.context``), text searched term by term, never from the collector's counts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, strategies as st
+
+from pruner.bench.workloads import generate
+from pruner.model import Message, Session, ToolCall
+from pruner.replay import ReplaySettings, replay, verdict
+from pruner.replay.recall import RecallCollector, context_recall
+from pruner.replay.requests import find_requests
+from pruner.replay.terms import context_terms, distinctive, message_text, reply_terms
+from pruner.replay.verdict import reason
+
+SMALL = ReplaySettings(context_window=12_000, reserve_tokens=3_000, keep_recent_tokens=3_000, clear_trigger=6_000)
+
+
+def _words(text: str) -> set[str]:
+    """The test's own reading of a text: whitespace- and punctuation-separated words."""
+    return {w.rstrip(".") for w in re.split(r"[\s,;:()\[\]{}\"'`]+", text)} - {""}
+
+
+def _hand_session() -> Session:
+    """A tool session whose last reply uses a term only an old tool result held."""
+    filler = " ".join(f"word{i % 7}" for i in range(1600))  # about 3,000 tokens of plain text
+    msgs = [Message(id="s", role="system", content="You are a coding agent.")]
+    for k in range(6):
+        msgs += [Message(id=f"u{k}", role="user", content=f"Step {k}: look at module_{k}.py please"),
+                 Message(id=f"a{k}", role="assistant", content="",
+                         tool_calls=(ToolCall(id=f"c{k}", name="read", arguments={"path": f"module_{k}.py"}),)),
+                 Message(id=f"t{k}", role="tool", tool_call_id=f"c{k}", tool_name="read",
+                         content=f"def handler_{k}():\n    return SECRET_{k}\n{filler}"),
+                 Message(id=f"r{k}", role="assistant",
+                         content=f"module_{k}.py defines handler_{k} returning SECRET_{k}"
+                                 + ("; earlier: SECRET_0." if k == 5 else "."))]
+    return Session.of(msgs, name="hand")
+
+
+def _expected(r, name: str) -> tuple[int, int]:
+    """(used terms, terms missing) summed over requests, by the definition, from the exact contexts."""
+    used = missing = 0
+    for req in r.requests:
+        reply = r.session.messages[req.position]
+        wanted = {w for w in _words(message_text(reply)) if re.fullmatch(r"\w+(\.py)?", w) and ("_" in w)}
+        recorded = set().union(*(_words(message_text(m)) for m in r.context("as_recorded", req.index)))
+        sent = set().union(*(_words(message_text(m)) for m in r.context(name, req.index)))
+        u = wanted & recorded
+        used += len(u)
+        missing += len(u - sent)
+    return used, missing
+
+
+def test_hand_built_session_recall_is_the_share_of_used_terms_the_context_holds():
+    r = replay(_hand_session(), ["as_recorded", "full", "truncate", "clear_tool_uses", "compact"], settings=SMALL,
+               snapshots=True)
+    truncations = r.runs["truncate"].totals["truncations"]
+    assert truncations > 0  # the window forces the old results out
+    for name in r.runs:
+        used, missing = _expected(r, name)
+        t = r.runs[name].totals
+        assert (t["used_terms"], t["terms_missing"]) == (used, missing), name
+        assert t["context_recall"] == pytest.approx(1 - missing / used, abs=1e-6)
+    assert r.runs["as_recorded"].totals["context_recall"] == 1.0
+    assert r.runs["truncate"].totals["terms_missing"] > 0
+
+
+def test_a_truncated_term_names_its_source_and_the_request_that_dropped_it():
+    r = replay(_hand_session(), ["as_recorded", "truncate"], settings=SMALL, snapshots=True)
+    losses = r.recall.strategies["truncate"].losses
+    assert losses
+    for loss in losses:
+        src = r.session.messages[loss.source]
+        assert loss.term in message_text(src)
+        # the source is in the recorded context and not in truncate's, at that request
+        assert src.id in ids_at(r, "as_recorded", loss.request) and src.id not in ids_at(r, "truncate", loss.request)
+        assert loss.left_at is not None and 0 < loss.left_at <= loss.request
+        # it was sent at the request before it left, and not at the one where it left
+        assert src.id in ids_at(r, "truncate", loss.left_at - 1) and src.id not in ids_at(r, "truncate", loss.left_at)
+        assert reason(r, "truncate", loss) == f"truncated at request {loss.left_at}"
+
+
+def ids_at(r, name, k):
+    return {m.id for m in r.context(name, k)}
+
+
+@pytest.mark.parametrize("workload", ["tool_agent", "rag_assistant", "plain_chat"])
+def test_incremental_recall_equals_recomputing_every_context(workload):
+    """The collector follows contexts from their changes; recomputing each from scratch agrees."""
+    r = replay(generate(workload, turns=60, seed=1), settings=SMALL, snapshots=True)
+    for name, run in r.runs.items():
+        used = missing = 0
+        for req in r.requests:
+            reply = reply_terms(message_text(r.session.messages[req.position]))
+            held = lambda n: set().union(*(context_terms(message_text(m)) for m in r.context(n, req.index)))  # noqa
+            u = reply & held("as_recorded")
+            used += len(u)
+            missing += len(u - held(name))
+        assert (run.totals["used_terms"], run.totals["terms_missing"]) == (used, missing), name
+
+
+def test_recall_from_snapshots_equals_recall_measured_while_running():
+    s = generate("tool_agent", turns=50, seed=2)
+    live = replay(s, settings=SMALL, snapshots=True)
+    after = replay(s, settings=SMALL, snapshots=True, recall=False)
+    assert after.recall is None
+    report = context_recall(after)
+    for name in live.runs:
+        assert report.strategies[name].missing == live.recall.strategies[name].missing
+        assert report.strategies[name].per_request == live.recall.strategies[name].per_request
+
+
+def test_term_extraction_keeps_identifiers_paths_numbers_and_quoted_words():
+    text = 'Run `pytest` on tests/test_x.py; fooBar hit 404 and 12 "connection refused" in update'
+    assert reply_terms(text) == {"pytest", "tests/test_x.py", "fooBar", "404", "connection", "refused"}
+    assert not distinctive("update") and not distinctive("Session") and not distinctive("12")
+    assert {"test_x.py", "tests/test_x.py"} <= context_terms("see /work/tests/test_x.py:3")
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+_VOCAB = ["alpha_1", "beta_2", "src/a.py", "Gamma", "delta", "9001", "x.y.z"]
+
+
+@st.composite
+def _sessions_and_contexts(draw):
+    n = draw(st.integers(2, 12))
+    msgs = []
+    for i in range(n):
+        role = draw(st.sampled_from(["user", "assistant", "tool" if i else "user"]))
+        words = draw(st.lists(st.sampled_from(_VOCAB), max_size=5))
+        if role == "tool":
+            role = "user"
+        msgs.append(Message(id=f"m{i}", role=role, content=" ".join(words)))
+    session = Session.of(msgs)
+    requests = find_requests(session)
+    big, small = [], []
+    for req in requests:
+        before = session.messages[:req.position]
+        keep_a = draw(st.lists(st.booleans(), min_size=len(before), max_size=len(before)))
+        keep_b = draw(st.lists(st.booleans(), min_size=len(before), max_size=len(before)))
+        a = [m for m, k in zip(before, keep_a) if k]
+        b = [m for m, ka, kb in zip(before, keep_a, keep_b) if ka and kb]  # a subset of a
+        big.append(a)
+        small.append(b)
+    return session, requests, big, small
+
+
+@given(_sessions_and_contexts())
+def test_recall_is_a_share_is_one_for_the_recording_and_grows_with_the_context(case):
+    session, requests, big, small = case
+    c = RecallCollector(session, requests)
+    for req, a, b in zip(requests, big, small):
+        c.observe("recorded", req, list(session.messages[:req.position]), {})
+        c.observe("big", req, a, {})
+        c.observe("small", req, b, {})
+    report = c.report(["recorded", "big", "small"])
+    rec, big_r, small_r = (report.strategies[n].recall for n in ("recorded", "big", "small"))
+    assert rec == 1.0
+    assert 0.0 <= small_r <= big_r <= 1.0
+    for k in range(len(requests)):
+        assert report.strategies["small"].per_request[k] >= report.strategies["big"].per_request[k]
+
+
+# -- the verdict ---------------------------------------------------------------------------------------
+
+
+def test_verdict_names_the_cheapest_strategy_above_the_bar_and_never_an_infeasible_one():
+    s = generate("tool_agent", turns=40, seed=0)
+    r = replay(s, settings=ReplaySettings(context_window=9_000, reserve_tokens=2_000, keep_recent_tokens=2_000,
+                                          clear_trigger=5_000))
+    totals = {n: run.totals for n, run in r.runs.items()}
+    ok = {n: t for n, t in totals.items() if n != "as_recorded" and not t["rejected"]}
+    for bar in (0.0, 0.9, 0.99, 1.0):
+        v = verdict(r, min_recall=bar)
+        keeping = {n: t for n, t in ok.items() if t["context_recall"] >= bar}
+        if keeping:
+            cheapest = min(t["dollars"] for t in keeping.values())
+            assert v.best in keeping and totals[v.best]["dollars"] == cheapest
+            assert f"{v.best}, $" in v.sentence and "recall" in v.sentence
+        else:
+            assert v.best is None and "None reaches" in v.sentence
+        assert v.best is None or not totals[v.best]["rejected"]
+    assert any(t["rejected"] for t in totals.values())  # the case is real: something is over the window
+
+
+def test_cli_prints_recall_per_strategy_and_ends_with_the_verdict(tmp_path):
+    sample = "sample_sessions/workload-tool_agent-50.jsonl"
+    out_json = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", sample, "--min-recall", "95%", "--json",
+                        str(out_json)], capture_output=True, text=True, check=True)
+    lines = p.stdout.strip().splitlines()
+    assert "recall" in next(ln for ln in lines if ln.startswith("strategy"))
+    assert lines[-1].startswith("Recorded: $") and "≥ 95 %" in lines[-1]
+    data = json.loads(out_json.read_text())
+    for block in data["strategies"].values():
+        t = block["totals"]
+        assert 0 <= t["context_recall"] <= 1 and t["used_terms"] >= t["terms_missing"] >= 0
+        assert block["recall"]["terms_missing"] == sum(x["missing"] for x in block["recall"]["requests"])
+    assert data["strategies"]["as_recorded"]["totals"]["context_recall"] == 1.0
+    assert data["verdict"]["sentence"] == lines[-1]
+    bad = subprocess.run([sys.executable, "-m", "pruner", "replay", sample, "--min-recall", "1.5"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--min-recall" in bad.stderr
+
+
+def test_claude_code_recorded_compaction_is_followed(real_data):
+    """The recording's context after Claude Code's compaction holds the summary, not the history: full
+    (everything) keeps every used term; compaction loses some."""
+    from pruner import load_session
+
+    s = load_session(real_data / "claude-code" / "codemie-session-624a4a58.jsonl")
+    r = replay(s, ["as_recorded", "full", "compact"])
+    assert r.runs["full"].totals["context_recall"] == 1.0
+    assert r.runs["as_recorded"].totals["context_recall"] == 1.0
+    assert r.recall.recorded_compactions and r.recall.recorded_compactions[0].candidates > 0
+
+
+def test_fact_checks_match_the_contexts_and_the_per_request_recall():
+    """On a generated workload: a reply's tagged fact is missing exactly when no carrier of its latest
+    version is sent (and no summary quotes it), and 'recall < 1 there' is the request's own recall."""
+    s = generate("tool_agent", turns=120, seed=0)
+    tiny = ReplaySettings(context_window=6_000, reserve_tokens=1_500, keep_recent_tokens=1_500, clear_trigger=3_000)
+    r = replay(s, ["full", "truncate", "clear_tool_uses"], settings=tiny, snapshots=True)
+    checked = missing_seen = 0
+    for name in r.runs:
+        sr = r.recall.strategies[name]
+        for request, key, missing, lost, _why in sr.fact_checks:
+            pos = r.requests[request].position
+            carriers = [m for m in s.messages[:pos]
+                        if f"fact:{key}@" in " ".join((m.metadata or {}).get("carries", ()))]
+            latest = max(int(str(x).rpartition("@")[2]) for m in carriers for x in m.metadata["carries"]
+                         if str(x).startswith(f"fact:{key}@"))
+            latest_ids = {m.id for m in carriers if f"fact:{key}@{latest}" in m.metadata["carries"]}
+            sent = {m.id for m in r.context(name, request)}
+            assert missing == (not latest_ids & sent) or any(m.role == "summary" for m in r.context(name, request))
+            assert lost == (sr.per_request[request] > 0)
+            checked += 1
+            missing_seen += missing
+    assert checked > 0 and missing_seen > 0  # the window makes some replies' facts go missing
+
+
+def test_verdict_never_names_a_strategy_that_could_not_have_run(samples):
+    """clear_tool_uses is an Anthropic API feature: on an OpenAI session it is not applicable, and the
+    verdict says so instead of ranking it (however cheap its dollars)."""
+    from pruner import load_session
+
+    r = replay(load_session(samples / "codex_rollout.jsonl"))
+    t = r.runs["clear_tool_uses"].totals
+    assert t["applicable"] is False
+    for bar in (0.0, 0.99, 1.0):
+        v = verdict(r, min_recall=bar)
+        assert v.best != "clear_tool_uses" and v.closest != "clear_tool_uses"
+        assert "Not applicable (another provider's API feature): clear_tool_uses." in v.sentence
