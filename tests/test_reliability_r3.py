@@ -1,287 +1,30 @@
-"""Regression tests for issue 23 (reliability round 3), one or more per defect of this branch, each
-named ``test_defect_r3_NN_...`` after the defect it pins. Each failed on main before its fix (the
-module docstring of the final report, and the branch's STATUS line, list which were run there).
+"""Regression tests for issue 23 (reliability round 3), the CLI, summariser and replay side: defects 2,
+7, 9, 10, 11, 14, 18, 21, each named ``test_defect_r3_NN_...``, and the two findings of the replay fuzz
+suite (tests/test_fuzz_replay.py). The batch and Corpus side (defects 1, 3, 8, 12, 13, 15, 16, 17) is in
+tests/test_reliability_r3_batch.py and tests/test_batch_concurrency.py. Defects 4, 19, 20 (money engine)
+and 5, 6, 22, 23, 24 (importers) are tested in their own branches.
 
-Defects 4, 19, 20 (money engine) and 5, 6, 22, 23, 24 (importers) are tested in their own branches.
-The two-process batch tests (a second batch refused, a killed batch's lock taken over) are in
-tests/test_batch_concurrency.py.
+Run against the old main (f2633c4, a scratch worktree): every test here failed there except
+``test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_context`` (a guard that the
+linear bookkeeping equals the old rescan, so it passes on both) and
+``test_defect_r3_02_replay_refuses_to_overwrite_its_input`` (a guard: the old writer refused too; it
+failed only on its wording, which now names ``--json``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from pruner.batch import BatchSettings, Folder, expand_inputs, run_batch
-from pruner.batch.worker import Partition, process_file, run_partition
-from pruner.cli import main
-from pruner.errors import ConfigurationError, PrunerError
-from pruner.replay import ReplaySettings
+from pruner.errors import ConfigurationError
 from tests.conftest import SAMPLES
+from tests.support.r3 import finishes, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 NATIVE = SAMPLES / "native_demo.jsonl"
-
-
-def _run(args, capsys) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _fifo(path: Path) -> Path:
-    if not hasattr(os, "mkfifo"):
-        pytest.skip("no named pipes on this system")
-    os.mkfifo(path)
-    return path
-
-
-def _finishes(target, seconds: float, unblock: Path | None = None):
-    """``target()``'s result if it returns within ``seconds``; fails the test otherwise. A call blocked
-    opening the pipe ``unblock`` is released afterwards (by opening its other end) so no thread is left."""
-    box: dict = {}
-
-    def work():
-        try:
-            box["value"] = target()
-        except BaseException as exc:  # re-raised in the test's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        if unblock is not None:
-            fd = os.open(unblock, os.O_RDWR)  # a writer: the blocked open returns, then reads EOF
-            os.close(fd)
-            thread.join(10)
-        pytest.fail(f"still running after {seconds} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _dead_process() -> tuple[int, float]:
-    """The pid and start time of a process that has ended (started and reaped here)."""
-    import psutil
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
-    started = psutil.Process(proc.pid).create_time()
-    proc.wait()
-    return proc.pid, started
-
-
-def _write_lock(out: Path, *, pid: int, started: float, host: str | None = None) -> None:
-    import socket
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "_pruner_batch.lock").write_text(json.dumps({"pid": pid, "started": started,
-                                                        "host": host or socket.gethostname(), "token": "old"}))
-
-
-# --- 1: a second batch on the same folder destroyed the running one's files ------------------------------
-
-def test_defect_r3_01_a_second_batch_is_refused_naming_the_running_one_and_touches_nothing(tmp_path):
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    import psutil
-    me = psutil.Process(os.getpid())
-    _write_lock(out, pid=me.pid, started=me.create_time())  # a live holder: this very process
-    in_flight = [out / "decisions" / ".part-live.parquet.0123abcd.tmp", out / "decisions" / "part-live.parquet"]
-    for path in in_flight:
-        path.write_bytes(b"being written by the running batch")
-    with pytest.raises(ConfigurationError, match=rf"another batch is running on this folder \(process {me.pid} "):
-        run_batch([str(NATIVE), str(SAMPLES / "openai_chat.json")], out, workers=1)
-    assert all(p.read_bytes() == b"being written by the running batch" for p in in_flight)
-    assert json.loads((out / "_pruner_batch.lock").read_text())["pid"] == me.pid  # not released by the refused run
-
-
-def test_defect_r3_01_the_cli_refuses_with_one_line_and_exit_2(tmp_path, capsys):
-    out = tmp_path / "out"
-    import psutil
-    me = psutil.Process(os.getpid())
-    _write_lock(out, pid=me.pid, started=me.create_time())
-    code, _, err = _run(["batch", NATIVE, "--out", out], capsys)
-    assert code == 2 and err.count("\n") == 1
-    assert f"another batch is running on this folder (process {me.pid} on " in err
-
-
-def test_defect_r3_01_a_lock_whose_process_is_gone_is_taken_over_and_released(tmp_path):
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    pid, started = _dead_process()
-    _write_lock(out, pid=pid, started=started)
-    leftover = out / "decisions" / "part-killed.parquet"  # the killed run's uncommitted partition
-    leftover.write_bytes(b"x")
-    summary = run_batch([str(NATIVE), str(SAMPLES / "openai_chat.json")], out, workers=1)
-    assert summary.took_over.startswith(f"process {pid} on ") and summary.files == 1 and summary.skipped == 1
-    assert not leftover.exists() and not (out / "_pruner_batch.lock").exists()
-    manifest = json.loads((out / "_pruner_batch.json").read_text())
-    assert manifest["last_run"]["took_over"] == summary.took_over
-
-
-def test_defect_r3_01_a_reused_pid_with_another_start_time_is_a_stale_lock(tmp_path):
-    """The pid alone is not enough: this process's pid with a start time an hour earlier is another process."""
-    out = tmp_path / "out"
-    import psutil
-    me = psutil.Process(os.getpid())
-    _write_lock(out, pid=me.pid, started=me.create_time() - 3600)
-    summary = run_batch([str(NATIVE)], out, workers=1)
-    assert summary.took_over.startswith(f"process {me.pid} ") and summary.files == 1
-
-
-def test_defect_r3_01_a_lock_from_another_host_is_refused_not_guessed(tmp_path):
-    out = tmp_path / "out"
-    _write_lock(out, pid=1, started=0.0, host="some-other-host.invalid")
-    with pytest.raises(ConfigurationError, match="another host"):
-        run_batch([str(NATIVE)], out, workers=1)
-
-
-def test_defect_r3_01_racing_manifest_writers_always_leave_valid_json(tmp_path):
-    """Two writers of the manifest (as two runs were) never fail a rename nor leave half a file."""
-    out = tmp_path / "out"
-    folder = Folder(str(out))
-    settings = BatchSettings()
-    folder.prepare(settings)
-    errors: list[BaseException] = []
-
-    def writer(n: int):
-        try:
-            for i in range(150):
-                folder.write_manifest(settings, {"writer": n, "i": i, "pad": "x" * 2000})
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
-    for t in threads:
-        t.start()
-    readings = 0
-    while any(t.is_alive() for t in threads):
-        body = json.loads((out / "_pruner_batch.json").read_text())  # never half a file
-        assert body["last_run"] == {} or body["last_run"]["pad"] == "x" * 2000
-        readings += 1
-    for t in threads:
-        t.join()
-    assert errors == [] and readings > 0
-    assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
-
-
-def test_defect_r3_01_a_task_of_a_run_that_lost_the_folder_commits_nothing(tmp_path):
-    out = tmp_path / "out"
-    from pruner.batch.lock import acquire, release
-    Folder(str(out)).prepare(BatchSettings())
-    lock = acquire(str(out))
-    try:
-        stale = Partition(key="k1", out=str(out), files=(str(NATIVE),), settings=BatchSettings(),
-                          lock_token="a-run-that-was-stopped")
-        with pytest.raises(PrunerError, match="no longer holds the folder"):
-            run_partition(stale)
-        assert not list((out / "sessions").iterdir()) and not list((out / "decisions").iterdir())
-        live = Partition(key="k1", out=str(out), files=(str(NATIVE),), settings=BatchSettings(),
-                         lock_token=lock.holder.token)
-        run_partition(live)
-        assert len(pd.read_parquet(out / "sessions")) == 1
-    finally:
-        release(str(out), lock.holder)
-
-
-# --- 3: the manifest's fixed temporary name followed a planted link -----------------------------------
-
-def test_defect_r3_03_a_link_planted_at_the_manifests_temporary_name_is_not_followed(tmp_path):
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious")
-    os.symlink(victim, out / "._pruner_batch.json.tmp")
-    run_batch([str(NATIVE)], out, workers=1)
-    assert victim.read_text() == "precious"
-    assert json.loads((out / "_pruner_batch.json").read_text())["pruner_batch"] == 1
-
-
-def test_defect_r3_03_a_manifest_that_is_a_link_is_refused_and_never_written_through(tmp_path):
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    victim = tmp_path / "victim.json"
-    victim.write_text((out / "_pruner_batch.json").read_text())
-    before = victim.read_text()
-    (out / "_pruner_batch.json").unlink()
-    os.symlink(victim, out / "_pruner_batch.json")
-    with pytest.raises(ConfigurationError, match="symbolic link"):
-        run_batch([str(NATIVE)], out, workers=1)
-    Folder(str(out)).write_manifest(BatchSettings(), {"x": 1})  # replaces the link, not its target
-    assert victim.read_text() == before and not os.path.islink(out / "_pruner_batch.json")
-
-
-# --- 8: a listed file replaced by a pipe hung the worker ------------------------------------------------
-
-def test_defect_r3_08_a_file_that_became_a_pipe_is_an_error_row_not_a_hang(tmp_path):
-    fifo = _fifo(tmp_path / "x.jsonl")
-    rows = _finishes(lambda: process_file(str(fifo), BatchSettings(), "k"), 20, unblock=fifo)
-    assert len(rows) == 1 and "named pipe (FIFO)" in rows[0]["error"] and str(fifo) in rows[0]["error"]
-
-
-def test_defect_r3_08_a_done_file_replaced_by_a_pipe_is_not_waited_on_when_rerun(tmp_path):
-    from pruner.batch.run import _digest
-    fifo = _fifo(tmp_path / "x.jsonl")
-    assert _finishes(lambda: _digest(str(fifo)), 20, unblock=fifo) is None
-
-
-# --- 13: a batch replay with an unknown model ran the whole batch for $0 ----------------------------------
-
-def test_defect_r3_13_an_unknown_replay_model_is_refused_before_any_work(tmp_path, capsys):
-    with pytest.raises(ConfigurationError, match="no prices for model 'nonexistent'"):
-        BatchSettings(replay=("full",), replay_settings=ReplaySettings(model="nonexistent"))
-    out = tmp_path / "out"
-    start = time.monotonic()
-    code, out_text, err = _run(["batch", NATIVE, "--out", out, "--replay", "full", "--model", "nonexistent"], capsys)
-    assert code == 2 and "no prices for model 'nonexistent'" in err and err.count("\n") == 1
-    assert out_text == "" and not out.exists()  # no folder, no cluster
-    assert time.monotonic() - start < 30
-
-
-# --- 16: the batch folder read its own manifest as an input ----------------------------------------------
-
-def test_defect_r3_16_the_batch_folders_own_files_are_never_inputs(tmp_path, capsys):
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    assert expand_inputs([str(out)], exclude=str(out)).files == ()
-    assert expand_inputs([str(out / "*")], exclude=str(out)).files == ()
-    code, text, _ = _run(["batch", out, "--out", out], capsys)
-    assert code == 0 and "0 processed now" in text and "failed:" not in text
-    sessions = pd.read_parquet(out / "sessions")
-    assert list(sessions["source"]) == [str(NATIVE)] and sessions["error"].isna().all()
-
-
-def test_defect_r3_16_a_file_of_the_batch_folder_named_directly_is_refused(tmp_path):
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    with pytest.raises(ConfigurationError, match="belongs to the batch folder"):
-        expand_inputs([str(out / "_pruner_batch.json")], exclude=str(out))
-
-
-# --- 17: a pipe named directly was "no such file"; one in a folder vanished without a count -------------------
-
-def test_defect_r3_17_a_pipe_named_directly_is_named_for_what_it_is(tmp_path):
-    fifo = _fifo(tmp_path / "p.jsonl")
-    with pytest.raises(ConfigurationError, match=r"p\.jsonl: this is a named pipe \(FIFO\), not a file"):
-        expand_inputs([str(fifo)])
-
-
-def test_defect_r3_17_a_pipe_inside_an_input_folder_is_counted_as_passed_over(tmp_path, capsys):
-    (tmp_path / "logs").mkdir()
-    (tmp_path / "logs" / "a.jsonl").write_bytes(NATIVE.read_bytes())
-    _fifo(tmp_path / "logs" / "b.jsonl")
-    found = expand_inputs([str(tmp_path / "logs")])
-    assert [Path(f.path).name for f in found.files] == ["a.jsonl"] and found.passed_over == 1
-    assert expand_inputs([str(tmp_path / "logs" / "*.jsonl")]).passed_over == 1
-    code, text, _ = _run(["batch", tmp_path / "logs", "--out", tmp_path / "out"], capsys)
-    assert code == 0 and "not read: 1 files" in text and "pipes" in text
 
 
 # --- 2: replay --json/--csv replaced the target path itself -------------------------------------------------
@@ -295,7 +38,7 @@ def test_defect_r3_02_replay_outputs_follow_a_link_and_keep_the_mode(tmp_path, c
     report = tmp_path / "report.json"
     report.write_text("{}")
     report.chmod(0o640)
-    code, _, err = _run(["replay", NATIVE, "--csv", link, "--json", report, "--strategies", "full"], capsys)
+    code, _, err = run_cli(["replay", NATIVE, "--csv", link, "--json", report, "--strategies", "full"], capsys)
     assert code == 0, err
     assert os.path.islink(link) and real.read_text().startswith("strategy,request,")
     assert (real.stat().st_mode & 0o777, report.stat().st_mode & 0o777) == (0o644, 0o640)
@@ -310,7 +53,7 @@ def test_defect_r3_02_a_device_target_is_never_replaced(tmp_path, capsys):
         os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))  # /dev/full's numbers
     except (PermissionError, AttributeError, OSError):
         pytest.skip("cannot make a device node here (needs root)")
-    code, _, err = _run(["replay", NATIVE, "--csv", device, "--strategies", "full"], capsys)
+    code, _, err = run_cli(["replay", NATIVE, "--csv", device, "--strategies", "full"], capsys)
     assert stat.S_ISCHR(os.lstat(device).st_mode)
     assert code == 2 and "No space left on device" in err and err.count("\n") == 1
 
@@ -318,7 +61,7 @@ def test_defect_r3_02_a_device_target_is_never_replaced(tmp_path, capsys):
 def test_defect_r3_02_replay_refuses_to_overwrite_its_input(tmp_path, capsys):
     copy = tmp_path / "in.jsonl"
     copy.write_bytes(NATIVE.read_bytes())
-    code, _, err = _run(["replay", copy, "--json", copy, "--strategies", "full"], capsys)
+    code, _, err = run_cli(["replay", copy, "--json", copy, "--strategies", "full"], capsys)
     assert code == 2 and "refusing to overwrite the input file; choose another --json" in err
     assert copy.read_bytes() == NATIVE.read_bytes()
 
@@ -328,7 +71,7 @@ def test_defect_r3_02_replay_refuses_to_overwrite_its_input(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [["inspect", "{dir}"], ["prune", "{dir}"], ["replay", "{dir}"],
                                   ["compact", "{dir}"], ["replay", str(NATIVE), "--prices", "{dir}"]])
 def test_defect_r3_07_a_folder_as_input_is_one_line_saying_so(argv, tmp_path, capsys):
-    code, _, err = _run([a.replace("{dir}", str(tmp_path)) for a in argv], capsys)
+    code, _, err = run_cli([a.replace("{dir}", str(tmp_path)) for a in argv], capsys)
     assert code == 2 and err.count("\n") == 1
     assert f"{tmp_path}: this is a folder, not a file; give the path of a" in err
 
@@ -352,7 +95,7 @@ def test_defect_r3_14_replay_json_escapes_separators_and_c1_controls(tmp_path, c
     source = tmp_path / "odd.jsonl"
     source.write_text("\n".join([json.dumps(header, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8")
     report = tmp_path / "r.json"
-    code, _, err = _run(["replay", source, "--json", report, "--strategies", "full"], capsys)
+    code, _, err = run_cli(["replay", source, "--json", report, "--strategies", "full"], capsys)
     assert code == 0, err
     raw = report.read_text(encoding="utf-8")
     assert not {"\u2028", "\u2029", "\x9b"} & set(raw)
@@ -375,7 +118,7 @@ def _compact_task():
 def test_defect_r3_18_a_short_key_is_redacted_too(key, openai_server, monkeypatch, capsys, tmp_path):
     server = openai_server("server_error")  # its error text quotes the key back
     monkeypatch.setenv("PRUNER_TEST_KEY", key)
-    code, out, err = _run(["compact", NATIVE, "--summarizer", "openai", "--base-url", server.url,
+    code, out, err = run_cli(["compact", NATIVE, "--summarizer", "openai", "--base-url", server.url,
                            "--api-key-env", "PRUNER_TEST_KEY", "--max-retries", "0", "--timeout", "5",
                            "--keep-recent-tokens", "40", "--force", "-o", tmp_path / "o.jsonl"], capsys)
     assert code == 2 and "server error (HTTP 500)" in err and "[redacted]" in err
@@ -438,7 +181,7 @@ def test_defect_r3_09_the_timeout_bounds_the_whole_request_not_each_read():
                 compact(session, settings, summarizer, force=True)
             return info.value
 
-        error = _finishes(call, 40)
+        error = finishes(call, 40)
         elapsed = time.monotonic() - start
     finally:
         server.close()
@@ -484,82 +227,104 @@ def test_defect_r3_10_an_answer_the_server_counts_over_the_bound_is_refused(open
 def test_defect_r3_21_the_ambiguous_format_advice_is_given_once(tmp_path, capsys):
     source = tmp_path / "a.json"
     source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
-    code, _, err = _run(["inspect", source], capsys)
+    code, _, err = run_cli(["inspect", source], capsys)
     assert code == 2 and "ambiguous format" in err
     assert err.count("choose the format") == 1 and "choose the format with --format NAME" in err
 
 
-# --- 12 / 15: the Corpus page ---------------------------------------------------------------------------------------
+# --- 11: cache_aware_prune grew faster than the session -------------------------------------------------------------
 
-def _six_runs(tmp_path: Path) -> Path:
-    """Six runX/session.jsonl files with different content (different lengths: different reductions)."""
+def _paced(turns: int, gap: float):
+    """A seeded tool_agent session; with ``gap``, its messages that many seconds apart (a cold cache)."""
+    import dataclasses
     from pruner.bench.workloads import generate
-    from pruner.formats.export import dumps
-    for n in range(6):
-        (tmp_path / f"run{n}").mkdir()
-        (tmp_path / f"run{n}" / "session.jsonl").write_text(
-            dumps(generate("tool_agent", turns=4 + 6 * n, seed=n), to="native"), encoding="utf-8")
-    out = tmp_path / "out"
-    run_batch([str(tmp_path / f"run{n}") for n in range(6)], out, workers=1)
-    return out
+    s = generate("tool_agent", turns=turns, seed=1)
+    if gap:
+        s = dataclasses.replace(s, messages=tuple(
+            dataclasses.replace(m, metadata={**m.metadata, "timestamp": 1.7e9 + gap * i})
+            for i, m in enumerate(s.messages)))
+    return s
 
 
-def test_defect_r3_12_sessions_of_files_with_one_name_stay_apart_in_gain_most_and_least(tmp_path):
-    from dashboard import corpus_charts
-    from dashboard.logic.corpus import extremes, read_corpus
-    corpus = read_corpus(_six_runs(tmp_path))
-    most, least = extremes(corpus.sessions)
-    for rows in (most, least):
-        figure = corpus_charts.extremes_figure(rows, title="t")
-        labels = list(figure.data[0].y)
-        assert sorted(labels) == [f"run{n}/session.jsonl" for n in range(6)]  # six bars, each its own
-        # each bar's value is its own session's reduction, computed here from its tokens
-        for label, value, (sid, before, after) in zip(labels, figure.data[0].x, figure.data[0].customdata):
-            row = corpus.sessions[corpus.sessions["session_id"] == sid].iloc[0]
-            assert row["source"].endswith(label)
-            assert value == pytest.approx(100 * (1 - after / before), abs=0.01)
+@pytest.mark.parametrize("gap", [0.0, 400.0])
+def test_defect_r3_11_cache_aware_prune_scans_each_message_a_bounded_number_of_times(gap, monkeypatch):
+    """Work, not time: the keys the policy reads (one scan of a message's keys per call of ``_keys``).
+    At a human pace (cold cache, a switch at most requests) the old code rescanned the whole context at
+    every switch: 64 scans per request at 100 turns, 248 at 400."""
+    from pruner.replay import replay
+    from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune
+    scans = {"n": 0}
+    original = CacheAwarePrune._keys
+
+    def counted(m):
+        scans["n"] += 1
+        return original(m)
+
+    monkeypatch.setattr(CacheAwarePrune, "_keys", staticmethod(counted))
+    per_request = {}
+    for turns in (100, 400):
+        session = _paced(turns, gap)
+        scans["n"] = 0
+        r = replay(session, ["cache_aware_prune"], snapshots=False)
+        assert scans["n"] <= 2 * len(session.messages)  # each message: when sent, and when a switch changes it
+        per_request[turns] = scans["n"] / len(r.requests)
+    assert per_request[400] <= 1.2 * per_request[100]  # flat in the session's length
 
 
-def test_defect_r3_12_labels_use_as_many_folders_as_tell_files_apart():
-    from dashboard.logic.corpus import distinct_labels
-    labels = distinct_labels(["/a/x/s.jsonl", "/b/x/s.jsonl", "/c/y/s.jsonl", "/c/other.json"])
-    assert labels == {"/a/x/s.jsonl": "a/x/s.jsonl", "/b/x/s.jsonl": "b/x/s.jsonl", "/c/y/s.jsonl": "y/s.jsonl",
-                      "/c/other.json": "other.json"}
+@pytest.mark.parametrize("gap", [0.0, 400.0])
+def test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_context(gap, monkeypatch):
+    """After every request, what the policy carries (ids sent, keys defined, the token total it took from the
+    pruner) is what a rescan of the context it sends gives."""
+    from pruner.engine.index import markers
+    from pruner.replay import replay
+    from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune
+    original, checked = CacheAwarePrune.step, {"n": 0}
+
+    def step(self, request, new):
+        result = original(self, request, new)
+        sent = self.wire.messages
+        assert self.ids == {m.id for m in sent}
+        counts: dict[str, int] = {}
+        for m in sent:
+            for k in tuple(m.defines) + markers(m.content)[0]:
+                counts[k] = counts.get(k, 0) + 1
+        assert self.defined == counts
+        book = self.env.book
+        assert self.wire.tokens == book.total(sent) + sum(book.text(t) for t in self.wire.substitutes.values())
+        checked["n"] += 1
+        return result
+
+    monkeypatch.setattr(CacheAwarePrune, "step", step)
+    r = replay(_paced(150, gap), ["cache_aware_prune"], snapshots=False)
+    assert checked["n"] == len(r.requests) and any(
+        e.kind == "prune" for row in r.runs["cache_aware_prune"].rows for e in row.events)
 
 
-def test_defect_r3_15_an_impossible_reduction_is_an_unreadable_row_and_the_rest_is_shown(tmp_path):
-    import pyarrow.parquet as pq
-    from dashboard import corpus_charts
-    from dashboard.logic.corpus import extremes, read_corpus, totals
-    out = _six_runs(tmp_path)
-    honest = read_corpus(out).sessions
-    import pyarrow as pa
-    from pruner.batch import SESSIONS
-    values = [float("inf"), -1e300, 1e300]  # forge three rows of the table, wherever they are
-    for path in sorted((out / "sessions").glob("part-*.parquet")):
-        table = pq.read_table(path).to_pandas()
-        for i in table.index:
-            if values:
-                table.loc[i, "reduction"] = values.pop()
-        pq.write_table(pa.Table.from_pandas(table, schema=SESSIONS, preserve_index=False), path)
-    frame = read_corpus(out).sessions
-    bad = frame["error"].notna()
-    forged = 3
-    assert not values and int(bad.sum()) == forged
-    assert frame.loc[bad, "error"].str.startswith("unreadable row of the sessions table: reduction ").all()
-    kept = frame[~bad]
-    assert set(kept["session_id"]) == set(honest["session_id"]) - set(frame.loc[bad, "session_id"])
-    assert totals(frame)["sessions"] == len(frame) - forged
-    corpus_charts.reduction_histogram(frame)  # raised "Maximum allowed size exceeded"
-    most, _ = extremes(frame)
-    assert len(most) == len(frame) - forged and most["reduction_pct"].abs().max() <= 100
+# --- found by the replay fuzz suite (tests/test_fuzz_replay.py) ---------------------------------------------------
+
+def test_fuzz_finding_a_pi_cost_of_400_digits_is_a_reported_repair_not_an_overflow():
+    from pruner.formats import loads
+    from pruner.formats import repair_messages
+    rows = [{"type": "session", "version": 3, "id": "s", "cwd": "/w"},
+            {"type": "message", "id": "q", "parentId": None, "message": {"role": "user", "content": "hi"}},
+            {"type": "message", "id": "r", "parentId": "q", "message": {
+                "role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 10**400}}}}]
+    text = "\n".join(json.dumps(r) for r in rows).replace(str(10**400), "9" * 400) + "\n"
+    session = loads(text, format="pi", file="p.jsonl")  # raised OverflowError: int too large to convert to float
+    assert "usage" not in session.messages[-1].metadata
+    assert any("usage" in m for m in repair_messages(session))
 
 
-@pytest.mark.parametrize("body", [[], "x", {"pruner_batch": 1, "settings": [], "schema": [], "last_run": {}}])
-def test_defect_r3_15_a_manifest_of_the_wrong_shape_is_named_not_a_crash(body, tmp_path):
-    from dashboard.logic.corpus import read_corpus
-    out = tmp_path / "out"
-    run_batch([str(NATIVE)], out, workers=1)
-    (out / "_pruner_batch.json").write_text(json.dumps(body))
-    with pytest.raises(ConfigurationError, match=r"_pruner_batch\.json: .*it is not a batch manifest"):
-        read_corpus(out)
+def test_fuzz_finding_usage_of_1e308_tokens_in_native_metadata_is_no_recorded_usage_not_infinite_dollars():
+    import math
+    from pruner.formats import loads
+    from pruner.replay import replay
+    rows = [{"pruner_session": 1, "name": "n", "source_format": "native", "metadata": {}},
+            {"id": "u", "role": "user", "content": "question"},
+            {"id": "a", "role": "assistant", "content": "answer",
+             "metadata": {"usage": {"input": 1, "output": 0, "cache_read": 0, "cache_write": 1e308}}}]
+    session = loads("\n".join(json.dumps(r) for r in rows) + "\n", format="native", file="n.jsonl")
+    r = replay(session, snapshots=False)
+    assert r.requests[0].recorded is None
+    assert all(math.isfinite(run.totals["dollars"]) for run in r.runs.values())  # was inf

@@ -261,3 +261,49 @@ def test_verdict_never_names_a_strategy_that_could_not_have_run(samples):
         v = verdict(r, min_recall=bar)
         assert v.best != "clear_tool_uses" and v.closest != "clear_tool_uses"
         assert "Not applicable (another provider's API feature): clear_tool_uses." in v.sentence
+
+
+def _holds(messages, value: str) -> bool:
+    """The test's own reading: ``value`` stands in one of ``messages`` as a whole word or number."""
+    pattern = re.compile(r"(?<![\w,.])" + re.escape(value) + r"(?![\w,])")
+    return any(pattern.search(message_text(m)) for m in messages)
+
+
+def test_missing_fact_replies_lose_recall_and_orders_agree_on_a_benchmark_configuration():
+    """Issue 20's validation, counted here from the replay's own contexts: on tool_agent at 500 turns
+    (the benchmark's settings) every request whose reply uses a fact (REF tag, the value quoted) that
+    the strategy's context lacks (no carrier of its latest version sent, no summary defining it) has
+    recall < 1 there; and no strategy misses fewer facts yet keeps less of what the replies used."""
+    from pruner.bench.cost import STRATEGIES_PRICED, settings
+
+    s = generate("tool_agent", turns=500, seed=0)
+    r = replay(s, STRATEGIES_PRICED, settings=settings(), snapshots=True)
+    carriers: dict[str, list[tuple[int, int, str]]] = {}  # key -> [(position, version, id)]
+    for i, m in enumerate(s.messages):
+        for entry in (m.metadata or {}).get("carries", ()):
+            item, _, v = str(entry).rpartition("@")
+            if item.startswith("fact:"):
+                carriers.setdefault(item[5:], []).append((i, int(v), m.id))
+    missing_requests = 0
+    for name in STRATEGIES_PRICED:
+        for req in r.requests:
+            reply = s.messages[req.position]
+            for key in (reply.metadata or {}).get("uses", ()):
+                before = [c for c in carriers.get(key, ()) if c[0] < req.position]
+                latest = {mid for _, v, mid in before if v == max(v for _, v, _ in before)}
+                context = r.context(name, req.index)
+                if latest & {m.id for m in context} or any(
+                        m.role == "summary" and f"DEFINE:{key}" in m.content for m in context):
+                    continue
+                missing_requests += 1
+                value = re.findall(r"`([^`]+)`", reply.content)[-1]
+                assert _holds(r.context("full", req.index), value)  # the model saw it (full: the recording) ...
+                assert not _holds(context, value), (name, req.index, key, value)  # ... the strategy did not
+                assert r.recall.request_recall(name, req.index) < 1, (name, req.index, key)
+    library = sum(len([c for c in r.recall.strategies[n].fact_checks if c[2]]) for n in STRATEGIES_PRICED)
+    assert missing_requests == library and missing_requests > 0, (missing_requests, library)
+    totals = {n: r.runs[n].totals for n in STRATEGIES_PRICED}
+    for a in STRATEGIES_PRICED:
+        for b in STRATEGIES_PRICED:
+            assert not (totals[a]["requests_missing_facts"] < totals[b]["requests_missing_facts"]
+                        and totals[a]["context_recall"] < totals[b]["context_recall"]), (a, b)

@@ -150,11 +150,22 @@ def test_tags_and_paraphrases():
     truth = session_truth(s)
     assert truth.tagged and truth.untagged_only
     by_id = s.by_id()
+    quoting_replies = 0
     for key, fact in truth.facts.items():
-        for mid in fact.carriers:
+        texts = {mid: by_id[mid].content + " ".join(canonical_json(c.arguments) for c in by_id[mid].tool_calls)
+                 for mid in fact.carriers}
+        defining = [t for t in texts.values() if f"DEFINE:{key}" in t]
+        assert defining, key
+        for mid, text in texts.items():
+            if f"DEFINE:{key}" in text:
+                continue
+            # A reply that used the fact carries it: it quotes the value the defining message states.
             m = by_id[mid]
-            text = m.content + " ".join(canonical_json(c.arguments) for c in m.tool_calls)
-            assert f"DEFINE:{key}" in text
+            assert m.role == "assistant" and key in (*m.metadata.get("uses", ()), *m.metadata.get("untagged_uses", ()))
+            value = re.findall(r"`([^`]+)`", text)[-1]
+            assert all(value in t for t in defining), (key, value)
+            quoting_replies += 1
+    assert quoting_replies
     for m in s.messages:
         for key in m.metadata.get("uses", ()):
             assert f"REF:{key}" in m.content

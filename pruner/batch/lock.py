@@ -151,7 +151,16 @@ class Acquired:
 
 
 def acquire(root: str) -> Acquired:
-    """Lock ``root`` (created if need be) for this process; ``FolderBusyError`` when a live batch holds it."""
+    """Lock ``root`` (created if need be) for this process; ``FolderBusyError`` when a live batch holds it,
+    ``ConfigurationError`` when the folder cannot hold a lock (not writable, ...)."""
+    try:
+        return _acquire(root)
+    except OSError as exc:
+        raise ConfigurationError(f"{root}: cannot lock the batch folder ({exc.strerror or exc}); choose a "
+                                 "folder this user can write") from None
+
+
+def _acquire(root: str) -> Acquired:
     os.makedirs(root, exist_ok=True)
     me = this_process()
     path = lock_path(root)

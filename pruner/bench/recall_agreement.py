@@ -5,8 +5,8 @@ Generated workloads know which facts each message refers to. Two checks, per con
 * **Requests**: every request whose reply refers to a fact (``REF:key``) that the strategy's context
   lacks (``pruner.replay.facts``: no carrier of its latest version, no summary quoting it) should show
   a recall loss there (some used term missing). The figures: such requests, and how many of them had
-  recall 1 (``unseen``: the reply's terms were all still held, e.g. the key stood in a later message
-  that referred to it).
+  recall 1 (``unseen``: the reply's terms were all still held, e.g. another fact's message spells the
+  same value).
 * **Order**: ordering the strategies by recall and by facts missing (``requests_missing_facts``: requests
   at which a fact some later message needs is missing) should agree, ties allowed: a *discordant* pair
   is one where a strategy misses strictly fewer facts and also has strictly lower recall.
@@ -92,8 +92,8 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
            "configurations (ties allowed); requests whose reply needs a missing fact: "
            f"{summary['reply_facts_missing']}, of them {summary['reply_facts_unseen']} with recall 1 "
            f"(all of a configuration's show a loss in {summary['requests_agree']}/{n}); at those with recall 1 the "
-           "reply writes the fact's key, not its value, and the key still stood in the context: "
-           + (", ".join(f"{v} in {k}" for k, v in summary.get("unseen_held_by", {}).items()) or "none")]
+           "value the reply wrote still stood in the context, in: "
+           + (", ".join(f"{k} {v}" for k, v in summary.get("unseen_held_by", {}).items()) or "none")]
     for c in summary["per_config"]:
         if c["discordant"] or c["reply_facts_unseen"]:
             what = []

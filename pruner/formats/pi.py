@@ -151,8 +151,9 @@ def pi_usage(b: SessionBuilder, u: dict) -> dict[str, Any] | None:
     total = cost.get("total") if isinstance(cost, dict) else None
     if recorded is None or total is None:
         return recorded
+    # The range first: a 400-digit integer cannot become a float for isfinite (OverflowError).
     if isinstance(total, bool) or not isinstance(total, (int, float)) or not (
-            math.isfinite(total) and 0 <= total <= MAX_REQUEST_COST):
+            0 <= total <= MAX_REQUEST_COST and math.isfinite(total)):
         b.repairs.add("invalid_usage", b.line, example=f"message.usage.cost.total = {repr(total)[:40]}")
         return None
     recorded["cost"] = float(total)

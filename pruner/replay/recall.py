@@ -259,23 +259,30 @@ class RecallCollector:
                 sentences = [book.statements.get((c, key)) for c in carriers]
                 summaries = [e[0].content for e in holder.extras.values() if is_summary(e[0])]
                 kept = any(s and s in text for s in sentences for text in summaries)
-            why = "" if kept or lost else self._still_held_by(holder, key, req.position)
+            why = "" if kept or lost else self._still_held_by(holder, key, self.used(req), req.position)
             self._fact_checks.setdefault(name, []).append((req.index, key, not kept, lost, why))
 
     @staticmethod
-    def _still_held_by(holder: _Holder, key: str, before: int) -> str:
-        """Why a missing fact showed no loss: what in the context still holds its key (the reply writes
-        the key, not the value): an older version's carrier, a summary, or a message referring to it."""
-        if holder.extra_terms.get(key):
-            return "summary"
+    def _still_held_by(holder: _Holder, key: str, used: Sequence[str], before: int) -> str:
+        """Why a missing fact showed no loss: what in the context still holds the reply's terms (its value
+        first): an older version's carrier, a summary, another fact's message spelling the same value, a
+        message referring to the fact; or "value not a term" when the reply's value is no distinctive term."""
+        values = [t for t in used if t != key]
+        if not values:
+            return "value not a term"
         kinds = set()
-        for p in holder.index.holders(key, before):
-            if holder.sent[p]:
-                m = holder.index.messages[p]
-                carries = (m.metadata or {}).get("carries", ())
-                kinds.add("older version" if any(str(c).startswith(f"fact:{key}@") for c in carries)
-                          else "summary" if is_summary(m) else "reference")
-        return next((k for k in ("older version", "summary", "reference") if k in kinds), "reference")
+        for term in values:
+            if holder.extra_terms.get(term):
+                kinds.add("summary")
+            for p in holder.index.holders(term, before):
+                if holder.sent[p]:
+                    m = holder.index.messages[p]
+                    carries = [str(c) for c in (m.metadata or {}).get("carries", ())]
+                    kinds.add("older version" if any(c.startswith(f"fact:{key}@") for c in carries)
+                              else "summary" if is_summary(m)
+                              else "another fact" if any(c.startswith("fact:") for c in carries) else "other message")
+        return next((k for k in ("older version", "summary", "another fact", "other message") if k in kinds),
+                    "other message")
 
     def observer(self, name: str) -> Callable[[Any, Any], None]:
         """What the replay calls after each strategy step: ``observer(request, wire)``."""

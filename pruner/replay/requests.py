@@ -28,10 +28,13 @@ assistant message's own time.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..formats._common import _token_count
+from ..formats.pi import MAX_REQUEST_COST
 from ..model import MAIN_CHAIN, Message, Session
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,9 +92,9 @@ class Request:
 
 
 def _number(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        return None
-    return int(value)
+    # The importers' own bound (a whole number of tokens up to 10**12): a session built by hand or a
+    # native file's metadata is not checked at import, and 1e308 tokens made the dollars infinite.
+    return _token_count(value)
 
 
 def recorded_usage(m: Message) -> RecordedUsage | None:
@@ -104,7 +107,9 @@ def recorded_usage(m: Message) -> RecordedUsage | None:
         return None
     one_hour = _number(usage.get("cache_write_1h", 0)) or 0
     cost = usage.get("cost")
-    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    # The range before float(): a 400-digit integer cannot become a float (the importers' bound, USD).
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and \
+        0 <= cost <= MAX_REQUEST_COST and math.isfinite(cost) else None
     return RecordedUsage(*values, cache_write_1h=min(one_hour, values[3]), cost=cost)
 
 

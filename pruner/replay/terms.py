@@ -4,7 +4,9 @@ A *term* is a maximal run of letters, digits and ``_ . / -`` that starts and end
 with a letter, digit or underscore: ``src/pruner/replay/recall.py``,
 ``context_recall``, ``claude-sonnet-4-5``, ``41.80``, ``owner_1``. A colon, a
 space, quotes and brackets end a term, so ``DEFINE:owner_1`` is ``DEFINE`` and
-``owner_1``, and ``recall.py:42`` is ``recall.py`` and ``42``. Matching is exact
+``owner_1``, and ``recall.py:42`` is ``recall.py`` and ``42``. A number with thousands separators is
+one term (``1,200``, ``40,442``): read as ``200`` or ``442`` it would match any
+number ending so. Matching is exact
 and case-sensitive: code is case-sensitive, and a term the reply spells
 differently from its context is simply not a used term (never a false loss).
 
@@ -20,12 +22,12 @@ wherever the context holds the same word anywhere.
 A context holds a term when one of its messages' text holds it (content, tool
 call arguments' values; placeholders and summaries are messages like any
 other). Because a reply may name part of a path or of a dotted name the context
-spells in full, a context term also yields its pieces: every ``/``- and
-``.``-separated segment and every trailing run of segments
+spells in full, a context term also yields its pieces: every ``/``-, ``.``- and
+(in a number) ``,``-separated segment and every trailing run of segments
 (``/work/src/a.py`` holds ``src/a.py``, ``a.py``, ``src``, ``a``, ``py``).
 
 >>> sorted(reply_terms("Edit `render` in src/pruner/cli.py:42 (owner_1, 3 of 1,200 rows); see README."))
-['200', 'README', 'owner_1', 'render', 'src/pruner/cli.py']
+['1,200', 'README', 'owner_1', 'render', 'src/pruner/cli.py']
 >>> sorted(context_terms("cat /work/src/pruner/cli.py"))[:4]
 ['cat', 'cli', 'cli.py', 'pruner']
 """
@@ -37,9 +39,11 @@ from typing import Any, Iterator
 
 from ..model import Message, parse_arguments
 
-TERM = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_./\-]*[A-Za-z0-9_])?")
+# A number with thousands separators (``40,442``, ``1,200.50``) is one term: split at the comma, ``442``
+# would match any other number ending so (``45,442``), a chance match, not the value.
+TERM = re.compile(r"(?<![\w,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[A-Za-z0-9_](?:[A-Za-z0-9_./\-]*[A-Za-z0-9_])?")
 _QUOTED = re.compile(r"`([^`\n]{1,200})`|\"([^\"\n]{1,200})\"")
-_SEPARATORS = re.compile(r"[/.]+")
+_SEPARATORS = re.compile(r"[/.,]+")
 _MARKED = re.compile(r"[0-9_/]|[a-z][A-Z]|[A-Z]{2}|\w\.\w")
 MIN_LENGTH = 4  # terms (numbers: MIN_DIGITS)
 MIN_DIGITS = 3
@@ -87,11 +91,11 @@ def reply_terms(text: str) -> set[str]:
 
 
 def pieces(term: str) -> set[str]:
-    """``term``'s segments and trailing runs of segments, split at ``/`` and ``.``."""
+    """``term``'s segments and trailing runs of segments, split at ``/``, ``.`` and a number's ``,``."""
     out = {p for p in _SEPARATORS.split(term) if p}
     for i, ch in enumerate(term):
-        if ch in "/.":
-            tail = term[i + 1:].lstrip("/.")
+        if ch in "/.,":
+            tail = term[i + 1:].lstrip("/.,")
             if tail:
                 out.add(tail)
     return out
@@ -100,7 +104,7 @@ def pieces(term: str) -> set[str]:
 def context_terms(text: str, vocabulary: set[str] | frozenset[str] | None = None) -> set[str]:
     """The terms a context message's text holds (pieces included), restricted to ``vocabulary``."""
     found = set(TERM.findall(text))
-    compound = [t for t in found if "/" in t or "." in t]
+    compound = [t for t in found if "/" in t or "." in t or "," in t]
     for t in compound:
         found.update(pieces(t))
     return found & vocabulary if vocabulary is not None else found

@@ -2,7 +2,8 @@
 
 Each turn: a user message (sometimes stating a fact, sometimes referring back
 to one), the turn's retrieved documents, tool calls with their results, and the
-assistant's reply. Generation never looks ahead, so the first N turns of a
+assistant's reply (which, when it applies a fact stated earlier, quotes the fact's
+value, as a real reply would). Generation never looks ahead, so the first N turns of a
 longer session with the same seed are the N-turn session (only the ``required``
 labels, which depend on the future, can differ).
 """
@@ -18,7 +19,7 @@ from . import text as T
 from .params import WorkloadParams
 from .world import World
 
-GENERATOR_VERSION = "pruner.workloads/1"
+GENERATOR_VERSION = "pruner.workloads/2"  # 2: a reply using a fact quotes its value and holds it
 
 # Facts a user states: (slot, what it is called in a reference, statement, values, paraphrase).
 USER_FACT_SLOTS = (
@@ -200,6 +201,7 @@ class _Generator:
             self.fact_info[key]["label"] = f"{metric} setting"
             at = rng.randrange(len(lines))
             lines[at] = f"{metric.replace(' ', '_')} = {value}  # DEFINE:{key}"
+            self.fact_info[key]["value"] = value
             fact = (key, at)
             self.world.bump(f"fact:{key}")
         self.files[path] = {"lines": lines, "fact": fact}
@@ -269,6 +271,8 @@ class _Generator:
                 state.update(fact=fkey, metric=metric, fact_value=T.number(rng),
                              fact_version=self.world.bump(f"fact:{fkey}"))
             self.results[key] = state
+        if state["fact"]:
+            self.fact_info[state["fact"]]["value"] = state["fact_value"]  # what a reply using it quotes
         content = state["body"]
         carries = [(f"call:{key}", state["version"])]
         if state["fact"]:
@@ -334,11 +338,14 @@ class _Generator:
             info = self.fact_info[key]
             tagged = rng.random() >= p.paraphrase_rate
             by_assistant = rng.random() < p.assistant_ref_rate
+            # A reply that uses a fact writes what it learned, the value (as real replies do), not only
+            # the fact's name; a user referring back names it and leaves the value to the assistant.
             if tagged:
-                ref = (f"Applying the {info['label']} you gave earlier (REF:{key})." if by_assistant
-                       else f"Keep using the {info['label']} from before (REF:{key}).")
+                ref = (f"Applying the {info['label']} you gave earlier, `{info['value']}` (REF:{key})."
+                       if by_assistant else f"Keep using the {info['label']} from before (REF:{key}).")
             else:
-                ref = f"Applying the {info['label']} from earlier, as agreed." if by_assistant else info["paraphrase"]
+                ref = (f"Applying the {info['label']} from earlier, `{info['value']}`, as agreed." if by_assistant
+                       else info["paraphrase"])
             if by_assistant:
                 assistant_ref = (ref, key, tagged)
             else:
@@ -357,6 +364,8 @@ class _Generator:
             ref, key, tagged = assistant_ref
             reply = f"{reply} {ref}"
             atruth["uses" if tagged else "untagged_uses"] = [key]
+            # Having written the value, the reply holds it too: a copy of the fact's current version.
+            atruth["carries"] = [(f"fact:{key}", self.world.current(f"fact:{key}"))]
         self.emit("assistant", reply, **atruth)
         self.open_facts += self.opened  # open from the next turn on: a reference always comes later
         self.opened = []

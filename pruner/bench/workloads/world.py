@@ -10,6 +10,8 @@ Every message *carries* items of information, each at a version:
 
 A fact is *used* when a later message refers to it (with a ``REF:key`` tag or in
 a paraphrase); every other item is used by the reply of the turn it appears in.
+An assistant reply that uses a fact writes its value, so it also carries a copy of
+the fact's current version (the generator records it).
 A context message (tool result or retrieved document) is **required** when it
 carries the last copy of the final version of a used item that no dialogue
 message carries; otherwise everything it carries is superseded (an older

@@ -195,11 +195,19 @@ class CacheAwarePrune(Strategy):
         return request.scale.provider(tokens) < self.env.cache_model(request).minimum(request.price)
 
     def _sent(self, messages):
-        """The pruner's messages this strategy may send: the system head and what follows the cut."""
+        """The pruner's messages this strategy may send: the system head and what follows the cut.
+        They are in session order, so the cut is one slice found by two binary searches (a filter
+        over the whole context cost the session's length at every request after a cut)."""
         if not self.floor:
             return messages
-        index_of, head, floor = self.env.index_of, self.head, self.floor
-        return [m for m in messages if not head <= index_of[m.id] < floor]
+        index_of = self.env.index_of
+
+        def key(m):
+            return index_of[m.id]
+
+        lo = bisect_left(messages, self.head, key=key)
+        hi = bisect_left(messages, self.floor, lo=lo, key=key)
+        return [*messages[:lo], *messages[hi:]]
 
     def _first_difference(self) -> int | None:
         while self.pending and self.pending[0] not in self.pending_set:
