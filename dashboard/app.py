@@ -22,12 +22,13 @@ PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 
 #: (file in app_pages/ without .py, title, Material icon name): one line per page, the first is the default.
 PAGES = (
+    ("start", "Start", "home"),
     ("explorer", "Session explorer", "timeline"),
-    ("benchmarks", "Benchmarks", "bar_chart"),
-    ("compaction", "Compaction preview", "compress"),
     ("replay", "Replay and cost", "payments"),
+    ("compaction", "Compaction preview", "compress"),
     ("corpus", "Corpus", "dataset"),
     ("guide", "Guide", "school"),
+    ("benchmarks", "Benchmarks", "bar_chart"),
 )
 
 # A transcript may be crafted to break the app; whatever happens, never show a traceback.

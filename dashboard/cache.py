@@ -25,9 +25,25 @@ def _shared(name: str, key: Any, _build: Callable[[], Any]) -> Any:
     return _build()
 
 
+#: The (name, key) pairs built in this process (newest last), so a page can say "computing…" before a slow build.
+_BUILT: dict = {}
+_BUILT_LIMIT = 512
+
+
 def shared(name: str, key: Any, build: Callable[[], Any]) -> Any:
     """A value built once per process for ``(name, key)`` and shared by every visitor (read-only!)."""
-    return _shared(name, key, build)
+    def built() -> Any:
+        value = build()
+        _BUILT[(name, key)] = True
+        while len(_BUILT) > _BUILT_LIMIT:
+            _BUILT.pop(next(iter(_BUILT)))
+        return value
+    return _shared(name, key, built)
+
+
+def has(name: str, key: Any) -> bool:
+    """Whether ``shared(name, key, …)`` was built in this process (it may have been evicted since)."""
+    return (name, key) in _BUILT
 
 
 def memoised(name: str, key: Any, build: Callable[[], Any], *, keep: int = 8) -> Any:

@@ -31,11 +31,11 @@ def set_zoom(key: str, x_range: tuple[float, float] | None) -> None:
     ss[_range_key(key)] = x_range
 
 
-def _on_select(key: str, on_position: Callable[[int], None] | None) -> None:
+def _on_select(key: str, on_position: Callable[[int], None] | None, shown: tuple[float, float]) -> None:
     event = ss.get(key)
     x_range = tl.selected_bin(event)
     if x_range is not None:
-        set_zoom(key, x_range)
+        set_zoom(key, tl.zoom_to(x_range, shown))
         return
     position = tl.selected_position(event)
     if position is not None and on_position is not None:
@@ -70,7 +70,8 @@ def timeline(frame: pd.DataFrame, *, key: str, cache_key, selected: int | None =
                        lambda: tl.timeline_figure(frame, x_range=x_range, selected=selected, highlight=highlight,
                                                   cut=cut, recorded_cut=recorded_cut, split_turn=split_turn,
                                                   revision=str(cache_key), width_px=width_px))
-    st.plotly_chart(fig, key=key, on_select=lambda: _on_select(key, on_position), selection_mode="points",
+    st.plotly_chart(fig, key=key, on_select=lambda: _on_select(key, on_position, (view.x0, view.x1)),
+                    selection_mode="points",
                     config={"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
     left, right = st.columns([5, 2], vertical_alignment="center")
     left.caption(view.describe())

@@ -25,7 +25,7 @@ from pruner.errors import ConfigurationError, FormatError
 from .loading import LoadedFile, LoadedSession, load_sample_file, load_upload, load_workload
 
 #: Every parameter this module reads or writes (a page's own ones are added by the page).
-SOURCE_KEYS = ("sample", "workload", "turns", "seed", "upload", "format", "dialogue")
+SOURCE_KEYS = ("sample", "workload", "turns", "seed", "upload", "format", "dialogue", "batch", "batch_session")
 SETTING_KEYS = ("expire", "dedupe", "restore", "threshold", "encoding")
 _DEFAULT = PruneConfig()
 _FLAGS = {"expire": "expire", "dedupe": "deduplicate", "restore": "restore"}
@@ -33,6 +33,8 @@ _FLAGS = {"expire": "expire", "dedupe": "deduplicate", "restore": "restore"}
 
 def source_params(loaded: LoadedSession) -> dict[str, str]:
     """The parameters that reopen ``loaded`` (none for a source another page names in its own way)."""
+    if loaded.link:
+        return dict(loaded.link)
     if loaded.origin not in ("sample", "upload", "workload"):
         return {}
     if loaded.origin == "workload":
@@ -97,7 +99,7 @@ class Opened:
 
 
 def names_a_source(params: Mapping[str, str]) -> bool:
-    return any(k in params for k in ("sample", "workload", "upload"))
+    return any(k in params for k in ("sample", "workload", "upload", "batch"))
 
 
 def open_source(params: Mapping[str, str]) -> Opened:
@@ -105,6 +107,13 @@ def open_source(params: Mapping[str, str]) -> Opened:
     if "workload" in params:
         loaded = load_workload(params["workload"], turns=_whole(params, "turns", 200),
                                seed=_whole(params, "seed", 0))
+        return Opened(loaded=loaded, file=None)
+    if "batch" in params:  # a session of a batch folder, as the Corpus page opened it
+        from .logic import corpus  # imported here: the corpus logic imports this module's users
+
+        folder = corpus.read_corpus(params["batch"])
+        loaded = replace(corpus.open_session(folder, params.get("batch_session", "")),
+                         link=(("batch", params["batch"]), ("batch_session", params.get("batch_session", ""))))
         return Opened(loaded=loaded, file=None)
     dialogue = _whole(params, "dialogue", None)
     if "sample" in params:
@@ -128,3 +137,78 @@ def merged(current: Mapping[str, str], *, loaded: LoadedSession | None, config: 
     out |= settings_params(config)
     out |= {k: v for k, v in (page or {}).items() if v is not None}
     return out
+
+
+#: The Corpus page's own parameters: the batch folder and the table's filters.
+CORPUS_KEYS = ("corpus", "formats", "reduction", "show", "q")
+
+
+def corpus_filters(params: Mapping[str, str], *, formats: list[str], choices: tuple[str, ...],
+                   low: float) -> tuple[dict[str, object], list[str]]:
+    """The Corpus table's filter widgets' values a link names, and a sentence per unusable one.
+
+    >>> values, problems = corpus_filters({"formats": "pi,x", "reduction": "10:90", "show": "all"},
+    ...                                   formats=["pi"], choices=("all", "errors only"), low=0.0)
+    >>> values
+    {'corpus_filter_format': ['pi'], 'corpus_filter_reduction': (10.0, 90.0), 'corpus_filter_errors': 'all'}
+    >>> problems
+    ["the link's formats name ones this batch does not hold (x)"]
+    """
+    values: dict[str, object] = {}
+    problems = []
+    if "formats" in params:
+        named = [f for f in params["formats"].split(",") if f]
+        values["corpus_filter_format"] = [f for f in named if f in formats]
+        unknown = [f for f in named if f not in formats]
+        if unknown:
+            problems.append(f"the link's formats name ones this batch does not hold ({', '.join(unknown)})")
+    if "reduction" in params:
+        try:
+            lo, hi = (float(x) for x in params["reduction"].split(":"))
+            if not low <= lo <= hi <= 100:
+                raise ValueError
+            values["corpus_filter_reduction"] = (lo, hi)
+        except ValueError:
+            problems.append(f"the link's reduction must be LOW:HIGH between {low:g} and 100, "
+                            f"not {params['reduction']!r}")
+    if "show" in params:
+        if params["show"] in choices:
+            values["corpus_filter_errors"] = params["show"]
+        else:
+            problems.append(f"the link's show must be one of {', '.join(choices)}")
+    if "q" in params:
+        values["corpus_filter_text"] = params["q"]
+    return values, problems
+
+
+def corpus_params(folder: str, *, formats: list[str], reduction: tuple[float, float], full: tuple[float, float],
+                  show: str, default_show: str, text: str) -> dict[str, str]:
+    """The URL parameters that reopen the Corpus page's folder and filters (only the ones that filter)."""
+    out = {"corpus": folder}
+    if formats:
+        out["formats"] = ",".join(formats)
+    if tuple(reduction) != tuple(full):
+        out["reduction"] = f"{reduction[0]:g}:{reduction[1]:g}"
+    if show != default_show:
+        out["show"] = show
+    if text:
+        out["q"] = text
+    return out
+
+
+def zoom_text(x_range: tuple[float, float] | None) -> str | None:
+    """A timeline zoom range as a URL value ("1637.5:1658.5"), ``None`` for the whole session.
+
+    >>> zoom_text((1637.5, 1658.5)), zoom_from("1637.5:1658.5"), zoom_from("bad"), zoom_from("5:1")
+    ('1637.5:1658.5', (1637.5, 1658.5), None, None)
+    """
+    return None if x_range is None else f"{x_range[0]:g}:{x_range[1]:g}"
+
+
+def zoom_from(text: str | None) -> tuple[float, float] | None:
+    """The zoom range a URL names (``None`` when it names none or a bad one: the whole session is shown)."""
+    try:
+        x0, x1 = (float(v) for v in (text or "").split(":"))
+    except ValueError:
+        return None
+    return (x0, x1) if x0 < x1 and all(abs(v) < 1e9 for v in (x0, x1)) else None

@@ -52,6 +52,7 @@ class LoadedSession:
     dialogue: int | None = None  # which dialogue of a file holding several
     dialogues: int = 1  # how many dialogues the file holds
     file: str = ""  # the file name (the label adds the dialogue)
+    link: tuple[tuple[str, str], ...] = ()  # the URL parameters that reopen a session of another origin (a batch's)
 
 
 @dataclass(frozen=True)

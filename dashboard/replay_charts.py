@@ -135,3 +135,85 @@ def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = 
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
     return fig
+
+
+# ---------------------------------------------------------------- the Replay page's overview (one legend)
+
+def _marker_traces(frame: pd.DataFrame, y: str, *, row: int) -> list:
+    """Event markers in their strategy's legend group, out of the legend (the symbols are in the caption)."""
+    traces = []
+    for trace in _event_markers(frame, y):
+        trace.showlegend = False
+        traces.append((trace, row))
+    return traces
+
+
+def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
+                    greyed: dict[str, str] | None = None) -> go.Figure:
+    """Context sent (top) and cumulative cost (bottom) per strategy, sharing the request axis and ONE
+    legend of one entry per strategy: a click on an entry hides or shows that strategy in both.
+
+    ``greyed``: strategies drawn grey and dotted with the reason in their hover (infeasible ones).
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"strategy": ["full", "full"], "request": [0, 1], "turn": [1, 1],
+    ...     "input": [100, 150], "dollars": [0.1, 0.2], "cumulative_dollars": [0.1, 0.3],
+    ...     "cached_share": [0.0, 0.6], "event_kinds": ["", "prune"], "events": ["", "prune: 150 → 90"]})
+    >>> fig = overview_figure(frame, window=120)
+    >>> [t.name for t in fig.data if t.showlegend is not False]
+    ['full']
+    """
+    from plotly.subplots import make_subplots
+
+    greyed = greyed or {}
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.09,
+                        subplot_titles=("Context sent at each request",
+                                        "Cumulative cost" + (f" ({html.escape(money_label)})" if money_label else "")))
+    for row, y, hover in ((1, "input", "%{y:,} tokens sent"), (2, "cumulative_dollars", "$%{y:,.2f} so far")):
+        for trace in _lines(frame, y, hover):
+            trace.showlegend = row == 1
+            if trace.name in greyed:
+                trace.line = {"color": "#BBBBBB", "width": 1.5, "dash": "dot"}
+                trace.name = f"{trace.name} (infeasible)"
+                trace.hovertemplate = trace.hovertemplate.replace(
+                    "<extra></extra>", f"<br>{html.escape(greyed[trace.legendgroup])}<extra></extra>")
+            fig.add_trace(trace, row=row, col=1)
+        for trace, r in _marker_traces(frame, y, row=row):
+            fig.add_trace(trace, row=r, col=1)
+    fig.add_hline(y=window, line={"color": WINDOW_COLOUR, "width": 1.5, "dash": "dash"}, row=1, col=1,
+                  annotation_text=f"context window {window:,}", annotation_position="top left")
+    fig.update_yaxes(title_text="tokens", tickformat=",~s", row=1, col=1)
+    fig.update_yaxes(title_text="USD", tickprefix="$", tickformat=",.2f", row=2, col=1)
+    fig.update_xaxes(title_text="request (model call)", tickformat=",d", row=2, col=1)
+    fig.update_layout(height=620, margin={"l": 70, "r": 40, "t": 70, "b": 50}, hovermode="closest",
+                      modebar={"orientation": "v"},
+                      legend={"orientation": "h", "y": 1.06, "yanchor": "bottom", "x": 0, "xanchor": "left",
+                              "title": {"text": "click to hide or show:"}, "itemclick": "toggle",
+                              "itemdoubleclick": "toggleothers"})
+    return fig
+
+
+def cached_strip_figure(frame: pd.DataFrame) -> go.Figure:
+    """A heat strip per strategy: the share of each request's input read from the cache (0 % white to
+    100 % dark blue), so eight strategies never draw eight overlapping lines.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"strategy": ["full", "full", "truncate", "truncate"], "request": [0, 1, 0, 1],
+    ...     "turn": [1, 1, 1, 1], "cached_share": [0.0, 0.5, 0.0, 1.0]})
+    >>> fig = cached_strip_figure(frame)
+    >>> list(fig.data[0].y), [list(r) for r in fig.data[0].z]
+    (['full', 'truncate'], [[0.0, 50.0], [0.0, 100.0]])
+    """
+    names = list(dict.fromkeys(frame["strategy"]))
+    wide = frame.pivot_table(index="strategy", columns="request", values="cached_share", sort=False)
+    wide = wide.reindex(names)
+    z = (100 * wide).round(1).values.tolist()
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[int(c) for c in wide.columns], y=names, zmin=0, zmax=100, colorscale="Blues",
+        colorbar={"title": {"text": "% cached"}, "thickness": 12, "len": 1.0}, xgap=0, ygap=2,
+        hovertemplate="<b>%{y}</b> · request %{x:,}<br>%{z:.1f} % of the input read from the cache<extra></extra>"))
+    fig.update_layout(title="Cached share of each request's input", height=90 + 28 * len(names),
+                      margin={"l": 150, "r": 20, "t": 40, "b": 40}, xaxis_title="request (model call)")
+    fig.update_xaxes(tickformat=",d")
+    fig.update_yaxes(autorange="reversed")
+    return fig

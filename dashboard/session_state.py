@@ -24,6 +24,7 @@ FILE = "pruner_dialogue_file"  # the LoadedFile whose dialogues the picker lists
 ERROR = "load_error"  # the last load's ui.Problem, or None
 _SETTINGS = "pruner_settings"
 _LINK_READ = "pruner_link_read"
+_LINK_PROBLEM = "pruner_link_problem"  # the ui.Problem of a link whose session could not be opened
 ss = st.session_state
 
 
@@ -33,6 +34,12 @@ def current() -> LoadedSession | None:
 
 def set_current(loaded: LoadedSession) -> None:
     ss[LOADED] = loaded
+    ss[_LINK_PROBLEM] = None  # something is open now: the failed link no longer describes the page
+
+
+def link_problem() -> ui.Problem | None:
+    """Why the session the URL names could not be opened (then no other session is shown in its place)."""
+    return ss.get(_LINK_PROBLEM)
 
 
 def dialogue_file() -> LoadedFile | None:
@@ -97,7 +104,10 @@ def read_link(check: Callable[[LoadedSession], object]) -> None:
         check(opened.loaded)
         set_current(opened.loaded)
         ss[FILE], ss[ERROR] = opened.file, None
-    attempt(open_linked)
+    if not attempt(open_linked):
+        # The link named a session this server cannot open (an upload from another run, say): say so,
+        # and show no other session in its place (a reload must never silently swap sessions).
+        ss[_LINK_PROBLEM] = ss[ERROR]
 
 
 def link_was_read() -> bool:
@@ -108,7 +118,7 @@ def ensure_session(check: Callable[[LoadedSession], object] = lambda loaded: Non
     """The current session: on a visit's first run what the URL names, else (or failing that) the demo."""
     read_link(check)
     loaded = current()
-    if loaded is not None or dialogue_file() is not None:
+    if loaded is not None or dialogue_file() is not None or link_problem() is not None:
         return loaded
     names = list_samples()
     ordered = ([DEFAULT_SAMPLE] if DEFAULT_SAMPLE in names else []) + [n for n in names if n != DEFAULT_SAMPLE]
@@ -138,10 +148,57 @@ def show_in_explorer(loaded: LoadedSession, config: PruneConfig | None = None) -
     st.switch_page(EXPLORER_PAGE)
 
 
-def write_link(page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = ()) -> None:
-    """Put what is open (and the page's own view parameters) into the URL, if it changed."""
+def show_no_session(what_to_do: str) -> None:
+    """What a page shows without a session: why the link's session is missing, or ``what_to_do``."""
+    problem = link_problem()
+    if problem is not None:
+        st.error(problem.text(still_loaded=False), icon=":material/link_off:")
+        st.page_link("app_pages/start.py", label="Open a transcript or a sample on the Start page",
+                     icon=":material/arrow_back:")
+    else:
+        st.info(what_to_do)
+
+
+def restore_widget(key: str, default=None) -> None:
+    """Before drawing widget ``key``: give it the value it had (Streamlit forgets a widget's value on another
+    page). Draw it with ``on_change=lambda: remember_widget(key)``."""
+    kept = f"{key}__kept"
+    if kept in ss:
+        ss[key] = ss[kept]
+    elif default is not None and key not in ss:
+        ss[key] = default
+
+
+def remember_widget(key: str) -> None:
+    ss[f"{key}__kept"] = ss.get(key)
+
+
+def _written_key(name: str) -> str:
+    return f"pruner_link_written_{name}"
+
+
+def linked_view(name: str, page_keys: tuple[str, ...]) -> dict[str, str] | None:
+    """The page's own URL parameters when they came from outside this visit's last run of the page
+    (a reload, a shared link, another page's link), to apply once; ``None`` when they are what the page
+    itself last wrote. ``name`` is the page's, as given to ``write_link``."""
+    params = {k: v for k, v in st.query_params.to_dict().items() if k in page_keys}
+    if ss.get(_written_key(name)) == params:
+        return None
+    ss[_written_key(name)] = params
+    return params
+
+
+def write_link(page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = (), *,
+               name: str | None = None) -> None:
+    """Put what is open (and the page's own view parameters) into the URL, if it changed.
+
+    ``name``: the page's, so ``linked_view`` knows these parameters are its own doing."""
+    if name is not None:
+        ss[_written_key(name)] = {k: v for k, v in (page or {}).items() if v is not None and k in page_keys}
     file = dialogue_file()
     loaded = current()
+    if loaded is None and file is None and link_problem() is not None:
+        return  # the URL keeps naming what could not be opened, so the notice and the URL agree
     if file is not None and (loaded is None or loaded.digest != file.digest):
         # a many-dialogue file waiting for its dialogue: the link reopens the picker
         source = {"sample": file.name} if file.origin == "sample" else {"upload": file.digest}

@@ -88,7 +88,8 @@ class TimelineView:
 
     def describe(self) -> str:
         """One sentence for the caption under the chart."""
-        span = f"turns {max(0, round(self.x0 + 0.5)):,}–{max(0, round(self.x1 - 0.5)):,}"
+        first, last = turns_shown(self.x0, self.x1)
+        span = f"turn {first:,}" if first == last else f"turns {first:,}–{last:,}"
         if not self.binned:
             return f"Showing {span}: one mark per message ({self.marks:,})."
         width = (f"{self.bin_width:,.0f} turn{'s' if self.bin_width != 1 else ''}" if self.bin_width >= 1
@@ -96,6 +97,32 @@ class TimelineView:
         return (f"Showing {span} in bins of {width} ({self.marks:,} messages): each bar is split by status in "
                 f"proportion to its counts, and a status present in a bin always shows. Hover for the counts; "
                 f"click a bar to zoom in.")
+
+
+def turns_shown(x0: float, x1: float) -> tuple[int, int]:
+    """The first and last turn whose slot (turn ± half a turn) the range ``x0``–``x1`` reaches: never reversed.
+
+    >>> turns_shown(-0.5, 10.5), turns_shown(1651.6, 1651.81), turns_shown(1637.5, 1658.5)
+    ((0, 10), (1652, 1652), (1638, 1658))
+    """
+    first = max(0, math.floor(x0 + 0.5))
+    last = max(first, math.ceil(x1 - 0.5))
+    return first, last
+
+
+def zoom_to(bin_range: tuple[float, float], current: tuple[float, float]) -> tuple[float, float]:
+    """The range a click on a bin zooms to: the whole turns it covers (so the axis keeps turn ticks),
+    unless that is no narrower than what is shown (one long turn): then the bin itself.
+
+    >>> zoom_to((1651.6, 1651.81), (1637.5, 1658.5))
+    (1651.5, 1652.5)
+    >>> zoom_to((1651.6, 1651.81), (1651.5, 1652.5))
+    (1651.6, 1651.81)
+    """
+    first, last = turns_shown(*bin_range)
+    whole = (first - 0.5, last + 0.5)
+    return whole if whole[1] - whole[0] < current[1] - current[0] - 1e-9 else (float(bin_range[0]),
+                                                                                 float(bin_range[1]))
 
 
 def full_range(frame: pd.DataFrame) -> tuple[float, float]:
@@ -282,7 +309,10 @@ def _bin_traces(fig: go.Figure, frame: pd.DataFrame, view: TimelineView) -> None
 
 
 def _turn_ticks(x0: float, x1: float) -> dict:
-    """Whole-turn ticks only (a turn is never 1.5), about ten of them."""
+    """Whole-turn ticks only (a turn is never 1.5), about ten of them; inside one turn, where no
+    whole turn is in range, its fractions (the messages of one long turn)."""
+    if math.floor(x1) < math.ceil(x0):
+        return {"tickmode": "auto", "nticks": 6, "tickformat": ",.2f"}
     span = max(x1 - x0, 1.0)
     raw = span / 10
     step = max(1, int(10 ** math.floor(math.log10(raw))) if raw >= 1 else 1)
@@ -357,7 +387,9 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
         annotations.append({"x": rx, "y": 0.0, "xref": "x", "yref": "paper", "text": "recorded cut",
                             "showarrow": False, "yanchor": "top", "font": {"color": RECORDED_CUT_COLOUR}})
     fig.update_layout(
-        title={"text": title} if title else None, height=400, margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        # the toolbar stands upright in the right margin, so on hover it never covers the legend above the plot
+        title={"text": title} if title else None, height=400, margin={"l": 10, "r": 40, "t": 40, "b": 40},
+        modebar={"orientation": "v"},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         xaxis={"title": {"text": "turn"}, "zeroline": False, "range": [view.x0, view.x1],
                **_turn_ticks(view.x0, view.x1)},

@@ -162,7 +162,8 @@ def load_hint(exc: PrunerError, message: str) -> str:
     if "UTF-8" in message or "binary" in message or "empty" in message:
         return "Upload a text transcript saved as UTF-8 (JSON or JSON Lines)."
     if "no longer holds" in message:
-        return "Upload the file again in the sidebar (Source: Upload); the demo is shown meanwhile."
+        return ("Upload the file again (on the Start page, or in the explorer's sidebar under Source: Upload), "
+                "or open a sample; no other session is shown in its place.")
     if "the link" in message:
         return "Check the link, or pick a session in the sidebar."
     named = getattr(exc, "line", None) is not None or getattr(exc, "path", None) or "message #" in message

@@ -161,7 +161,7 @@ def test_read_corpus_refuses_a_folder_that_is_not_a_batch(tmp_path):
 
 
 def _corpus_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=180).run()
+    at = AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
     at.switch_page("app_pages/corpus.py").run()
     return at
 

@@ -44,7 +44,7 @@ def fresh_caches(monkeypatch):
 def app() -> AppTest:
     if not DEMO.exists():
         pytest.skip("sample_sessions/native_demo.jsonl is missing")
-    return AppTest.from_file(str(APP), default_timeout=180).run()
+    return AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
 
 
 def assert_clean(at: AppTest) -> None:
@@ -179,6 +179,7 @@ def test_a_session_without_messages_and_one_with_markup_render_safely(app):
     line = json.dumps({"id": "m1", "role": "user", "content": evil})
     upload(app, "<b>evil</b>.jsonl", b'{"pruner_session": 1}\n' + line.encode() + b"\n")
     assert_clean(app)
+    app.number_input(key="inspect_pos").set_value(0).run()  # a new upload starts with nothing selected
     assert evil in [t.value for t in app.text]  # inert: plain text, not Markdown
     shown = [m.value for m in app.markdown] + [c.value for c in app.caption]
     assert not any("evil.example" in v for v in shown)
@@ -305,7 +306,7 @@ def test_unexpected_error_shows_a_generic_message_without_traceback(app, monkeyp
     monkeypatch.setattr(analysis, "prune", boom)
     st.cache_data.clear()
     st.cache_resource.clear()  # pruning results are cached as resources (no pickling per hit)
-    at = AppTest.from_file(str(APP), default_timeout=180).run()
+    at = AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
     assert not at.exception
     assert [e.value for e in at.error] == [ui.GENERIC_ERROR]
     assert "internal detail" not in all_text(at)

@@ -39,7 +39,7 @@ def fresh_caches():
 
 @pytest.fixture
 def app() -> AppTest:
-    return AppTest.from_file(str(APP), default_timeout=180).run()
+    return AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
 
 
 def upload(at: AppTest, name: str, data: bytes, *, skip_bad_lines: bool = False) -> AppTest:
@@ -79,7 +79,7 @@ def test_defect_5_a_download_that_cannot_be_written_says_why_instead_of_doing_no
         raise ExportError(f"cannot export to {to}: the header's metadata is not an object")
     monkeypatch.setattr(explorer_logic, "dumps", refuse)
     st.cache_resource.clear()
-    at = AppTest.from_file(str(APP), default_timeout=180).run()
+    at = AppTest.from_file(str(APP), default_timeout=180).run().switch_page("app_pages/explorer.py").run()
     assert not at.exception
     assert [b.label for b in at.get("download_button")] == ["Decisions (CSV)"]
     errors = [e.value for e in at.error]

@@ -53,6 +53,10 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
     "one bad jsonl line": (
         _jsonl(NATIVE_HEADER, _native("a", "hi"))[:-1] + b'\n{"id": "b", "role": \n'
         + _jsonl(_native("c", "again")), {}, (":3:", "invalid JSON", "skip such lines")),
+    "gemini toolCalls not a list": (
+        b'{"sessionId": "s", "projectHash": "p", "messages": [{"id": "u", "type": "user", "content": "hi"},'
+        b' {"id": "g", "type": "gemini", "content": "", "toolCalls": {"id": "c"}}]}', {},
+        ("$.messages[1].toolCalls", "must be a list")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'

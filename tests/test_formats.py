@@ -21,6 +21,7 @@ SAMPLES = {
     "pi": "pi_session.jsonl",
     "codex": "codex_rollout.jsonl",
     "swe_agent": "swe_agent.traj",
+    "gemini_cli": "gemini_cli.json",
 }
 
 

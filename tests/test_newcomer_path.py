@@ -1,6 +1,6 @@
 """A newcomer's path, written down and checked: from a fresh clone, the README's two set-up
 commands, then its three examples (a transcript inspected and pruned; a session replayed and its
-bill read; a folder of logs batched for the Corpus page), each run as the README shows it and
+bill read; a folder of agent logs read for the Corpus page), each run as the README shows it and
 printing what the README shows; then the links that lead on into the documentation.
 """
 
@@ -40,7 +40,7 @@ def test_the_three_examples_run_and_print_what_the_readme_shows(example_env):  #
     section = _section(_readme(), "Three examples")
     parts = re.split(r"^### ", section, flags=re.M)[1:]
     assert len(parts) == 3, [p.splitlines()[0] for p in parts]
-    wanted = [("pruner prune", "from pruner import"), ("pruner replay",), ("pruner batch", "corpus?corpus=")]
+    wanted = [("pruner prune", "from pruner import"), ("pruner replay",), ("pruner logs", "corpus?corpus=")]
     for part, needles in zip(parts, wanted):
         title = part.splitlines()[0]
         for needle in needles:

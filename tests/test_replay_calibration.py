@@ -117,3 +117,37 @@ def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_mo
     lines = p.stdout.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith("calibration"))
     assert shown == lines[start:start + 6]
+
+
+def test_defect_qa19_3_billed_requests_leave_out_the_aborted_ones_as_the_text_and_the_totals_do():
+    """On the real Pi session the text said "439 billed requests, 14 aborted" and
+    ``totals.billed_requests`` was 439, but ``calibration.billed_requests`` was 453 (aborted included)."""
+    from pruner import Message, Session
+
+    msgs = []
+    for k, u in enumerate([(10, 20, 0, 1500), (0, 0, 0, 0), (10, 20, 1500, 300)]):  # the 2nd: aborted
+        msgs.append(Message(id=f"u{k}", role="user", content=f"question {k} " + "word " * 300))
+        msgs.append(Message(id=f"a{k}", role="assistant", content=f"answer {k}",
+                            metadata={"usage": dict(zip(("input", "output", "cache_read", "cache_write"), u))}))
+    c = calibrate(Session.of(msgs))
+    assert (c.billed_requests, c.requests, c.aborted) == (2, 2, 1)
+    assert "(2 billed requests, 1 aborted;" in c.lines()[0]
+
+
+def test_defect_qa19_7_modelled_covers_the_same_requests_as_the_bill_when_some_record_no_usage():
+    """sample_sessions/anthropic_messages.json records usage on 1 of its 5 requests: the bill covered that
+    one and ``modelled`` all five, printed as "+172.6 % against the bill"."""
+    from pruner import Message, Session
+
+    msgs = []
+    for k in range(3):
+        msgs.append(Message(id=f"u{k}", role="user", content=f"question {k} " + "word " * 400))
+        meta = {"usage": {"input": 10, "output": 20, "cache_read": 0, "cache_write": 1_500}} if k == 0 else {}
+        msgs.append(Message(id=f"a{k}", role="assistant", content=f"answer {k}", metadata=meta))
+    whole = Session.of(msgs)
+    c = calibrate(whole)
+    alone = calibrate(whole.with_messages(whole.messages[:2]))  # the same request, with nothing after it
+    assert (c.requests, c.without_usage, alone.without_usage) == (1, 2, 0)
+    assert c.billed == alone.billed and c.modelled == alone.modelled > 0
+    assert c.modelled_cache_only == alone.modelled_cache_only
+    assert "2 not compared: they record no usage" in c.lines()[0]

@@ -113,3 +113,29 @@ def test_defect_r3_20_a_ratio_that_cannot_be_measured_is_said_so_not_printed_as_
     text = "\n".join(c.lines())
     assert not c.ratio_measured
     assert "not measurable" in text and "1.00x" not in text and "measured" not in text.replace("not measurable", "")
+
+
+def test_defect_qa19_1_a_later_inherited_miss_does_not_change_the_cache_only_figures_of_earlier_requests():
+    """Request 0 read 5,000 tokens an earlier session cached (a warm read the cache model cannot see);
+    request 2 is a recorded cold miss nothing explains (inherited). The cache-only lens shared the
+    modelled one (warm read included) when the session had no inherited miss, so cutting the session
+    after request 1 changed request 0's ``dollars_not_inherited`` from the cold figure to the warm one."""
+    def usage(read, write):
+        return {"usage": {"input": 10, "output": 20, "cache_read": read, "cache_write": write}}
+
+    msgs, t = [], T0
+    for k, (read, write) in enumerate([(5_000, 1_000), (6_000, 500), (0, 6_600)]):
+        msgs.append(Message(id=f"u{k}", role="user", content=f"question {k} " + "word " * 200,
+                            metadata={"timestamp": t}))
+        msgs.append(Message(id=f"a{k}", role="assistant", content=f"answer {k}",
+                            metadata={"timestamp": t + 5, **usage(read, write)}))
+        t += 30
+    whole_session = Session.of(msgs)
+    whole = replay(whole_session, ["full"], prices=_prices(), snapshots=False, recall=False)
+    assert whole.requests[0].warm_read == 5_000 and whole.requests[2].inherit  # the case this pins
+    part = replay(whole_session.with_messages(whole_session.messages[:4]), ["full"], prices=_prices(), snapshots=False,
+                  recall=False)
+    assert _rows(whole, "full", 2) == _rows(part, "full", 2)
+    # Computed our own way: with nothing inherited, request 0 writes its whole context at the write price.
+    first = whole.runs["full"].rows[0]
+    assert first.model_miss == "first" and first.model_cached == 0

@@ -109,6 +109,83 @@ def test_an_unpriced_model_is_never_priced_as_another():
         assert "made-up-model-9: unpriced" in r.money_label
 
 
+def test_defect_qa19_2_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path):
+    """Every request of a made-up model: the table and the calibration printed $0.0000 / $0.00 and
+    "+0.0 % against the bill", which read as a free session and a perfect fit. Some of them unpriced:
+    the dollars are marked as leaving those requests out."""
+    only = [m for k, t in enumerate((0, 30, 60)) for m in turn("m", k, T0 + t, model="made-up-model-9",
+                                                                 usage=usage(10, 20, 0, 1500))]
+    mixed = only[:4] + [m for m in turn("m", 2, T0 + 60, model="claude-sonnet-4-5", usage=usage(10, 20, 1500, 300))]
+    out = {}
+    for name, msgs in (("only", only), ("mixed", mixed)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(dumps(Session.of(msgs, name=name)))
+        p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full"],
+                           capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode == 0, p.stderr
+        out[name] = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
+    for strategy in ("as_recorded", "full"):
+        assert out["only"][strategy].split()[6:8] == ["unpriced", "unpriced"], out["only"][strategy]
+        assert "$" not in out["only"][strategy]
+    calibration = [v for k, v in out["only"].items() if k in ("billed", "modelled")]
+    assert calibration and all("$" not in v and "unpriced" in v for v in calibration), calibration
+    assert "+0.0 %" not in "\n".join(out["only"].values())
+    # The mixed session: the priced request's dollars, marked, and the footnote says how many are left out.
+    sonnet = default_prices().get("claude-sonnet-4-5")
+    expected = (10 * sonnet.input + 1500 * sonnet.cached_input + 300 * sonnet.cache_write_5m + 20 * sonnet.output) / 1e6
+    cell = out["mixed"]["as_recorded"].split()[6]
+    assert cell.endswith("*") and abs(float(cell.strip("$*")) - expected) < 5e-5, (cell, expected)
+    assert "leave out the 2 requests of models without a price" in out["mixed"]["*"]
+
+
+def test_defect_qa19_4_a_subagent_chain_of_an_unpriced_model_is_not_printed_as_free(tmp_path):
+    """The per-chain line printed '$0.0000' for a subagent whose every request is of a made-up model."""
+    main = [m for k, t in enumerate((0, 100)) for m in turn("m", k, T0 + t, usage=usage(10, 20, 0, 1500))]
+    sub = [m for k, t in enumerate((50, 60)) for m in turn("s", k, T0 + t, model="made-up-model-9",
+                                                             usage=usage(10, 20, 0, 1500))]
+    s = Session.of(main, name="sub-unpriced", subagents=[Session.of(sub, metadata={"chain": "agent-9"})])
+    path = tmp_path / "s.jsonl"
+    path.write_text(dumps(s))
+    p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    lines = [line for line in p.stdout.splitlines() if "by chain:" in line]
+    assert len(lines) == 2 and all("agent-9 2 requests unpriced;" in line for line in lines), lines
+    assert all("main 2 requests $" in line for line in lines), lines
+
+
+def test_defect_qa19_8_a_window_the_user_gives_is_kept_even_where_the_recording_went_further():
+    """``--context-window 120000`` on a real Claude Code session whose recorded contexts reach 142,670:
+    the window was raised to the largest context the recording accepted so far, so ``full`` (peak
+    142,670) was feasible and ranked best, and prune_every_request was infeasible against a "72,226-token
+    window" (a recorded size, not a window). The recording itself is still never rejected."""
+    msgs = [m for k, (t, size) in enumerate([(0, 1_600), (30, 2_400), (60, 16_000)])
+            for m in turn("m", k, T0 + t, usage=usage(10, 20, 0, size))]
+    settings = ReplaySettings(context_window=3_000, reserve_tokens=500)
+    r = replay(Session.of(msgs, name="window"), ["as_recorded", "full"], settings=settings)
+    full, recorded = r.runs["full"], r.runs["as_recorded"]
+    assert all(row.window == 3_000 for row in full.rows)
+    over = [row.request for row in full.rows if row.input > 3_000]  # our own reading of the rows
+    assert over and full.totals["feasible"] is False and full.totals["infeasible_from"] == over[0]
+    assert "over a 3,000-token window" in full.totals["infeasible_reason"]
+    assert recorded.totals["feasible"] is True and recorded.totals["rejected"] == 0
+    assert max(row.input for row in recorded.rows) == 16_010  # what happened: 10 fresh + 16,000 written
+
+
+def test_defect_qa19_9_a_session_of_unknown_models_is_not_said_to_record_no_model():
+    """A Pi session whose every request records a made-up model said "(no model is recorded; default
+    model)" beside its prices."""
+    from pruner.replay.detect import detect
+
+    msgs = [m for k, t in enumerate((0, 30)) for m in turn("m", k, T0 + t, model="made-up-model-9",
+                                                             provider="openai", usage=usage(10, 20, 0, 500))]
+    s = Session.of(msgs, name="pi-like", metadata={"source_format": "pi"})
+    provider, model, how = detect(s, default_prices())
+    assert "no model is recorded" not in how and "'made-up-model-9', not in the price table" in how
+    assert provider == "openai"  # the recorded provider, not the fallback's
+    assert default_prices().find("made-up-model-9") is None
+
+
 def test_a_change_of_model_within_a_chain_breaks_the_cache():
     msgs = (turn("m", 0, T0, words=800) + turn("m", 1, T0 + 10, words=50)
             + turn("m", 2, T0 + 20, words=50, model="claude-opus-4-1") + turn("m", 3, T0 + 30, words=50,
@@ -275,3 +352,41 @@ def test_what_the_recording_shows_accepted_is_never_infeasible():
     r = replay(Session.of(msgs), ["as_recorded", "full"])
     assert [q.window for q in r.requests] == [400_005, 401_005]
     assert r.runs["as_recorded"].totals["feasible"] and r.runs["full"].totals["feasible"]
+
+
+@pytest.mark.parametrize("window, reserve", [(None, 16_384), (2, 0), (1_000, 16_384), (16_385, 16_384),
+                                             (200_000, 10**6), (2 * 10**9, 1)])
+def test_defect_23_5_second_symptom_huge_in_bound_usage_never_turns_the_reserve_negative(window, reserve):
+    """Reliability's fuzz case (STATUS 20:24): in-bound recorded usage of 1,065,536 then 10**9 tokens on a
+    2-request session made the measured scale convert the reserve to -1 ("compaction setting
+    reserve_tokens must be a non-negative integer, got -1"). Every strategy must replay, with the
+    compaction settings it derives non-negative."""
+    from pruner.replay.strategies._compactor import Compactor
+
+    msgs = [Message(id="u0", role="user", content="hello " * 50),
+            Message(id="a0", role="assistant", content="ok", metadata={"usage": usage(65_536, 7, 0, 1_000_000)}),
+            Message(id="u1", role="user", content="again " * 50),
+            Message(id="a1", role="assistant", content="ok", metadata={"usage": usage(3, 0, 0, 10**9)})]
+    s = Session.of(msgs)
+    for provider in ("anthropic", "openai"):
+        settings = ReplaySettings(provider=provider, context_window=window, reserve_tokens=reserve)
+        r = replay(s, settings=settings, snapshots=False, recall=False)
+        assert set(r.runs) and all(len(run.rows) == 2 for run in r.runs.values())
+        for req in r.requests:
+            env = type("Env", (), {"settings": settings, "summarizer": None})()
+            c = Compactor(env).settings(req)
+            assert c.reserve_tokens >= 0 and c.keep_recent_tokens >= 0 and c.context_window > c.reserve_tokens
+
+
+def test_defect_qa19_10_the_verdict_never_reads_an_unpriced_session_as_free():
+    """The verdict said "Recorded: $0.0000. Cheapest strategy ...: full, $0.0000 (n/a)" on a session whose
+    every request is of a made-up model."""
+    from pruner.replay import verdict
+
+    only = [m for k, t in enumerate((0, 30)) for m in turn("m", k, T0 + t, model="made-up-model-9",
+                                                             usage=usage(10, 20, 0, 1500))]
+    v = verdict(replay(Session.of(only, name="v")))
+    assert v.best is None and "$" not in v.sentence and "unpriced (all 2 requests" in v.sentence
+    mixed = only + turn("m", 2, T0 + 60, usage=usage(10, 20, 1500, 300))
+    v = verdict(replay(Session.of(mixed, name="v2")))
+    assert "leaving out 2 requests of models without a price" in v.sentence

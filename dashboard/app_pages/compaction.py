@@ -46,12 +46,17 @@ def settings_form(loaded, compact_input) -> logic.PreviewSettings:
 
 def summarizer_choice() -> logic.SummarizerChoice:
     """Offline by default; an endpoint needs base URL, model and a key kept only in this browser session."""
-    kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summarizer", horizontal=True)
+    for key, default in (("cmp_summarizer", OFFLINE), ("cmp_base_url", "https://api.openai.com/v1"),
+                         ("cmp_model", "gpt-4o-mini")):
+        session_state.restore_widget(key, default)
+    kind = st.radio("Summariser", [OFFLINE, ENDPOINT], key="cmp_summarizer", horizontal=True,
+                    on_change=lambda: session_state.remember_widget("cmp_summarizer"))
     if kind == OFFLINE:
         return logic.SummarizerChoice(kind="offline")
     c1, c2, c3 = st.columns(3)
-    base_url = c1.text_input("Base URL", value="https://api.openai.com/v1", key="cmp_base_url")
-    model = c2.text_input("Model", value="gpt-4o-mini", key="cmp_model")
+    base_url = c1.text_input("Base URL", key="cmp_base_url",
+                             on_change=lambda: session_state.remember_widget("cmp_base_url"))
+    model = c2.text_input("Model", key="cmp_model", on_change=lambda: session_state.remember_widget("cmp_model"))
     # The key lives only in this user's session state: never shown, logged, cached or written.
     c3.text_input("API key", type="password", key="cmp_api_key",
                   help="Kept only in this browser session's state; never shown, logged or saved.")
@@ -180,12 +185,39 @@ def wait_for(job, compact_input, preview, choice) -> None:
     logic.finish(job)
 
 
+def apply_link(loaded, link: dict[str, str] | None) -> None:
+    """A reload's, a shared link's settings and summariser (never a key: none is ever in the URL)."""
+    if not link:
+        return
+    preview, problems = logic.settings_from_link(logic.applied_settings(loaded, None), link)
+    logic.apply_settings(loaded, preview)
+    for key in ("cmp_window", "cmp_reserve", "cmp_keep", "cmp_pruned_first", "cmp_force"):
+        ss.pop(key, None)  # the form shows the linked settings
+    if link.get("summariser") in ("offline", "endpoint"):
+        ss["cmp_summarizer__kept"] = ENDPOINT if link["summariser"] == "endpoint" else OFFLINE
+    if link.get("base_url"):
+        ss["cmp_base_url__kept"] = link["base_url"]
+    if link.get("sum_model"):
+        ss["cmp_model__kept"] = link["sum_model"]
+    if problems:
+        st.warning(ui.escape_markdown("; ".join(problems)) + " The page uses its own settings there.",
+                   icon=":material/link_off:")
+
+
+def write_link(preview, choice) -> None:
+    page = logic.settings_params(preview) | {"summariser": choice.kind}
+    if choice.kind == "endpoint":
+        page |= {"base_url": choice.base_url, "sum_model": choice.model}
+    session_state.write_link(page=page, page_keys=logic.PAGE_KEYS, name="compaction")
+
+
 def render() -> None:
     st.title("Compaction preview")
     loaded = session_state.ensure_session()
     if loaded is None:
-        st.info("No session loaded: pick or upload one on the Session explorer page.")
+        session_state.show_no_session("No session loaded: pick or upload one on the Session explorer page.")
         return
+    apply_link(loaded, session_state.linked_view("compaction", logic.PAGE_KEYS))
     ui.inert(f"Session: {loaded.label} ({ui.plural(loaded.session.last_turn, 'turn')}, "
              f"{ui.plural(len(loaded.session.messages), 'message')})")
     st.page_link("app_pages/explorer.py", label="Change the session on the Session explorer page",
@@ -203,6 +235,7 @@ def render() -> None:
 
     st.subheader("Compact")
     choice = summarizer_choice()
+    write_link(preview, choice)
     if st.button("Compact", type="primary", key="compact_button"):
         logic.start_compaction(compact_input, preview, choice, api_key=ss.get("cmp_api_key") or "")
     job = logic.running_job()

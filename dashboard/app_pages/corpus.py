@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import cache, components, corpus_charts, ui
+from dashboard import cache, components, corpus_charts, links, session_state, ui
+from dashboard import corpus_money_charts as money_charts
 from dashboard.logic import corpus as logic
+from dashboard.logic import corpus_money as money_logic
 
 ss = st.session_state
 FOLDER_ENV = "PRUNER_CORPUS_DIR"
@@ -23,17 +27,17 @@ def open_folder(folder: str) -> None:
         ss["corpus_error"] = ui.error_text(exc)
 
 
-def folder_form() -> None:
-    link = st.query_params.get("corpus")
-    if link and ss.get("corpus_link") != link:  # ?corpus=PATH opens a folder once per visit
-        ss["corpus_link"] = link
-        open_folder(link)
+def folder_form(link: dict[str, str] | None) -> None:
+    folder_named = (link or {}).get("corpus")
+    shown = ss.get("corpus")
+    if folder_named and (shown is None or shown.folder != folder_named):  # a reload's or a link's folder
+        open_folder(folder_named)
     shown = ss.get("corpus")
     default = shown.folder if shown else os.environ.get(FOLDER_ENV, "")
     with st.form("corpus_folder"):
         folder = st.text_input("Batch folder", value=default, key="corpus_folder_input",
-                               help="The folder you gave `pruner batch` as --out (a path on the machine that "
-                                    "runs this dashboard).", placeholder="/path/to/batch-out")
+                               help="The folder you gave `pruner batch` or `pruner logs` as --out (a path on "
+                                    "the machine that runs this dashboard).", placeholder="/path/to/batch-out")
         if st.form_submit_button("Open", type="primary") and folder.strip():
             open_folder(folder.strip())
     if ss.get("corpus_error"):
@@ -109,16 +113,44 @@ def charts(shown) -> None:
                        selection_mode="points")
 
 
-def table(shown) -> None:
+#: The table's filter widgets (their values outlive a visit to another page, and go into the URL).
+FILTERS = ("corpus_filter_format", "corpus_filter_reduction", "corpus_filter_errors", "corpus_filter_text")
+
+
+def table(shown, link: dict[str, str] | None) -> None:
     st.subheader("Sessions")
     frame = shown.sessions
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
-    formats = c1.multiselect("Format", sorted(frame["format"].dropna().unique()), key="corpus_filter_format")
+    names = sorted(frame["format"].dropna().unique())
     low = float(min(0.0, frame["reduction_pct"].min())) if frame["reduction_pct"].notna().any() else 0.0
-    reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, value=(low, 100.0), step=0.5,
-                          key="corpus_filter_reduction")
-    errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors")
-    text = c4.text_input("Search path or name", key="corpus_filter_text")
+    for key in FILTERS:
+        session_state.restore_widget(key)
+    if link:
+        values, problems = links.corpus_filters(link, formats=names, choices=logic.ERROR_CHOICES, low=low)
+        for key, value in values.items():
+            ss[key] = ss[f"{key}__kept"] = value
+        if problems:
+            st.warning(ui.escape_markdown("; ".join(problems)) + ".", icon=":material/link_off:")
+    # kept from another batch: only what this one can show
+    ss["corpus_filter_format"] = [f for f in ss.get("corpus_filter_format") or [] if f in names]
+    kept = ss.get("corpus_filter_reduction")
+    if kept is not None and not low <= kept[0] <= kept[1] <= 100.0:
+        ss["corpus_filter_reduction"] = (low, 100.0)
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 2])
+    remember = session_state.remember_widget
+    formats = c1.multiselect("Format", names, key="corpus_filter_format",
+                             on_change=remember, args=("corpus_filter_format",))
+    if "corpus_filter_reduction" not in ss:
+        ss["corpus_filter_reduction"] = (low, 100.0)
+    reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, step=0.5, key="corpus_filter_reduction",
+                          on_change=remember, args=("corpus_filter_reduction",))
+    errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors",
+                          on_change=remember, args=("corpus_filter_errors",))
+    text = c4.text_input("Search path or name", key="corpus_filter_text",
+                         on_change=remember, args=("corpus_filter_text",))
+    session_state.write_link(page=links.corpus_params(shown.folder, formats=formats, reduction=reduction,
+                                                      full=(low, 100.0), show=errors,
+                                                      default_show=logic.ERROR_CHOICES[0], text=text),
+                             page_keys=links.CORPUS_KEYS, name="corpus")
     shown_rows = logic.filter_sessions(frame, formats=formats, reduction=reduction, errors=errors, text=text)
     rows = logic.table_frame(shown_rows)
     ss["corpus_table_ids"] = shown_rows["session_id"].head(len(rows)).tolist()
@@ -135,9 +167,16 @@ def table(shown) -> None:
 
 def render() -> None:
     st.title("Corpus")
-    st.caption("What pruning saves across many sessions: open the folder `pruner batch` wrote.")
-    folder_form()
+    st.caption("What pruning saves across many sessions, or what your own agent logs cost: open the folder "
+               "`pruner batch` or `pruner logs` wrote.")
+    link = session_state.linked_view("corpus", links.CORPUS_KEYS)
+    folder_form(link)
     shown = ss.get("corpus")
+    if isinstance(shown, money_logic.LogsCorpus):
+        logs_view(shown)
+        return
+    if shown is not None and not shown.sessions.empty and (link or {}).get("corpus") not in (None, shown.folder):
+        link = None  # the linked folder did not open: its filters belong to it, not to the batch still shown
     if shown is None:
         st.info("No batch open yet. Run `pruner batch sample_sessions --out /tmp/batch`, then open /tmp/batch.")
         return
@@ -149,7 +188,113 @@ def render() -> None:
         st.info("This batch folder holds no sessions yet.")
         return
     charts(shown)
-    table(shown)
+    table(shown, link)
+
+
+# -- a logs folder (pruner logs): what was paid, what each strategy would cost, which sessions matter --
+
+REPLAY_PAGE = "app_pages/replay.py"
+
+
+def _logs_filters(shown) -> pd.DataFrame:
+    frame = shown.sessions
+    c1, c2, c3 = st.columns([1, 2, 2])
+    agents = c1.multiselect("Agent", sorted(frame["agent"].unique()), key="logs_filter_agent")
+    projects = c2.multiselect("Project", sorted(frame["project"].unique()), key="logs_filter_project")
+    days = sorted(d for d in frame["day"].dropna().unique())
+    picked = None
+    if days:
+        low, high = (date.fromisoformat(d) for d in (days[0], days[-1]))
+        chosen = c3.date_input("Days (session start, UTC)", value=(low, high), min_value=low, max_value=high,
+                               key="logs_filter_days")
+        if isinstance(chosen, (tuple, list)) and len(chosen) == 2:
+            picked = (chosen[0], chosen[1])
+    return money_logic.filter_rows(frame, agents=agents, projects=projects, days=picked)
+
+
+def _open_logs_session(shown, key: str, request) -> None:
+    try:
+        loaded = logic.open_session(shown, key)
+    except Exception as exc:
+        ss["corpus_open_error"] = ui.error_text(exc)
+        return
+    params = {"batch": shown.folder, "batch_session": key}
+    if request is not None and not pd.isna(request):
+        params["request"] = str(int(request))
+    session_state.set_current(money_logic.replace_link(loaded, params))
+    st.switch_page(REPLAY_PAGE, query_params=params)
+
+
+def _on_matter_select() -> None:
+    rows = (ss.get("logs_matter") or {}).get("selection", {}).get("rows", [])
+    shown_rows = ss.get("logs_matter_rows") or []
+    if rows and rows[0] < len(shown_rows):
+        ss["logs_open"] = shown_rows[rows[0]]
+
+
+def logs_view(shown) -> None:
+    """The three questions, in order, over the rows the filters keep."""
+    requested = ss.pop("logs_open", None)
+    if requested:
+        _open_logs_session(shown, *requested)
+    if ss.get("corpus_open_error"):
+        st.error(ui.escape_markdown(ss.pop("corpus_open_error")), icon=":material/error:")
+    frame = _logs_filters(shown)
+    if frame.empty:
+        st.info("No session matches these filters.")
+        return
+    if shown.prices:
+        st.caption("Prices: " + "; ".join(ui.escape_markdown(p) for p in shown.prices) + ".")
+
+    st.header("1. What did I pay, and where did it go?")
+    paid = money_logic.where_it_went(frame)
+    causes = paid["causes"].set_index("cause")
+    unseen = causes.loc["no_visible_cause"] if "no_visible_cause" in causes.index else None
+    cols = st.columns(4)
+    cols[0].metric("Billed", money_charts.money(paid["billed"]), help="Every request of every chain (subagents "
+                   "included) at list prices, each at its own recorded model.")
+    cols[1].metric("Sessions", f"{paid['sessions']:,}")
+    cols[2].metric("On cache writes", f"{100 * paid['cache_write_share']:.1f} %",
+                   help=money_charts.money(paid["cache_writes"]))
+    missed = float(paid["causes"]["dollars"].sum())
+    cols[3].metric("Paid above a hit on misses", money_charts.money(missed),
+                   help=f"{100 * missed / paid['billed']:.1f} % of the bill" if paid["billed"] else None)
+    if unseen is not None:
+        st.markdown(f"Misses with no visible cause: **{money_charts.money(float(unseen['dollars']))}**, "
+                    f"{100 * float(unseen['share']):.1f} % of the bill ({int(unseen['misses']):,} misses).")
+    if paid["unpriced_requests"]:
+        st.caption(f"{paid['unpriced_requests']:,} requests are unpriced (their model has no price row): $0 here.")
+    stack = st.radio("Stack days by", ("project", "model"), horizontal=True, key="logs_stack")
+    st.plotly_chart(money_charts.stacked_days(money_logic.dollars_by_day(frame, stack), f"Dollars by day, by {stack}"),
+                    key="logs_days")
+    left, right = st.columns(2)
+    left.plotly_chart(money_charts.bars(money_logic.dollars_by(frame, "project"), "project", "Dollars by project"),
+                      key="logs_projects")
+    right.plotly_chart(money_charts.bars(money_logic.dollars_by(frame, "model"), "model", "Dollars by model"),
+                       key="logs_models")
+    st.plotly_chart(money_charts.causes_figure(paid["causes"]), key="logs_causes")
+
+    st.header("2. What would each strategy have cost, and what would it have lost?")
+    points = money_logic.strategy_points(shown, frame)
+    st.markdown(f"**{ui.escape_markdown(money_logic.verdict_sentence(points))}**")
+    if not points.empty:
+        st.plotly_chart(money_charts.strategy_figure(points), key="logs_strategies")
+        if points["recall"].isna().all():
+            st.caption("Context recall is not in this table, so the points are placed by strategy.")
+
+    st.header("3. Which sessions matter?")
+    matter = money_logic.sessions_that_matter(shown, frame)
+    ss["logs_matter_rows"] = list(zip(matter["session_key"], matter["costliest_miss_request"]))
+    st.caption("Where the cheapest feasible strategy saves most. Select a row to open the session in the Replay "
+               "page at its costliest miss.")
+    st.dataframe(matter.drop(columns=["session_key"]), hide_index=True, width="stretch", key="logs_matter",
+                 on_select=_on_matter_select, selection_mode="single-row",
+                 column_config={"billed": st.column_config.NumberColumn("billed", format="$%.2f"),
+                                "best_dollars": st.column_config.NumberColumn("best strategy $", format="$%.2f"),
+                                "saving": st.column_config.NumberColumn("saving", format="$%.2f"),
+                                "saving_pct": st.column_config.NumberColumn("saving %", format="%.0f %%"),
+                                "costliest_miss": st.column_config.NumberColumn("costliest miss", format="$%.4f"),
+                                "costliest_miss_request": st.column_config.NumberColumn("at request")})
 
 
 ui.guarded(render)

@@ -164,12 +164,12 @@ def headline(loaded, analysed) -> None:
         st.info(why, icon=":material/info:")
 
 
-def timeline(loaded, analysed, position: int) -> None:
+def timeline(loaded, analysed, position: int | None) -> None:
     st.subheader("Timeline", help="Every message at its turn, in its role's lane, coloured by status. Click a "
                  "mark to inspect it: arrows go from a removed message to the one that replaced it, and from a "
                  "restored message to the one that needed it. On a long session each bar counts the messages of "
                  "a stretch of turns; click one to zoom in.")
-    components.timeline(analysed.frame, key="timeline_chart", cache_key=(loaded.key, session_state.settings()),
+    components.timeline(analysed.frame, key=logic.TIMELINE_KEY, cache_key=(loaded.key, session_state.settings()),
                         selected=position, width_px=TIMELINE_WIDTH_PX, on_position=logic.select)
 
 
@@ -259,23 +259,32 @@ def message_table(analysed) -> None:
                                                                            "shows the whole reason")})
 
 
-def inspector(loaded, analysed, position: int) -> None:
+#: The "messages point at this one" buttons shown at once; the rest are one click away.
+POINTING_SHOWN = 8
+
+
+def inspector(loaded, analysed, position: int | None) -> None:
     frame = analysed.frame
     count = len(frame)
     st.subheader("Message inspector")
     c1, c2 = st.columns(2, vertical_alignment="bottom")
     c1.number_input("Message # (position in the session)", min_value=0, max_value=max(count - 1, 0),
-                    key="inspect_pos")
+                    key="inspect_pos", on_change=logic.on_number, placeholder="none selected")
     c2.text_input("Jump to a message id", key="find_id",
                   on_change=lambda: logic.find_id(frame[["position", "id"]], ss.get("find_id", "")))
     c1, c2 = st.columns(2)
     c1.button("Previous", key="inspect_prev", on_click=logic.step, args=(-1, count), shortcut="Left",
-              disabled=position <= 0, width="stretch", icon=":material/arrow_back:", help="← key")
+              disabled=position is None or position <= 0, width="stretch", icon=":material/arrow_back:",
+              help="← key")
     c2.button("Next", key="inspect_next", on_click=logic.step, args=(1, count), shortcut="Right",
-              disabled=position >= count - 1, width="stretch", icon=":material/arrow_forward:",
-              icon_position="right", help="→ key")
+              disabled=position is not None and position >= count - 1, width="stretch",
+              icon=":material/arrow_forward:", icon_position="right", help="→ key")
     if ss.get("find_id_error"):
         st.warning(ui.escape_markdown(ss["find_id_error"]), icon=":material/search_off:")
+    if position is None:
+        st.info("No message selected yet: click a mark on the timeline or a row of the table, type a message "
+                "number or id above, or press → for the first message.", icon=":material/touch_app:")
+        return
     row = frame.iloc[position]
     message = loaded.session.messages[position]
     st.markdown(f"**#{position:,} · {row['status']}** · rule: {row['rule'] or 'none'}")
@@ -288,12 +297,16 @@ def inspector(loaded, analysed, position: int) -> None:
     if related >= 0:
         st.button(f"Go to the related message #{related:,}", on_click=logic.select, args=(related,),
                   key="go_related")
-    pointing = frame[frame["related_position"] == position]
-    if len(pointing):
+    pointing = frame[frame["related_position"] == position]["position"].astype(int).tolist()
+    if pointing:
         st.caption(f"{ui.plural(len(pointing), 'message')} point at this one")
+        shown = pointing if ss.get("pointing_all_for") == (loaded.key, position) else pointing[:POINTING_SHOWN]
         cols = st.columns(4)
-        for k, p in enumerate(pointing["position"].head(8)):
-            cols[k % 4].button(f"#{int(p):,}", on_click=logic.select, args=(int(p),), key=f"go_from_{int(p)}")
+        for k, p in enumerate(shown):
+            cols[k % 4].button(f"#{p:,}", on_click=logic.select, args=(p,), key=f"go_from_{p}")
+        if len(shown) < len(pointing):
+            st.button(f"and {len(pointing) - len(shown):,} more", key="pointing_more",
+                      on_click=lambda: ss.update(pointing_all_for=(loaded.key, position)))
     placeholder = analysed.result.placeholders.get(message.tool_call_id or "")
     if placeholder:
         st.caption("the model receives instead")
@@ -396,7 +409,7 @@ def page(loaded) -> None:
         with st.container(key="inspector_panel"):
             inspector(loaded, analysed, position)
     downloads(loaded, analysed)
-    session_state.write_link(page={"msg": str(position)}, page_keys=logic.PAGE_KEYS)
+    session_state.write_link(page=logic.view_params(position), page_keys=logic.PAGE_KEYS, name="explorer")
 
 
 ui.guarded(render)

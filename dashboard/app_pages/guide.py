@@ -16,15 +16,21 @@ ss = st.session_state
 
 def step_by(delta: int) -> None:
     ss["guide_step"] = logic.moved(ss.get("guide_step"), delta)
+    session_state.remember_widget("guide_step")
 
 
-def navigation() -> int:
+def navigation(link: dict[str, str] | None) -> int:
+    linked = (link or {}).get("step", "")
+    if linked.isdigit() and 1 <= int(linked) <= len(logic.TITLES):  # a reload's or a link's step
+        ss["guide_step__kept"] = logic.TITLES[int(linked) - 1]
+    session_state.restore_widget("guide_step")
     if ss.get("guide_step") not in logic.TITLES:
         linked = st.query_params.get("step", "")
         ss["guide_step"] = logic.TITLES[int(linked) - 1] if linked.isdigit() and \
             1 <= int(linked) <= len(logic.TITLES) else logic.TITLES[0]
     index = logic.TITLES.index(ss["guide_step"])
-    title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed")
+    title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed",
+                                 on_change=session_state.remember_widget, args=("guide_step",))
     c1, c2, _ = st.columns([1, 1, 4])
     c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch", shortcut="Left",
               disabled=index == 0, help="Previous step (← key)")
@@ -111,7 +117,8 @@ def render() -> None:
     st.title("Guide: how pruning works, step by step")
     loaded = session_state.ensure_session()
     if loaded is None or not loaded.session.messages:
-        st.info("Open a session with messages on the Session explorer page; the guide steps through it.")
+        session_state.show_no_session("Open a session with messages on the Session explorer page; the guide "
+                                      "steps through it.")
         return
     st.caption(f"The guide runs on the session open in the explorer: {loaded.label}. "
                "Use ← and → (or the buttons) to step through the passes; ringed marks are the messages that "
@@ -120,7 +127,7 @@ def render() -> None:
                  icon=":material/arrow_back:")
     window = window_picker(loaded)
     session = logic.windowed(loaded, window)
-    index = navigation()
+    index = navigation(session_state.linked_view("guide", logic.PAGE_KEYS))
     st.markdown(logic.STEPS[index][2])
     if logic.STEPS[index][1] is not None:
         pruning_step(session, index)
@@ -128,7 +135,7 @@ def render() -> None:
         compaction_step(session)
     session_state.write_link(page={"step": str(index + 1),
                                    "window": f"{window[0]}-{window[1]}" if window else None},
-                             page_keys=logic.PAGE_KEYS)
+                             page_keys=logic.PAGE_KEYS, name="guide")
 
 
 ui.guarded(render)

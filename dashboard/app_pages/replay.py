@@ -7,34 +7,33 @@ import streamlit as st
 from pruner.replay import strategy_names
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import cache, loading, replay_charts, session_state, ui
+from dashboard import cache, replay_charts, session_state, ui
 from dashboard.logic import replay as logic
 
 ss = st.session_state
+#: The request and strategy shown: kept outside the widgets' own state, which Streamlit drops on another page.
+REQUEST, STRATEGY = "replay_k", "replay_s"
 PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
 SHOW_LAST = 30  # newest messages shown in full at a request (the table lists them all)
 
 
 
-def apply_link() -> None:
-    """``?sample=NAME`` or ``?workload=W&turns=N&seed=S``, and ``&strategy=S&request=K`` (the Guide links here)."""
-    params = st.query_params
-    link = tuple(sorted(params.to_dict().items()))
-    if not link or ss.get("replay_link_applied") == link:
-        return  # each link is applied once, so the stepper is free to move afterwards
-    ss["replay_link_applied"] = link
-    try:
-        if "sample" in params:
-            session_state.set_current(loading.load_sample(params["sample"]))
-        elif "workload" in params:
-            session_state.set_current(loading.load_workload(params["workload"], turns=int(params.get("turns", 200)),
-                                                            seed=int(params.get("seed", 0))))
-    except Exception as exc:
-        ss["replay_link_error"] = ui.error_text(exc)
-    if params.get("strategy") in strategy_names():
-        ss["replay_strategy"] = params["strategy"]
-    if str(params.get("request", "")).isdigit():
-        ss["replay_request"] = int(params["request"])
+def apply_link(loaded, link: dict[str, str] | None) -> None:
+    """Apply the page's own URL parameters (a reload, a shared link, the Guide's link): once each."""
+    if link is None:
+        return
+    if link.get("strategy") in strategy_names():
+        ss[STRATEGY] = link["strategy"]
+    if str(link.get("request", "")).isdigit():
+        ss[REQUEST] = int(link["request"])
+    if any(k in link for k in ("strategies", "provider", "model")):
+        base = logic.choice_for(loaded.session, ss.get("replay_choice"))
+        choice, problems = logic.choice_from_link(base, link)
+        ss["replay_choice_for"], ss["replay_choice"] = loaded.key, choice
+        for key in ("replay_provider", "replay_model", "replay_strategies"):
+            ss.pop(key, None)  # the form's widgets show the linked choice
+        if problems:
+            ss["replay_link_error"] = "; ".join(problems) + "."
 
 
 def settings_form(loaded) -> logic.ReplayChoice:
@@ -106,46 +105,68 @@ def totals(r) -> None:
     st.caption(f"Dollars: {ui.escape_markdown(r.money_label)}. Cache: {ui.escape_markdown(r.cache_description)}.")
     for note in r.notes:
         st.caption(ui.escape_markdown(note))
-    st.dataframe(logic.totals_frame(r), hide_index=True, width="stretch", key="replay_totals")
+    aborted = logic.aborted_note(r)
+    if aborted:
+        st.caption(aborted)
+    frame = logic.totals_frame(r)
+    st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
+                 column_config=logic.totals_columns(frame))
     lines = logic.calibration_lines(r)
     if lines:
         with st.expander("Calibration against what the provider billed", expanded=True):
             st.code("\n".join(lines), language=None, wrap_lines=True)
 
 
-def stepper(r, frame) -> tuple[str, int]:
+def go_to(k: int, strategy: str | None = None) -> None:
+    """Show request ``k`` (and ``strategy``): for the stepper, a chart click, an event or ledger row."""
+    ss[REQUEST] = int(k)
+    ss[REQUEST_WIDGET] = int(k)
+    if strategy is not None:
+        ss[STRATEGY] = strategy
+
+
+REQUEST_WIDGET, STRATEGY_WIDGET = "replay_request", "replay_strategy"
+
+
+def stepper(r) -> tuple[str, int]:
     n = len(r.requests)
     names = list(r.runs)
-    if ss.get("replay_strategy") not in names:
-        ss["replay_strategy"] = "cache_aware_prune" if "cache_aware_prune" in names else names[0]
-    ss["replay_request"] = min(max(int(ss.get("replay_request", 0)), 0), n - 1)
+    if ss.get(STRATEGY) not in names:
+        ss[STRATEGY] = "cache_aware_prune" if "cache_aware_prune" in names else names[0]
+    ss[REQUEST] = min(max(int(ss.get(REQUEST, 0)), 0), n - 1)
+    ss[STRATEGY_WIDGET], ss[REQUEST_WIDGET] = ss[STRATEGY], ss[REQUEST]  # the widgets show what is kept
 
     def step(delta: int) -> None:
-        ss["replay_request"] = logic.clamp(int(ss["replay_request"]), delta, n)
+        go_to(logic.clamp(int(ss[REQUEST]), delta, n))
 
     c1, c2 = st.columns([2, 5])
-    strategy = c1.selectbox("Strategy", names, key="replay_strategy")
+    c1.selectbox("Strategy", names, key=STRATEGY_WIDGET, on_change=lambda: ss.update({STRATEGY: ss[STRATEGY_WIDGET]}))
     if n > 1:
-        c2.slider("Request (model call)", 0, n - 1, key="replay_request",
-                  help="Drag, or press ← / → anywhere on the page.")
+        c2.slider("Request (model call)", 0, n - 1, key=REQUEST_WIDGET,
+                  on_change=lambda: go_to(ss[REQUEST_WIDGET]),
+                  help="Drag, press ← / → anywhere on the page, or click a point on a chart or a row of a table.")
     c1, c2, c3 = st.columns([1, 4, 1])
     # ← / → anywhere on the page press these (Streamlit's keyboard shortcuts, as on the Guide).
     c1.button(PREVIOUS, on_click=step, args=(-1,), key="replay_prev", width="stretch", shortcut="Left",
-              disabled=ss["replay_request"] == 0, help="Previous request (← key)")
+              disabled=ss[REQUEST] == 0, help="Previous request (← key)")
     c3.button(NEXT, on_click=step, args=(1,), key="replay_next", width="stretch", shortcut="Right",
-              disabled=ss["replay_request"] >= n - 1, help="Next request (→ key)")
-    return strategy, int(ss["replay_request"])
+              disabled=ss[REQUEST] >= n - 1, help="Next request (→ key)")
+    return ss[STRATEGY], int(ss[REQUEST])
 
 
-def request_view(r, strategy: str, k: int) -> None:
+def request_view(r, key, strategy: str, k: int) -> None:
     s = logic.request_summary(r, strategy, k)
     st.subheader(f"Request {k:,} of {len(r.requests):,} (turn {s['turn']:,}) under {strategy}")
+    if s["aborted"]:
+        st.caption("The recording shows this request aborted (no usage recorded): it is billed $0 for every "
+                   "strategy and not counted among the billed requests.")
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.metric("Messages sent", f"{s['messages']:,}")
-    c2.metric("Input (provider tokens)", f"{s['input']:,}")
-    c3.metric("Read from the cache", f"{s['cached']:,}")
-    c4.metric("Written / fresh", f"{s['written']:,} / {s['fresh']:,}")
-    c5.metric("This request", f"${s['dollars']:,.4f}")
+    c2.metric("Input (provider tokens)", ui.compact_number(s["input"]), help=f"{s['input']:,} tokens")
+    c3.metric("Read from the cache", ui.compact_number(s["cached"]), help=f"{s['cached']:,} tokens")
+    c4.metric("Written / fresh", f"{ui.compact_number(s['written'])} / {ui.compact_number(s['fresh'])}",
+              help=f"{s['written']:,} written to the cache / {s['fresh']:,} fresh")
+    c5.metric("This request", logic.money(s["dollars"]), help=f"${s['dollars']:,.6f}")
     st.progress(min(1.0, s["input"] / s["window"]) if s["window"] else 0.0,
                 text=f"context window {s['window']:,} tokens: {100 * s['input'] / s['window']:.1f} % full"
                      + (" — the API would reject this request" if s["rejected"] else ""))
@@ -153,11 +174,12 @@ def request_view(r, strategy: str, k: int) -> None:
         st.caption(f"Cache: not fully used here ({ui.escape_markdown(s['miss'])}).")
     for e in s["events"]:
         st.info(ui.escape_markdown(e), icon=":material/content_cut:")
-    rows = logic.context_rows(r, strategy, k)
+    rows = cache.memoised("replay_context_rows", (key, strategy, k), lambda: logic.context_rows(r, strategy, k),
+                          keep=64)
     st.markdown(f"**The exact messages sent** ({len(rows):,}; placeholders and summaries are marked as what "
                 "they are)")
-    st.dataframe([{k2: v for k2, v in row.items() if k2 not in ("content", "calls")} for row in rows],
-                 hide_index=True, width="stretch", height=220, key="replay_context_table")
+    st.dataframe(logic.context_table(rows), hide_index=True, width="stretch", height=220,
+                 key="replay_context_table")
     shown = rows[-SHOW_LAST:]
     if len(rows) > len(shown):
         st.caption(f"The newest {len(shown)} in full below (the table lists all {len(rows):,}).")
@@ -174,54 +196,86 @@ def request_view(r, strategy: str, k: int) -> None:
             st.code(text or "(empty)", language=None, wrap_lines=True)
 
 
-def charts(r, frame, k: int) -> None:
-    left, right = st.columns(2)
-    left.plotly_chart(replay_charts.context_figure(frame, window=r.window, selected=k), key="replay_context_chart",
-                      config={"displaylogo": False})
-    right.plotly_chart(replay_charts.cost_figure(frame, money_label=r.price.model, selected=k),
-                       key="replay_cost_chart", config={"displaylogo": False})
-    st.plotly_chart(replay_charts.cached_share_figure(frame, selected=k), key="replay_cached_chart",
-                    config={"displaylogo": False})
+def _on_chart_click(chart_key: str) -> None:
+    k = logic.clicked_request(ss.get(chart_key))
+    if k is not None:
+        go_to(k)
 
 
-def events(r) -> None:
+def charts(r, key, frame) -> None:
+    overview = cache.shared("replay_overview", key, lambda: replay_charts.overview_figure(
+        frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r)))
+    st.plotly_chart(overview, key="replay_overview_chart", on_select=lambda: _on_chart_click("replay_overview_chart"),
+                    selection_mode="points",
+                    config={"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
+    st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing. Click a point to open that request "
+               "below; click a legend entry to hide or show a strategy (double-click: only that one).")
+    strip = cache.shared("replay_strip", key, lambda: replay_charts.cached_strip_figure(frame))
+    st.plotly_chart(strip, key="replay_cached_chart", on_select=lambda: _on_chart_click("replay_cached_chart"),
+                    selection_mode="points", config={"displaylogo": False, "displayModeBar": False})
+
+
+def _on_event_row(frame) -> None:
+    rows = (ss.get("replay_events") or {}).get("selection", {}).get("rows", [])
+    if rows and rows[0] < len(frame):
+        go_to(int(frame.iloc[rows[0]]["request"]), str(frame.iloc[rows[0]]["strategy"]))
+
+
+def events(r, key) -> None:
     st.subheader("Every prune, compaction, truncation and clearing")
-    frame = logic.events_frame(r)
+    frame = cache.shared("replay_events", key, lambda: logic.events_frame(r))
     if frame.empty:
         st.info("No strategy changed the context of this session: it never reached a trigger.")
         return
-    st.dataframe(frame, hide_index=True, width="stretch", key="replay_events",
-                 column_config={"why": st.column_config.TextColumn("why", width="large")})
+    st.caption("Select a row to open that request under that strategy.")
+    st.dataframe(frame, hide_index=True, width="stretch", key="replay_events", on_select=lambda: _on_event_row(frame),
+                 selection_mode="single-row",
+                 column_config={"why": st.column_config.TextColumn("why", width="large"),
+                                "request dollars": st.column_config.NumberColumn("request dollars", format="$%.4f")})
+
+
+@st.fragment
+def request_part(r, key, loaded, choice) -> None:
+    """The stepper and the request it shows: a step reruns only this part (the charts stay as drawn)."""
+    strategy, k = stepper(r)
+    request_view(r, key, strategy, k)
+    page = logic.choice_params(choice, logic.choice_for(loaded.session, None)) | {"strategy": strategy,
+                                                                                  "request": str(k)}
+    session_state.write_link(page=page, page_keys=logic.PAGE_KEYS, name="replay")
 
 
 def render() -> None:
     st.title("Replay: what the model receives at every request, and what it costs")
-    apply_link()
-    if ss.get("replay_link_error"):
-        st.error(ui.escape_markdown(ss.pop("replay_link_error")) + "\n\nThe link's session could not be opened; "
-                 "the previous session is still loaded.")
     loaded = session_state.ensure_session()
     if loaded is None:
-        st.info("Load a session on the Session explorer page first.")
+        session_state.show_no_session("Load a session on the Session explorer page first.")
         return
+    apply_link(loaded, session_state.linked_view("replay", logic.PAGE_KEYS))
+    if ss.get("replay_link_error"):
+        st.warning(ui.escape_markdown(ss.pop("replay_link_error")) + " The page uses its own choice there.",
+                   icon=":material/link_off:")
     st.caption(f"Session: {ui.escape_markdown(loaded.label)} ({len(loaded.session.messages):,} messages). "
                "Load another on the Session explorer page; this page replays whatever is loaded.")
     choice = settings_form(loaded)
-    with st.spinner("Replaying every strategy request by request…"):
-        try:
-            r = cache.shared("replay", (loaded.key, choice), lambda: logic.run(loaded.session, choice))
-        except Exception as exc:
-            ui.show_error(exc, what_to_do="Change the replay settings above; the session is still loaded.")
-            return
+    key = (loaded.key, choice)
+    progress = st.empty()
+    if not cache.has("replay", key):
+        progress.info("Replaying every strategy request by request…", icon=":material/hourglass_top:")
+    try:
+        r = cache.shared("replay", key, lambda: logic.run(loaded.session, choice))
+    except Exception as exc:
+        progress.empty()
+        ui.show_error(exc, what_to_do="Change the replay settings above; the session is still loaded.")
+        return
+    progress.empty()
     if not r.requests:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
-    frame = cache.shared("replay_frame", (loaded.key, choice), lambda: logic.requests_frame(r))
+    frame = cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
     totals(r)
-    strategy, k = stepper(r, frame)
-    charts(r, frame, k)
-    request_view(r, strategy, k)
-    events(r)
+    charts(r, key, frame)
+    request_part(r, key, loaded, choice)
+    events(r, key)
 
 
 ui.guarded(render)

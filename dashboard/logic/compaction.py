@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -100,6 +100,44 @@ def applied_settings(loaded, compact_input: CompactInput | None) -> PreviewSetti
 
 def apply_settings(loaded, settings: PreviewSettings) -> None:
     st.session_state.setdefault(_SETTINGS, {})[loaded.key] = settings
+
+
+#: The compaction page's own URL parameters (never the API key).
+PAGE_KEYS = ("window", "reserve", "keep", "pruned", "force", "summariser", "base_url", "sum_model")
+_WHOLE = {"window": "context_window", "reserve": "reserve_tokens", "keep": "keep_recent_tokens"}
+_FLAGS = {"pruned": "pruned_first", "force": "force"}
+
+
+def settings_from_link(applied: PreviewSettings, params: dict[str, str]) -> tuple[PreviewSettings, list[str]]:
+    """``applied`` with the link's window, reserve, keep-recent and flags; a sentence per unusable value.
+
+    >>> settings_from_link(PreviewSettings(), {"window": "50000", "force": "0"})[0].context_window
+    50000
+    >>> settings_from_link(PreviewSettings(), {"keep": "lots"})[1]
+    ["the link's keep must be a whole number of tokens, not 'lots'"]
+    """
+    changes, problems = {}, []
+    for name, field in _WHOLE.items():
+        if name in params:
+            value = params[name]
+            if value.isdigit() and int(value) <= 10_000_000:
+                changes[field] = int(value)
+            else:
+                problems.append(f"the link's {name} must be a whole number of tokens, not {value!r}")
+    for name, field in _FLAGS.items():
+        if name in params:
+            if params[name] in ("0", "1"):
+                changes[field] = params[name] == "1"
+            else:
+                problems.append(f"the link's {name} must be 0 or 1, not {params[name]!r}")
+    return replace(applied, **changes), problems
+
+
+def settings_params(preview: PreviewSettings) -> dict[str, str]:
+    """The URL parameters that reopen ``preview``."""
+    return {"window": str(preview.context_window), "reserve": str(preview.reserve_tokens),
+            "keep": str(preview.keep_recent_tokens), "pruned": str(int(preview.pruned_first)),
+            "force": str(int(preview.force))}
 
 
 def compaction_input(loaded, preview: PreviewSettings) -> CompactInput:

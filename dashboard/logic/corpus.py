@@ -9,7 +9,7 @@ the file still has the content the batch read.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -29,6 +29,7 @@ from pruner.formats import DEFAULT_MAX_BYTES, load_bytes
 from pruner.jsonio import load_json_file
 
 from .. import session_state
+from . import corpus_money
 from ..loading import LoadedSession, digest
 
 #: Rows the table shows at most (it is filtered first; the downloads hold every row).
@@ -56,9 +57,12 @@ def _types(arrow_type: pa.DataType):
     return pd.Int64Dtype() if pa.types.is_integer(arrow_type) else None
 
 
-def read_corpus(folder: str | os.PathLike) -> Corpus:
-    """Read a batch folder; ``ConfigurationError`` saying what to do when it is not one."""
+def read_corpus(folder: str | os.PathLike) -> Corpus | corpus_money.LogsCorpus:
+    """Read a batch folder, or a logs folder (``pruner logs``: a ``LogsCorpus``); ``ConfigurationError``
+    saying what to do when it is neither."""
     root = Path(os.path.expanduser(os.fspath(folder))).resolve()
+    if root.is_dir() and corpus_money.is_logs_folder(root):
+        return corpus_money.read_logs(root)
     manifest_path = root / MANIFEST
     if not root.is_dir():
         raise ConfigurationError(f"{root}: no such folder. Enter the folder you gave pruner batch as --out.")
@@ -226,8 +230,10 @@ def table_frame(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[TABLE_COLUMNS].head(TABLE_ROWS)
 
 
-def open_session(corpus: Corpus, session_id: str) -> LoadedSession:
-    """Load one session of the corpus again from its file, as the batch read it."""
+def open_session(corpus: Corpus | corpus_money.LogsCorpus, session_id: str) -> LoadedSession:
+    """Load one session of the corpus again from its file, as the batch (or pruner logs) read it."""
+    if isinstance(corpus, corpus_money.LogsCorpus):
+        return corpus_money.open_logs_session(corpus, session_id)
     rows = corpus.sessions[corpus.sessions["session_id"] == session_id]
     if rows.empty:
         raise ConfigurationError("that session is not in this batch folder; open the folder again")
@@ -275,7 +281,8 @@ EXPLORER_SETTING_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set
 
 def open_in_explorer(corpus: Corpus, session_id: str, state: dict) -> LoadedSession:
     """Make ``session_id`` the explorer's session, pruned with the batch's settings (``state``: session state)."""
-    loaded = open_session(corpus, session_id)
+    loaded = replace(open_session(corpus, session_id),  # a reload or a link reopens it from the batch
+                     link=(("batch", str(corpus.folder)), ("batch_session", session_id)))
     session_state.set_settings(batch_config(corpus))
     for key in EXPLORER_SETTING_WIDGETS:
         state.pop(key, None)

@@ -19,13 +19,16 @@ from pruner.errors import PrunerError
 from pruner.formats.export import dumps
 from pruner.engine.index import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS
 
-from .. import analysis, cache, loading, session_state, tables
+from .. import analysis, cache, components, links, loading, session_state, tables
 from ..loading import LoadedFile, LoadedSession
 
 log = logging.getLogger("pruner.dashboard")
 ss = st.session_state
-#: The explorer's own URL parameter: the message being inspected.
-PAGE_KEYS = ("msg",)
+#: The explorer's own URL parameters: the message being inspected, the timeline's zoom.
+PAGE_KEYS = ("msg", "zoom")
+#: The inspected message, kept outside the number box's widget state (Streamlit forgets that on another page).
+SELECTED = "inspected_message"
+TIMELINE_KEY = "timeline_chart"
 
 
 def check(loaded: LoadedSession) -> None:
@@ -108,16 +111,19 @@ def position_of_id(frame: pd.DataFrame, wanted: str) -> int | None:
     return int(frame.loc[hits[0], "position"]) if hits else None
 
 
-def select(position: int) -> None:
-    """Inspect the message at ``position``."""
-    ss["inspect_pos"] = int(position)
+def select(position: int | None) -> None:
+    """Inspect the message at ``position`` (``None``: none selected)."""
+    ss[SELECTED] = None if position is None else int(position)
+    ss["inspect_pos"] = ss[SELECTED]
     ss["find_id_error"] = None
+    ss["find_id"] = ""  # the jump box never keeps an id the inspector no longer shows
 
 
 def step(delta: int, count: int) -> None:
     """Inspect the message ``delta`` positions on (kept within the session)."""
     if count:
-        select(min(max(int(ss.get("inspect_pos", 0)) + delta, 0), count - 1))
+        current = ss.get(SELECTED)
+        select(0 if current is None else min(max(int(current) + delta, 0), count - 1))
 
 
 def find_id(frame: pd.DataFrame, wanted: str) -> None:
@@ -129,14 +135,46 @@ def find_id(frame: pd.DataFrame, wanted: str) -> None:
         ss["find_id_error"] = f"No message has the id {wanted.strip()!r} in this session."
 
 
-def inspected(loaded: LoadedSession, frame: pd.DataFrame) -> int:
-    """The position to inspect: kept for the same session, else the link's ``msg``, else the first change."""
+def on_number() -> None:
+    """The number box was changed by hand."""
+    value = ss.get("inspect_pos")
+    select(None if value is None else int(value))
+
+
+def _url_names(loaded: LoadedSession) -> bool:
+    """Whether the URL names ``loaded`` (then its msg and zoom are this session's, not the previous one's)."""
+    params = st.query_params.to_dict()
+    wanted = links.source_params(loaded)
+    return bool(wanted) and all(params.get(k) == v for k, v in wanted.items())
+
+
+def inspected(loaded: LoadedSession, frame: pd.DataFrame) -> int | None:
+    """The position to inspect (``None``: nothing selected yet). Kept while the session stays open (on any
+    page); for a newly opened one, the URL's ``msg`` when the URL names it, else nothing for an upload
+    (a new file starts with nothing selected) and the first change for a sample or a workload."""
     if ss.get("inspect_for") != loaded.key:
         ss["inspect_for"] = loaded.key
-        linked = st.query_params.get("msg")
+        from_url = _url_names(loaded)
+        linked = st.query_params.get("msg") if from_url else None
         position = int(linked) if linked and linked.isdigit() and int(linked) < len(frame) else None
-        select(first_to_inspect(frame) if position is None else position)
-    return min(max(int(ss.get("inspect_pos", 0)), 0), max(len(frame) - 1, 0))
+        if position is None and loaded.origin != "upload":
+            position = first_to_inspect(frame)
+        select(position)
+        zoom = links.zoom_from(st.query_params.get("zoom")) if from_url else None
+        components.set_zoom(TIMELINE_KEY, zoom)
+    position = ss.get(SELECTED)
+    if position is None or not len(frame):
+        ss["inspect_pos"] = None
+        return None
+    position = min(max(int(position), 0), len(frame) - 1)
+    ss["inspect_pos"] = position  # the number box shows the kept selection
+    return position
+
+
+def view_params(position: int | None) -> dict[str, str | None]:
+    """The explorer's own URL parameters for what it shows now."""
+    zoom = components.zoom_range(TIMELINE_KEY)
+    return {"msg": None if position is None else str(position), "zoom": links.zoom_text(zoom)}
 
 
 # ------------------------------------------------------------------ explanations

@@ -87,6 +87,50 @@ def choice_for(session: Session, previous: ReplayChoice | None) -> ReplayChoice:
                    output_price=None)
 
 
+#: The Replay page's own URL parameters (the session's are ``links``'s).
+PAGE_KEYS = ("strategies", "provider", "model", "strategy", "request")
+
+
+def choice_from_link(choice: ReplayChoice, params: dict[str, str]) -> tuple[ReplayChoice, list[str]]:
+    """``choice`` with what a link names (``strategies=a,b``, ``provider``, ``model``) applied, and a
+    sentence for each value the link gives that cannot be used (that value is left as it was)."""
+    problems, changes = [], {}
+    provider = params.get("provider", choice.provider)
+    if provider not in DEFAULT_MODELS:
+        problems.append(f"the link's provider {provider!r} is not one of {', '.join(sorted(DEFAULT_MODELS))}")
+        provider = choice.provider
+    changes["provider"] = provider
+    if "model" in params:
+        if params["model"] in models(provider):
+            changes["model"] = params["model"]
+        else:
+            problems.append(f"the link's model {params['model']!r} has no price for {provider}")
+    elif provider != choice.provider:
+        changes["model"] = DEFAULT_MODELS[provider]
+    if "strategies" in params:
+        named = tuple(n for n in params["strategies"].split(",") if n)
+        unknown = [n for n in named if n not in strategy_names()]
+        if unknown or not named:
+            problems.append(f"the link's strategies name unknown ones ({', '.join(unknown) or 'none given'})")
+        else:
+            changes["strategies"] = named
+    if changes.get("model", choice.model) != choice.model:
+        changes |= {"input_price": None, "cached_price": None, "write_price": None, "output_price": None}
+    return replace(choice, **changes), problems
+
+
+def choice_params(choice: ReplayChoice, recorded: ReplayChoice) -> dict[str, str]:
+    """The URL parameters that reopen ``choice`` (those that differ from ``recorded``, what the session records)."""
+    out = {}
+    if choice.provider != recorded.provider:
+        out["provider"] = choice.provider
+    if choice.model != recorded.model:
+        out["model"] = choice.model
+    if choice.strategies:
+        out["strategies"] = ",".join(choice.strategies)
+    return out
+
+
 def models(provider: str) -> list[str]:
     return default_prices().names(provider)
 
@@ -117,18 +161,105 @@ def requests_frame(r: Replay) -> pd.DataFrame:
                                        "rejected", "event_kinds", "events"])
 
 
-def totals_frame(r: Replay) -> pd.DataFrame:
-    rows = []
+def money(dollars: float) -> str:
+    """Dollars as the CLI prints them: cents, or four places under a cent ("$42.60", "$0.0042").
+
+    >>> money(42.5959), money(0.00421), money(1234.5)
+    ('$42.60', '$0.0042', '$1,234.50')
+    """
+    return f"${dollars:,.2f}" if abs(dollars) >= 0.01 or dollars == 0 else f"${dollars:,.4f}"
+
+
+def infeasible(r: Replay) -> dict[str, str]:
+    """The strategies that would send a request the API refuses, each with the reason (money engine's totals)."""
+    out = {}
     for name, run_ in r.runs.items():
         t = run_.totals
-        rows.append({"strategy": name, "requests": t["billed_requests"], "dollars": round(t["dollars"], 4),
-                     "dollars (our own counts)": round(t["dollars_unscaled"], 4),
-                     "cached %": round(100 * t["cached_share"], 1), "fresh": t["fresh"], "cached": t["cached"],
-                     "written": t["written"], "peak context": t["peak_context"], "over the window": t["rejected"],
-                     "prunes": t["prunes"], "compactions": len(t["compactions"]),
-                     "truncations": t["truncations"], "clearings": t["clearings"],
-                     "facts missing (worst)": t["facts_missing_max"], "what it sends": run_.summary})
+        if t.get("feasible", True) is False:
+            out[name] = str(t.get("infeasible_reason") or "a request over the context window")
+    return out
+
+
+def totals_frame(r: Replay) -> pd.DataFrame:
+    """One row per strategy: the figures that answer "what does it cost and what does it lose"."""
+    rows = []
+    bad = infeasible(r)
+    for name, run_ in r.runs.items():
+        t = run_.totals
+        row = {"strategy": name + (" (infeasible)" if name in bad else ""), "dollars": t["dollars"],
+               "cached %": 100 * t["cached_share"], "peak context": t["peak_context"],
+               "over the window": t["rejected"]}
+        if "context_recall" in t:
+            row["recall %"] = 100 * float(t["context_recall"])
+        row |= {"billed requests": t["billed_requests"], "changes": _changes(t), "fresh": t["fresh"],
+                "cached": t["cached"], "written": t["written"], "dollars (our own counts)": t["dollars_unscaled"],
+                "facts missing (worst)": t["facts_missing_max"],
+                "what it sends": (f"INFEASIBLE: {bad[name]}. " if name in bad else "") + run_.summary}
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _changes(t: dict) -> str:
+    parts = [(t["prunes"], "prune"), (len(t["compactions"]), "compaction"), (t["truncations"], "truncation"),
+             (t["clearings"], "clearing")]
+    return ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in parts if n) or "none"
+
+
+def totals_columns(frame: pd.DataFrame) -> dict:
+    """Streamlit column formats for ``totals_frame``: money as dollars, counts with thousands separators."""
+    import streamlit as st
+
+    money_cols = {"dollars", "dollars (our own counts)"}
+    pct = {"cached %", "recall %"}
+    out = {}
+    for col in frame.columns:
+        if col in money_cols:
+            out[col] = st.column_config.NumberColumn(col, format="dollar")
+        elif col in pct:
+            out[col] = st.column_config.NumberColumn(col, format="%.1f %%")
+        elif col in ("strategy", "changes", "what it sends"):
+            out[col] = st.column_config.TextColumn(col, width="large" if col == "what it sends" else "medium")
+        else:
+            out[col] = st.column_config.NumberColumn(col, format="localized")
+    out["over the window"] = st.column_config.NumberColumn(
+        "over the window", format="localized", help="Requests this strategy would send over the context window "
+        "(the API refuses them)")
+    return out
+
+
+def styled_totals(frame: pd.DataFrame):
+    """``frame`` with infeasible strategies' rows greyed (the reason is in their "what it sends")."""
+    def grey(row):
+        return ["color: #9a9a9a" if str(row["strategy"]).endswith("(infeasible)") else ""] * len(row)
+    if not frame["strategy"].str.endswith("(infeasible)").any():
+        return frame
+    return frame.style.apply(grey, axis=1)
+
+
+def aborted_note(r: Replay) -> str:
+    """Why the billed requests are fewer than the requests stepped through (the recording's aborted ones)."""
+    total = len(r.requests)
+    first = next(iter(r.runs.values()), None)
+    if first is None:
+        return ""
+    aborted = sum(1 for row in first.rows if getattr(row, "aborted", False))
+    if not aborted:
+        return ""
+    return (f"{total:,} requests in all; {aborted:,} of them the recording shows aborted (no usage recorded), "
+            f"so each strategy is billed for {total - aborted:,} (the \"billed requests\" column).")
+
+
+def clicked_request(event) -> int | None:
+    """The request a click on a Replay chart picked (its point's x), or ``None``."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or ():
+        x = point.get("x") if hasattr(point, "get") else None
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return int(round(x))
+    return None
 
 
 def events_frame(r: Replay) -> pd.DataFrame:
@@ -159,7 +290,13 @@ def request_summary(r: Replay, strategy: str, k: int) -> dict[str, Any]:
     return {"request": k, "turn": row.turn, "messages": row.messages, "tokens": row.tokens, "input": row.input,
             "cached": row.cached, "written": row.written, "fresh": row.fresh, "output": row.output,
             "dollars": row.dollars, "miss": row.miss, "rejected": row.rejected, "window": r.window,
+            "aborted": bool(getattr(row, "aborted", False)),
             "events": [f"{e.kind}: {e.tokens_before:,} → {e.tokens_after:,} tokens ({e.detail})" for e in row.events]}
+
+
+def context_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The table of the messages sent: every column of ``context_rows`` but the text itself."""
+    return pd.DataFrame([{k: v for k, v in row.items() if k not in ("content", "calls")} for row in rows])
 
 
 def context_rows(r: Replay, strategy: str, k: int) -> list[dict[str, Any]]:

@@ -64,8 +64,9 @@ class BatchSummary:
     elapsed_s: float  # everything: listing inputs, starting the cluster, the tasks, the manifest
     compute_s: float  # from submitting the tasks until the last one finished
     prune_ms: float  # sum over sessions of prune() time
-    replay: dict[str, dict] = field(default_factory=dict)  # strategy -> {"dollars", "input_tokens"} (--replay)
-    prices: str = ""  # which prices the replay's dollars use
+    replay: dict[str, dict] = field(default_factory=dict)  # strategy -> {"dollars", "input_tokens", "sessions",
+    # "infeasible"} (--replay; infeasible: sessions it could not have run on, whose dollars stop before that)
+    prices: str = ""  # which prices the replay's dollars use (every distinct label, "; "-joined with a count)
     replay_failed: int = 0  # sessions pruned whose replay failed (replay_error in the table)
     took_over: str = ""  # the stopped run whose stale lock this run took over ("" when none)
 
@@ -310,10 +311,12 @@ def _summarise(out, passed_over, inputs, not_taken, skipped, replaced, totals: _
     errors = tuple(e for r in results for e in r.errors)[:REPORTED_ERRORS]
     replayed: dict[str, dict] = {}
     for r in results:
-        for name, dollars, tokens in r.replay:
-            sums = replayed.setdefault(name, {"dollars": 0.0, "input_tokens": 0})
+        for name, dollars, tokens, infeasible in r.replay:
+            sums = replayed.setdefault(name, {"dollars": 0.0, "input_tokens": 0, "infeasible": 0})
             sums["dollars"] += dollars
             sums["input_tokens"] += tokens
+            sums["infeasible"] += infeasible
+    labels = list(dict.fromkeys(label for r in results for label in r.prices))
     return BatchSummary(
         out=out, inputs=inputs, passed_over=passed_over, not_taken=not_taken, skipped=skipped, replaced=replaced,
         files=sum(r.files for r in results), sessions=sum(r.sessions for r in results),
@@ -322,7 +325,10 @@ def _summarise(out, passed_over, inputs, not_taken, skipped, replaced, totals: _
         counters=tuple(sorted({c for r in results for c in r.counters})), errors=errors, partitions=partitions,
         partition_failures=tuple(sorted(totals.failures)), workers=workers, cluster=cluster, dashboard=link,
         elapsed_s=elapsed, compute_s=compute_s, prune_ms=sum(r.prune_ms for r in results),
-        replay={name: {"dollars": round(t["dollars"], 6), "input_tokens": t["input_tokens"]}
-                for name, t in replayed.items()},
-        prices=next((r.prices for r in results if r.prices), ""),
+        replay={name: {"dollars": round(t["dollars"], 6), "input_tokens": t["input_tokens"],
+                       "infeasible": t["infeasible"]} for name, t in replayed.items()},
+        # One label when every session used the same prices; else each, so no dollar sum names only one.
+        prices=labels[0] if len(labels) == 1 else
+        (f"{len(labels)} price sets, each session at its own models' (the replay table's prices column): "
+         + " | ".join(labels) if labels else ""),
         replay_failed=sum(r.replay_failed for r in results))

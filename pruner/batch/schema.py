@@ -83,6 +83,11 @@ REPLAY = pa.schema([
     pa.field("dollars", _FLOAT, nullable=False),
     pa.field("peak_context", _INT, nullable=False),  # largest single request, provider tokens
     pa.field("rejected", _INT, nullable=False),  # requests over the model's window
+    # Could the strategy have run (issue 19)? False: a request over the window (``infeasible_from``, its dollars
+    # count the requests before it) or not applicable (clear_tool_uses off Anthropic); the reason in words.
+    pa.field("feasible", pa.bool_(), nullable=False),
+    pa.field("infeasible_from", _INT),
+    pa.field("infeasible_reason", _STR, nullable=False),
     pa.field("prices", _STR, nullable=False),  # which prices the dollars use (model, source, date)
     # Context recall (pruner.replay.recall): the share of the terms the recorded replies used that this
     # strategy's contexts held; the counts behind it.

@@ -59,8 +59,9 @@ class PartitionResult:
     counters: tuple[str, ...]
     errors: tuple[tuple[str, str], ...]  # (source, error), at most REPORTED_ERRORS
     prune_ms: float
-    replay: tuple[tuple[str, float, int], ...] = ()  # (strategy, dollars, input tokens) summed
-    prices: str = ""  # which prices the replay's dollars use
+    replay: tuple[tuple[str, float, int, int], ...] = ()  # (strategy, dollars, input tokens, sessions it could
+    # not have run on) summed
+    prices: tuple[str, ...] = ()  # which prices the replay's dollars use: each distinct label, in order
     replay_failed: int = 0
 
 
@@ -148,6 +149,8 @@ def _replay_rows(session_id: str, session, settings: BatchSettings, replays: lis
                         "input_tokens": t["fresh"] + t["cached"] + t["written"], "cached_tokens": t["cached"],
                         "written_tokens": t["written"], "fresh_tokens": t["fresh"], "output_tokens": t["output"],
                         "dollars": t["dollars"], "peak_context": t["peak_context"], "rejected": t["rejected"],
+                        "feasible": bool(t["feasible"] and t["applicable"]), "infeasible_from": t["infeasible_from"],
+                        "infeasible_reason": t["infeasible_reason"] or t["not_applicable_reason"],
                         "prices": r.money_label, "context_recall": t["context_recall"],
                         "used_terms": t["used_terms"], "terms_missing": t["terms_missing"]})
     return None
@@ -245,7 +248,8 @@ def summarise(partition: Partition, rows: list[dict], replays: list[dict] = ()) 
         by_rule=tuple(sorted(by_rule.items())), counters=tuple(sorted({r["counter"] for r in ok})),
         errors=errors[:REPORTED_ERRORS], prune_ms=sum(r["prune_ms"] for r in ok),
         replay=tuple((name, sum(r["dollars"] for r in replays if r["strategy"] == name),
-                      sum(r["input_tokens"] for r in replays if r["strategy"] == name))
+                      sum(r["input_tokens"] for r in replays if r["strategy"] == name),
+                      sum(1 for r in replays if r["strategy"] == name and not r["feasible"]))
                      for name in partition.settings.replay),
-        prices=next((r["prices"] for r in replays), ""),
+        prices=tuple(dict.fromkeys(r["prices"] for r in replays)),
         replay_failed=sum(1 for r in ok if r.get("replay_error")))

@@ -20,7 +20,7 @@ from ..errors import PrunerError
 from .common import TerminalSafeStream, error_line, terminal_safe
 
 _COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "batch",
-                    "bench_batch", "bench_limits")
+                    "logs", "bench_batch", "bench_logs", "bench_limits")
 
 
 class _Parser(argparse.ArgumentParser):

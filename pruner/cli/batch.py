@@ -79,14 +79,22 @@ def summary_lines(s) -> list[str]:
                  f"pandas.read_parquet('{printable(s.out)}/sessions'))")
     if s.replay:
         full = s.replay.get("full")
-        parts = []
+        parts, not_run = [], []
         for name, t in s.replay.items():
-            saved = ""
-            if full and full["dollars"] and name != "full":
+            saved, infeasible = "", t.get("infeasible", 0)
+            # An infeasible strategy's dollars stop at its first request over the window: never compared.
+            if full and full["dollars"] and name != "full" and not infeasible and not full.get("infeasible", 0):
                 change = 1 - t["dollars"] / full["dollars"]
                 saved = f", {100 * abs(change):.1f}% {'less' if change >= 0 else 'more'} than full"
-            parts.append(f"{name} ${t['dollars']:,.2f} ({t['input_tokens']:,} input tokens{saved})")
+            if infeasible:
+                not_run.append(f"{name} on {infeasible:,}")
+            money = f"(${t['dollars']:,.2f})" if infeasible else f"${t['dollars']:,.2f}"
+            parts.append(f"{name} {money} ({t['input_tokens']:,} input tokens{saved})")
         lines.append("replay:   " + "; ".join(parts))
+        if not_run:
+            lines.append(f"          could not have run (a request over the window, or not applicable): "
+                         f"{', '.join(not_run)} session(s); in brackets, their dollars stop there and are "
+                         "not compared (the replay table's feasible / infeasible_reason columns)")
         lines.append(f"prices:   {printable(s.prices)}")
         if s.replay_failed:
             lines.append(f"          {s.replay_failed:,} session(s) pruned but not replayed (the replay_error column)")

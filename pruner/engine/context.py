@@ -46,8 +46,8 @@ class ContextChange:
             object.__setattr__(self, "placeholders", {})
 
 
-#: ``removal(i)`` for a message the passes removed: ``(rule, related index or None)``.
-RemovalOf = Callable[[int], tuple[str, "int | None"]]
+#: ``removal(i)`` for a message the passes removed: ``(rule, related index or None, the removal's detail)``.
+RemovalOf = Callable[[int], tuple[str, "int | None", tuple]]
 
 
 class ContextTracker:
@@ -154,9 +154,10 @@ class ContextTracker:
         new: dict[str, str] = {}
         if sent:
             for r in orphaned:
-                rule, related = removal(r)
+                rule, related, detail = removal(r)
                 m = self._messages[r]
-                new[m.tool_call_id] = placeholder_text(rule, None if related is None else self._messages[related], m)
+                new[m.tool_call_id] = placeholder_text(rule, None if related is None else self._messages[related], m,
+                                                       detail)
         old = self._held.pop(a, {})
         if new:
             self._held[a] = new

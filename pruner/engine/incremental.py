@@ -199,9 +199,9 @@ class IncrementalPruner:
             return "expired", self._pass1_removal(i)
         return "duplicate", self._dups.removal(i)
 
-    def _removal_rule(self, i: int) -> tuple[str, int | None]:
+    def _removal_rule(self, i: int) -> tuple[str, int | None, tuple]:
         r = self._removal(i)[1]
-        return r.rule, r.related
+        return r.rule, r.related, r.detail
 
     # -- is the first round the whole story? -----------------------------------------------------
 

@@ -148,7 +148,7 @@ def settle_orphans(index, alive: bytearray, final: dict[int, tuple[str, Removal]
             for i in results:
                 r = final[i][1]
                 related = msgs[r.related] if r.related is not None else None
-                placeholders[msgs[i].tool_call_id] = placeholder_text(r.rule, related, msgs[i])
+                placeholders[msgs[i].tool_call_id] = placeholder_text(r.rule, related, msgs[i], r.detail)
     return placeholders
 
 

@@ -51,6 +51,13 @@ maintained by the wire, never recomputed here).
   Caching? No."): a miss bills at the input price. Cached input is billed at
   the model's cached-input price, a discount that depends on the model family.
 
+**Google** (https://ai.google.dev/gemini-api/docs/caching, retrieved 2026-12-01):
+
+* Implicit caching, "enabled by default for all Gemini 2.5 and newer models": a
+  request sharing a prefix with a recent one reads it, from the model's
+  "minimum input token count" (``GOOGLE_MIN_TOKENS``); no rounding step is
+  documented. No write fee; no documented lifetime (5 minutes assumed).
+
 Where a session carries timestamps, a gap longer than the TTL is a miss. When a
 recorded request read less from the cache than the cache model says it would,
 and nothing in the transcript explains it (``pruner.replay.recording``), every
@@ -95,6 +102,24 @@ OPENAI_INCREMENT = 128
 #: "24h": extended retention, "up to a maximum of 24 hours" (``prompt_cache_retention="24h"``).
 OPENAI_RETENTIONS = {"in_memory": 300.0, "24h": 86_400.0}
 OPENAI_RETENTION_S = OPENAI_RETENTIONS["in_memory"]
+#: Google, Gemini API implicit caching (https://ai.google.dev/gemini-api/docs/caching, retrieved 2026-12-01,
+#: stored copies): "Implicit caching is enabled by default for all Gemini 2.5 and newer models"; "The
+#: minimum input token count for context caching" per model. The page's version last updated 2026-07-07
+#: lists Gemini 3.5 Flash 4096, Gemini 3.1 Pro Preview 4096, Gemini 2.5 Flash 2048, Gemini 2.5 Pro 2048;
+#: its version last updated 2026-05-07 lists Gemini 3 Flash Preview 1024 and Gemini 3 Pro Preview 4096
+#: (the Gemini 3 rows, absent from the later version). Longest matching prefix wins.
+GOOGLE_MIN_TOKENS = (("gemini-3.5-flash", 4096), ("gemini-3.1-pro", 4096), ("gemini-3-flash", 1024),
+                     ("gemini-3-pro", 4096), ("gemini-2.5-flash", 2048), ("gemini-2.5-pro", 2048))
+#: A Gemini model the table does not name: the largest listed minimum (never a cache hit that the
+#: documented minimums would not allow).
+GOOGLE_DEFAULT_MIN_TOKENS = 4096
+#: "Try to send requests with similar prefix in a short amount of time": Google documents no lifetime
+#: for implicit caches (Vertex AI: "prefixes are evicted as capacity is reclaimed"). Assumed: 5 minutes,
+#: as OpenAI's in-memory retention; a longer gap is a miss.
+GOOGLE_RETENTION_S = 300.0
+#: No write fee: "there is no additional charge to write to cache other than the standard input token
+#: costs" (https://cloud.google.com/vertex-ai/generative-ai/docs/context-cache/context-cache-overview,
+#: retrieved 2026-12-01); a hit bills at the price row's cached-input price.
 #: The models the prompt-caching page lists for extended retention (retrieved 2026-12-01).
 OPENAI_EXTENDED_RETENTION_MODELS = ("gpt-5.2", "gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-mini",
                                     "gpt-5.1-chat-latest", "gpt-5", "gpt-5-codex", "gpt-4.1")
@@ -281,6 +306,7 @@ class AnthropicCache(CacheModel):
 
 class OpenAICache(CacheModel):
     provider = "openai"
+    increment = OPENAI_INCREMENT  # the cached prefix is counted in steps of this many tokens
 
     def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
         if retention not in OPENAI_RETENTIONS:
@@ -314,7 +340,7 @@ class OpenAICache(CacheModel):
             return CacheUsage(0, 0, total, "below_minimum" if state.requests else "first")
         usage = self._quote(state, view, price, scale, total, time)
         if cold:  # an inherited recorded miss: at most what the recording read
-            cached = (min(usage.cached, cold_read) // OPENAI_INCREMENT) * OPENAI_INCREMENT
+            cached = (min(usage.cached, cold_read) // self.increment) * self.increment
             rest = total - cached
             position = usage.hit_position if cached else 0
             return CacheUsage(cached, rest, 0, "recorded", position) if price.cache_write_5m is not None else \
@@ -348,7 +374,7 @@ class OpenAICache(CacheModel):
         if invalidated and _alive(prev, time) and p > 0:
             common = scale.provider(view.tokens_before(p))
         held = max(hit.tokens if hit is not None else 0, common)
-        cached = (min(held, total) // OPENAI_INCREMENT) * OPENAI_INCREMENT
+        cached = (min(held, total) // self.increment) * self.increment
         if cached < minimum:
             return uncached("ttl" if expired and not invalidated else "prefix" if invalidated else "ttl")
         rest = total - cached
@@ -385,4 +411,39 @@ def extended_retention(model: str) -> bool:
     return any(model == m or model.startswith(m + "-") for m in OPENAI_EXTENDED_RETENTION_MODELS)
 
 
-CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache}
+def google_minimum(model: str) -> int:
+    """Gemini's minimum input for implicit caching, by model family (``GOOGLE_MIN_TOKENS``)."""
+    name = model.lower()
+    found = [(len(prefix), tokens) for prefix, tokens in GOOGLE_MIN_TOKENS if name.startswith(prefix)]
+    return max(found)[1] if found else GOOGLE_DEFAULT_MIN_TOKENS
+
+
+class GoogleCache(OpenAICache):
+    """Gemini implicit caching: the longest cached prefix still held, no write fee.
+
+    The same shape as OpenAI's automatic caching (a prefix of a recent request is
+    read, nothing is written at a premium), with Gemini's own minimum per model
+    and no rounding step (Google documents none). The price row's
+    ``min_cacheable_tokens`` wins when it names one.
+    """
+
+    provider = "google"
+    increment = 1
+
+    def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
+        super().__init__(ttl=ttl, retention="in_memory")
+
+    def minimum(self, price: ModelPrice) -> int:  # type: ignore[override]
+        return price.min_cacheable_tokens or google_minimum(price.model)
+
+    def retention(self, price: ModelPrice) -> float:
+        return GOOGLE_RETENTION_S
+
+    def describe(self, price: ModelPrice) -> str:
+        return (f"Gemini implicit caching: the longest cached prefix still held, from {self.minimum(price):,} "
+                f"tokens, {int(GOOGLE_RETENTION_S // 60)}-minute retention assumed (Google documents none), cached "
+                f"input {price.cached_input} USD per MTok, no write fee")
+
+
+CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache,
+                                             "google": GoogleCache}

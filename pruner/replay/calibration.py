@@ -57,7 +57,8 @@ class Calibration:
     aborted: int  # recorded with zero usage (billed $0)
     billed: float  # every recorded request at its own model's list prices
     billed_recorded_cost: float | None  # the cost the agent recorded itself (None: not recorded)
-    billed_requests: int  # the bill's requests: unique request ids with usage, every chain
+    billed_requests: int  # the bill's requests: unique request ids with usage, every chain (aborted ones,
+    # all-zero usage, are in ``aborted``, not here: the text says "N billed requests, M aborted")
     duplicates: int  # copies of a request id the bill left out (the replay's rows keep them as sent)
     modelled: float  # the cache model on the recorded requests, unexplained recorded misses inherited
     modelled_cache_only: float  # the same with no inherited miss
@@ -79,6 +80,9 @@ class Calibration:
     unpriced_requests: int = 0
     by_model: dict[str, Any] = field(default_factory=dict)
     by_chain: dict[str, Any] = field(default_factory=dict)
+    # Requests that record no usage (a trace with usage on some requests only): not in the bill, so not in
+    # ``modelled`` either, which is compared with it; the replay's tables still bill them from the model.
+    without_usage: int = 0
 
     @property
     def ours_over_provider(self) -> float:
@@ -120,26 +124,37 @@ class Calibration:
         else:
             scale = ("  token scale: not measurable (the recording reports no context to compare with our "
                      f"{self.last_our_tokens:,} tokens); our own counts are used as they are")
+        # Every request of a model without a price: "$0.00" would read as free, "+0.0 %" as a fit.
+        none_priced = self.requests > 0 and self.unpriced_requests >= self.requests
+
+        def money(x: float | None) -> str:
+            return "unpriced" if none_priced else f"${x:,.2f}"
+
+        billed = "unpriced (no request is of a model with a price)" if none_priced else money(self.billed)
+        against = "no priced request to compare with" if none_priced else \
+            f"{100 * self.modelled_error:+.1f} % against the bill"
         out = [
-            f"calibration against the recorded usage ({self.requests} billed requests, {self.aborted} aborted; "
-            f"{self.prices})",
-            f"  billed (recorded usage, each request at its own model's list prices): ${self.billed:,.2f}{own}",
+            f"calibration against the recorded usage ({self.requests} billed "
+            f"request{'' if self.requests == 1 else 's'}, {self.aborted} aborted"
+            + (f", {self.without_usage} not compared: they record no usage" if self.without_usage else "")
+            + f"; {self.prices})",
+            f"  billed (recorded usage, each request at its own model's list prices): {billed}{own}",
             scale,
             f"  recorded cold events (no cache read): {self.cold_events}; the cache model explains "
             f"{self.explained_count} ({reasons}); {self.cold_events - self.explained_count} "
             f"{'has' if self.cold_events - self.explained_count == 1 else 'have'} causes the "
             f"transcript does not show{gap_text}",
             f"  modelled (the cache model on the recorded requests, unexplained cold events inherited): "
-            f"${self.modelled:,.2f} ({100 * self.modelled_error:+.1f} % against the bill); cache model only: "
-            f"${self.modelled_cache_only:,.2f}",
+            f"{money(self.modelled)} ({against}); cache model only: "
+            f"{money(self.modelled_cache_only)}",
         ]
         if self.full is not None:
             if self.full_feasible is False:
-                out.append(f"  full (no management): {self.full_infeasible_reason}; up to there ${self.full:,.2f}")
+                out.append(f"  full (no management): {self.full_infeasible_reason}; up to there {money(self.full)}")
             else:
-                out.append(f"  full (no management, the recorded compactions left out): ${self.full:,.2f}; without "
-                           f"the inherited cold events ${self.full_not_inherited:,.2f}; unscaled (our own counts) "
-                           f"${self.full_unscaled:,.2f}")
+                out.append(f"  full (no management, the recorded compactions left out): {money(self.full)}; without "
+                           f"the inherited cold events {money(self.full_not_inherited)}; unscaled (our own counts) "
+                           f"{money(self.full_unscaled)}")
         if self.unpriced_requests:
             out.append(f"  {self.unpriced_requests} requests have no price (their model is not in the table): "
                        "not in the bill")
@@ -174,14 +189,19 @@ def from_replay(r: Replay) -> Calibration | None:
         previous_time[req.chain] = req.time
     the_bill = _billed(r)
     scale = last_req.scale
+    without_usage = sum(1 for q in r.requests if q.recorded is None)
+    modelled, cache_only = totals["dollars_modelled"], totals["dollars_not_inherited"]
+    if without_usage:  # compare like with like: the bill covers only the requests that record usage
+        modelled = round(sum(row.dollars_modelled for _, row in billed_rows), 6)
+        cache_only = round(sum(row.dollars_not_inherited for _, row in billed_rows), 6)
     full = r.runs["full"].totals if "full" in r.runs else None
     return Calibration(
         session=r.session.name, model=", ".join(r.models), prices=r.money_label, requests=len(billed_rows),
         aborted=sum(1 for q in r.requests if q.recorded is not None and q.recorded.aborted),
         billed=round(the_bill.dollars, 6), billed_recorded_cost=None if the_bill.billed_recorded_cost is None
-        else round(the_bill.billed_recorded_cost, 6), billed_requests=len(the_bill.requests),
-        duplicates=the_bill.duplicates,
-        modelled=totals["dollars_modelled"], modelled_cache_only=totals["dollars_not_inherited"],
+        else round(the_bill.billed_recorded_cost, 6),
+        billed_requests=sum(1 for q in the_bill.requests if not q.aborted), duplicates=the_bill.duplicates,
+        modelled=modelled, modelled_cache_only=cache_only, without_usage=without_usage,
         ratio=scale.slope, offset=scale.offset, ratio_measured=scale.source != "none",
         last_provider_tokens=last_req.recorded.context, last_our_tokens=last_row.tokens,
         first_provider_tokens=first_req.recorded.context, first_our_tokens=first_row.tokens,

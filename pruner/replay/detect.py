@@ -60,12 +60,20 @@ def _recorded_models(session: Session) -> Counter:
 
 def detect(session: Session, prices: PriceTable) -> tuple[str, str, str]:
     """``(provider, model, how)``: ``how`` says where they came from, for the output's notes."""
-    for (provider, name), _ in _recorded_models(session).most_common():
+    recorded = _recorded_models(session).most_common()
+    for (provider, name), _ in recorded:
         model = match_model(name, prices, provider if provider in PROVIDERS else None)
         if model is not None and prices.get(model).provider in CACHE_MODELS:  # a provider the replay can bill
             row = prices.get(model)
             return row.provider, row.model, f"the session records model {name!r}"
     provider = _FORMAT_PROVIDER.get(session.source_format, "anthropic")
-    why = (f"the {session.source_format} format is {provider}'s" if session.source_format in _FORMAT_PROVIDER
-           else "no model is recorded")
+    # Recorded models the table does not hold (they stay unpriced): say so, not "no model is recorded".
+    own = next((p for (p, _), _ in recorded if p in PROVIDERS and p in CACHE_MODELS), None)
+    if recorded:
+        names = ", ".join(repr(name) for (_, name), _ in recorded[:3]) + (", ..." if len(recorded) > 3 else "")
+        provider = own or provider
+        why = f"the session records {names}, not in the price table"
+    else:
+        why = (f"the {session.source_format} format is {provider}'s" if session.source_format in _FORMAT_PROVIDER
+               else "no model is recorded")
     return provider, DEFAULT_MODELS[provider], f"{why}; default model"

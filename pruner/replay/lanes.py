@@ -49,9 +49,12 @@ LENSES = ("modelled", "not_inherited", "unscaled")
 
 
 def lenses(requests: Sequence[Request], inherit_cold: bool) -> tuple[Lens, ...]:
-    """The three lenses; one that gives the same bill as an earlier one shares it (no inherited miss in
-    the session: ``not_inherited`` is ``modelled``; every scale the identity: ``unscaled`` is)."""
-    any_inherited = inherit_cold and any(r.inherit for r in requests)
+    """The three lenses; one that gives the same bill as an earlier one shares it (no inherited miss and
+    no inherited warm read in the session: ``not_inherited`` is ``modelled``; every scale the identity:
+    ``unscaled`` is). A warm read counts: ``modelled`` takes it and ``not_inherited`` does not, so sharing
+    on inherited misses alone made request 0's cache-only figures depend on whether a LATER request was an
+    inherited miss (a cut session gave other figures)."""
+    any_inherited = inherit_cold and any(r.inherit or r.warm_read for r in requests)
     all_identity = all(r.scale is None or r.scale.identity for r in requests)
     return (Lens("modelled", True, inherit_cold),
             Lens("not_inherited", True, False, "" if any_inherited else "modelled"),
@@ -164,7 +167,9 @@ class Lane:
             written=usage.written, fresh=usage.fresh, output=output, dollars=dollars,
             dollars_modelled=modelled.dollars, dollars_not_inherited=bills["not_inherited"].dollars,
             dollars_unscaled=bills["unscaled"].dollars, miss=usage.miss,
-            rejected=usage.input > req.window, model_cached=bills["not_inherited"].usage.cached,
+            # what the recording sent was accepted: never rejected, whatever window the user asks about
+            rejected=usage.input > req.window and not (self.use_recorded and rec is not None),
+            model_cached=bills["not_inherited"].usage.cached,
             model_miss=bills["not_inherited"].usage.miss,
             extra_input=sum(scale.part(c.input_tokens) for c in step.extra_calls),
             extra_output=sum(scale.part(c.output_tokens) for c in step.extra_calls),

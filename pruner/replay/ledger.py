@@ -232,7 +232,8 @@ def _ttl(chain_recs: Sequence[_Rec], rules: _Rules) -> tuple[float, str]:
     """The lifetime of the entry the chain's latest requests used: 1 h when its latest write was a
     1-hour write, else 5 minutes (Anthropic); the provider's retention for automatic caching."""
     if not rules.breakpoints:
-        return rules.retention, f"{rules.provider}'s {rules.retention / 60:g}-minute retention"
+        # "over the 5-minute retention (openai)": the sentence reads "over the <name>", so no possessive
+        return rules.retention, f"{rules.retention / 60:g}-minute retention ({rules.provider})"
     for rec in reversed(chain_recs):
         if rec.usage.write:
             if rec.usage.write_1h:

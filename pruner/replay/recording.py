@@ -6,10 +6,12 @@ For every request of every chain, in order, using nothing after it:
   that records no model takes the settings' model; a recorded model the table
   does not hold is *unpriced* (a zero-price row: its tokens are counted, its
   dollars are 0, it never takes another model's prices);
-* **window**: that model's context window (or ``--context-window``), or the
-  largest context the recording shows that model accepted so far when that is
-  larger (a 1M-token beta window, a table that is out of date): what really
-  happened is never infeasible;
+* **window**: ``--context-window`` when given (the user's "what if the window
+  were N": kept as given, so ``full`` over it is infeasible even where the
+  recording went further); else that model's context window, or the largest
+  context the recording shows that model accepted so far when that is larger
+  (a 1M-token beta window, a table that is out of date). What really happened
+  is never infeasible: ``as_recorded``'s recorded requests are never rejected;
 * **scale**: our tokens -> the provider's at that request, fitted on the
   chain's recording up to it (``pruner.replay.scale``);
 * **inherit**: whether a recorded miss is one that every strategy inherits:
@@ -158,7 +160,8 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
         rec = req.recorded
         if rec is not None and not rec.aborted and rec.context > accepted.get(price.model, 0):
             accepted[price.model] = rec.context  # the provider accepted this much: its window is at least that
-        window = max(window, accepted.get(price.model, 0))
+        if settings.context_window is None:  # a window the user gives is their question: kept as given
+            window = max(window, accepted.get(price.model, 0))
         # What was really sent here, in our tokens, and the scale fitted on the recording up to here.
         msgs = view.recording.messages
         step = recorder.step(req, msgs[previous[req.chain]:req.position])

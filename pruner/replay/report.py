@@ -116,18 +116,26 @@ def table(r: Replay) -> str:
     head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "peak ctx",
             "rejected", "prunes", "compactions"] + (["facts missing"] if facts else []) + (
         ["recall"] if r.recall is not None else [])
-    body, why = [], []
+    body, why, unpriced_note = [], [], ""
     for run in r.runs.values():
         t = run.totals
-        dollars = _money(t["dollars"])
+        dollars, unscaled = _money(t["dollars"]), _money(t["dollars_unscaled"])
+        unpriced = t.get("unpriced_requests", 0)
+        if unpriced and unpriced >= t["billed_requests"]:
+            # Every request is of a model without a price: $0 would read as free.
+            dollars = unscaled = "unpriced"
+        elif unpriced:
+            dollars, unscaled = dollars + "*", unscaled + "*"
+            unpriced_note = (f"* these dollars leave out the {unpriced:,} requests of models without a price "
+                             "(their tokens: totals.unpriced_tokens in --json)")
         if not t["applicable"]:
             dollars = "n/a"
             why.append(f"{run.name}: {t['not_applicable_reason']}")
         elif not t["feasible"]:
-            dollars = f"({_money(t['dollars'])})"
+            dollars = f"({dollars})"
             why.append(f"{t['infeasible_reason']}; its dollars (in brackets) count only the requests before it")
         row = [run.name, f"{t['billed_requests']:,}", f"{t['fresh']:,}", f"{t['cached']:,}", f"{t['written']:,}",
-               f"{100 * t['cached_share']:.1f}", dollars, _money(t["dollars_unscaled"]),
+               f"{100 * t['cached_share']:.1f}", dollars, unscaled,
                f"{t['peak_context']:,}", f"{t['rejected']:,}", f"{t['prunes']:,}", f"{len(t['compactions'])}"]
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
@@ -138,7 +146,7 @@ def table(r: Replay) -> str:
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
              for x in [head, *body]]
-    lines += [f"not ranked: {w}" for w in why]
+    lines += [f"not ranked: {w}" for w in why] + ([unpriced_note] if unpriced_note else [])
     return "\n".join(lines)
 
 
@@ -150,7 +158,19 @@ def chain_lines(r: Replay) -> list[str]:
         t = run.totals
         if len(t["by_chain"]) < 2 and len(t["by_model"]) < 2:
             continue
-        chains = "; ".join(f"{c} {v['requests']:,} requests {_money(v['dollars'])}" for c, v in t["by_chain"].items())
+        unpriced: dict[str, int] = {}
+        stop = t.get("infeasible_from")  # by_chain counts the requests before it
+        for row in run.rows:
+            if not row.priced and not row.aborted and (stop is None or row.request < stop):
+                unpriced[row.chain] = unpriced.get(row.chain, 0) + 1
+
+        def chain_money(c: str, v: dict, unpriced: dict[str, int] = unpriced) -> str:  # not free: unpriced
+            left_out = min(unpriced.get(c, 0), v["requests"])
+            if left_out and left_out >= v["requests"]:
+                return "unpriced"
+            return _money(v["dollars"]) + (f" (+{left_out:,} unpriced)" if left_out else "")
+
+        chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in t["by_chain"].items())
         models = "; ".join(f"{m} {v['requests']:,} {_money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
                            for m, v in t["by_model"].items())
         out.append(f"  {run.name}: by chain: {chains}; by model: {models}")

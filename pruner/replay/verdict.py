@@ -105,6 +105,13 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL) -> Verd
     infeasible = [n for n, t in others if not feasible(t) and n not in inapplicable]
     tail = (f" Infeasible (over the window): {', '.join(infeasible)}." if infeasible else "") + (
         f" Not applicable (another provider's API feature): {', '.join(inapplicable)}." if inapplicable else "")
+    # Requests of models without a price are billed $0: never let that read as free, or as a saving.
+    unpriced = ref.get("unpriced_requests", 0)
+    if unpriced and unpriced >= ref.get("billed_requests", ref.get("requests", 0)):
+        return Verdict(f"{label}: unpriced (all {unpriced:,} requests are of models without a price): no dollars to "
+                       f"compare.{tail}", None, reference, ref_dollars, min_recall)
+    if unpriced:
+        head = f"{label}: {_money(ref_dollars)}, leaving out {unpriced:,} requests of models without a price."
     bar = f"{100 * min_recall:g} %"
     keeping = [(n, t) for n, t in ok if t.get("context_recall", 1.0) >= min_recall]
     if keeping:

@@ -131,8 +131,21 @@ def short_name(rule_name: str) -> str:
     return declaration(rule_name).short or rule_name
 
 
-def placeholder_text(rule_name: str, related: Message | None, message: Message) -> str:
-    """What the export sends for ``message``, a result ``rule_name`` removed, pointing at ``related``."""
+def placeholder_text(rule_name: str, related: Message | None, message: Message, detail: tuple = ()) -> str:
+    """What the export sends for ``message``, a result ``rule_name`` removed, pointing at ``related``.
+
+    A template may say ``{where}`` (" at turn T (id X)"), ``{message}`` and ``{share}``: the share of
+    the text found in ``related`` as the rule measured it (``detail[0]``, rounded down, so a
+    placeholder never claims more of a copy than the rule found).
+
+    >>> from pruner.model import Message
+    >>> original = Message(id="e29", role="tool", content="Fixed 1 file", turn=6, tool_call_id="c1")
+    >>> copy = Message(id="e40", role="tool", content="No fixes applied", turn=9, tool_call_id="c2")
+    >>> placeholder_text("near_duplicate", original, copy, (0.957,))
+    '[95 % of this text appears in the result at turn 6 (id e29)]'
+    >>> placeholder_text("exact_duplicate", original, copy)
+    '[same as the result at turn 6 (id e29)]'
+    """
     p = declaration(rule_name).placeholder
     if callable(p):
         return p(related, message)
@@ -141,7 +154,10 @@ def placeholder_text(rule_name: str, related: Message | None, message: Message) 
     if parts is None:  # a template that only says where: two literal halves, no format() per result
         parts = _TEMPLATES[p] = tuple(p.split("{where}", 1)) if (
             p.count("{") == 1 and "{where}" in p and "}" not in p.replace("{where}", "")) else ()
-    return parts[0] + where + parts[1] if parts else p.format(where=where, message=message)
+    if parts:
+        return parts[0] + where + parts[1]
+    share = f"{int(100 * float(detail[0]) + 1e-9)} %" if detail and isinstance(detail[0], (int, float)) else "part"
+    return p.format(where=where, message=message, share=share)
 
 
 _TEMPLATES: dict[str, tuple[str, ...]] = {}

@@ -160,7 +160,8 @@ class DuplicateTracker:
 @register_rule("duplicate_context", stage="duplicate", tracker=DuplicateTracker,
                removes_again=lambda index, i, kept: True,  # the walk before a copy is unchanged
                emits={"exact_duplicate": Emits(short="exact", placeholder="[same as the result{where}]"),
-                      "near_duplicate": Emits(short="near", placeholder="[same as the result{where}]")},
+                      "near_duplicate": Emits(short="near",
+                                               placeholder="[{share} of this text appears in the result{where}]")},
                description="a document or tool result whose text repeats an earlier kept one: "
                            "exactly (ignoring case, Unicode form, punctuation and whitespace; rule "
                            "exact_duplicate) or nearly (at least the threshold share of its word "

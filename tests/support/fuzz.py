@@ -264,11 +264,30 @@ def swe_agent_file(draw, odds) -> Any:
             "info": {"exit_status": spoil(draw, TEXT, odds)}}
 
 
+@st.composite
+def gemini_cli_file(draw, odds) -> Any:
+    messages = []
+    for k in range(draw(st.integers(0, 7))):
+        result = [{"functionResponse": record(draw, {"id": CALL_IDS, "name": NAMES,
+                                                      "response": st.fixed_dictionaries({"output": TEXT})}, odds)}]
+        call = record(draw, {"id": CALL_IDS, "name": NAMES, "args": arguments(odds), "status": st.just("success"),
+                             "result": st.just(result)}, odds)
+        tokens = record(draw, {key: st.integers(0, 9000) for key in ("input", "output", "cached", "thoughts", "tool")},
+                        odds)
+        messages.append(record(draw, {"id": st.just(f"m{k}") | IDS,
+                                      "type": kind(["user", "gemini", "gemini", "info"], ["robot", "model"], odds),
+                                      "content": TEXT, "model": st.just("gemini-2.5-pro"),
+                                      "thoughts": st.just([{"subject": "s", "description": "d"}]),
+                                      "toolCalls": st.lists(st.just(call), max_size=2), "tokens": st.just(tokens)},
+                               odds))
+    return {"sessionId": "s1", "projectHash": "p", "messages": messages}
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
-         "swe_agent": (swe_agent_file, False)}
+         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False)}
 
 
 # -- from values to text --------------------------------------------------------------------------------

@@ -1,0 +1,230 @@
+"""The Corpus page on a logs folder (``pruner logs --out DIR``): what was paid, what each strategy would
+have cost, and which sessions matter.
+
+Everything is derived here from the rows ``pruner logs`` wrote (``pruner.logs.table``, contract D):
+per day, project and model are groupings of those rows, never stored twice. A session's day is the
+day it started (UTC). Dollars by model come from each row's ``billed_by_model``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pruner.errors import ConfigurationError, FormatError
+from pruner.formats import load_session
+from pruner.logs.row import digest_file
+from pruner.logs.table import TABLE
+from pruner.replay import CAUSES, strategy_names
+from pruner.replay.verdict import DEFAULT_MIN_RECALL
+
+from ..loading import LoadedSession
+
+RECORDING = "as_recorded"
+
+
+@dataclass(frozen=True)
+class LogsCorpus:
+    folder: str
+    sessions: pd.DataFrame  # the rows, plus "day" (start day) and "file"
+
+    @property
+    def strategies(self) -> list[str]:
+        return [s for s in strategy_names() if f"{s}_dollars" in self.sessions
+                and self.sessions[f"{s}_dollars"].notna().any()]
+
+    @property
+    def prices(self) -> list[str]:
+        return sorted(p for p in self.sessions["prices"].dropna().unique())
+
+
+def is_logs_folder(root: Path) -> bool:
+    return (root / TABLE).is_file()
+
+
+def read_logs(root: Path) -> LogsCorpus:
+    try:
+        frame = pq.read_table(root / TABLE).to_pandas()
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise ConfigurationError(f"{root}: cannot read the logs table ({exc}). Run pruner logs into a new "
+                                 "folder and open that.") from None
+    frame["day"] = frame["start"].fillna(frame["end"]).str.slice(0, 10)
+    frame["file"] = frame["source"].map(lambda p: Path(p).name)
+    frame = frame.sort_values(["start", "session_key"], na_position="last", kind="stable").reset_index(drop=True)
+    return LogsCorpus(folder=str(root), sessions=frame)
+
+
+def filter_rows(frame: pd.DataFrame, *, agents=(), projects=(), days: tuple[date, date] | None = None,
+                include_removed: bool = True) -> pd.DataFrame:
+    out = frame
+    if agents:
+        out = out[out["agent"].isin(list(agents))]
+    if projects:
+        out = out[out["project"].isin(list(projects))]
+    if days is not None:
+        low, high = (d.isoformat() for d in days)
+        out = out[(out["day"] >= low) & (out["day"] <= high)]
+    if not include_removed:
+        out = out[~out["removed"].fillna(False)]
+    return out
+
+
+def by_model_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (session, model) with that model's billed dollars and requests."""
+    rows = []
+    for key, day, project, raw in zip(frame["session_key"], frame["day"], frame["project"], frame["billed_by_model"]):
+        if not isinstance(raw, str):
+            continue
+        for model, v in json.loads(raw).items():
+            rows.append({"session_key": key, "day": day, "project": project, "model": model,
+                         "dollars": float(v.get("dollars") or 0.0), "requests": int(v.get("requests") or 0),
+                         "priced": bool(v.get("priced", True))})
+    return pd.DataFrame(rows, columns=["session_key", "day", "project", "model", "dollars", "requests", "priced"])
+
+
+def dollars_by_day(frame: pd.DataFrame, stack: str) -> pd.DataFrame:
+    """``day``, ``group`` (a project or a model), ``dollars``: for a stacked bar per day."""
+    if stack == "model":
+        long = by_model_rows(frame).rename(columns={"model": "group"})
+    else:
+        long = frame.assign(group=frame["project"], dollars=frame["billed"].fillna(0.0))
+    return (long.groupby(["day", "group"], as_index=False)["dollars"].sum()
+            .sort_values(["day", "group"]).reset_index(drop=True))
+
+
+def dollars_by(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``column`` (project or model), ``dollars``, ``sessions``, largest first."""
+    if column == "model":
+        long = by_model_rows(frame)
+        out = long.groupby("model", as_index=False).agg(dollars=("dollars", "sum"),
+                                                         sessions=("session_key", "nunique"))
+    else:
+        out = frame.groupby(column, as_index=False).agg(dollars=("billed", "sum"), sessions=("session_key", "size"))
+    return out.sort_values(["dollars", column], ascending=[False, True]).reset_index(drop=True)
+
+
+def where_it_went(frame: pd.DataFrame) -> dict:
+    """The bill, its cache writes, and its misses by cause (dollars re-billed and share of the bill)."""
+    billed = float(frame["billed"].fillna(0.0).sum())
+    writes = float(frame["cache_write_dollars"].fillna(0.0).sum())
+    causes = []
+    for cause in CAUSES:
+        dollars = float(frame.get(f"rebilled_{cause}", pd.Series(dtype=float)).fillna(0.0).sum())
+        misses = int(frame.get(f"misses_{cause}", pd.Series(dtype=float)).fillna(0).sum())
+        causes.append({"cause": cause, "misses": misses, "dollars": dollars,
+                       "share": dollars / billed if billed else 0.0})
+    return {"billed": billed, "sessions": len(frame), "cache_writes": writes,
+            "cache_write_share": writes / billed if billed else 0.0,
+            "unpriced_requests": int(frame["unpriced_requests"].fillna(0).sum()),
+            "causes": pd.DataFrame(causes, columns=["cause", "misses", "dollars", "share"])}
+
+
+def strategy_points(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
+    """One point per strategy over the rows that replayed it: dollars, sessions where it is feasible,
+    and context recall (the mean over those sessions, when the table holds it)."""
+    points = []
+    for s in corpus.strategies:
+        rows = frame[frame[f"{s}_dollars"].notna()]
+        if rows.empty:
+            continue
+        feasible = rows[f"{s}_feasible"].fillna(False).astype(bool)
+        recall_col = f"{s}_recall"
+        recall = float(rows[recall_col].mean()) if recall_col in rows and rows[recall_col].notna().any() else None
+        points.append({"strategy": s, "dollars": float(rows[f"{s}_dollars"].sum()), "sessions": len(rows),
+                       "feasible_sessions": int(feasible.sum()), "feasible": bool(feasible.all()),
+                       "recall": recall, "recording": s == RECORDING})
+    return pd.DataFrame(points, columns=["strategy", "dollars", "sessions", "feasible_sessions", "feasible",
+                                         "recall", "recording"])
+
+
+def money(x: float) -> str:
+    return f"${x:,.2f}" if abs(x) >= 0.995 or x == 0 else f"${x:,.4f}"
+
+
+def verdict_sentence(points: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RECALL) -> str:
+    """The selection's verdict: the cheapest strategy feasible in every session (and, when recall is
+    measured, keeping at least ``min_recall``), against what the recording cost."""
+    if points.empty:
+        return "No strategy was replayed for these sessions (run pruner logs without --bill-only)."
+    recorded = points[points["recording"]]
+    base = float(recorded["dollars"].iloc[0]) if len(recorded) else None
+    ok = points[points["feasible"] & ~points["recording"]]
+    ok = ok[ok["recall"].isna() | (ok["recall"] >= min_recall)]
+    if ok.empty:
+        return "No strategy is feasible in every selected session; the recording stands."
+    best = ok.sort_values(["dollars", "strategy"]).iloc[0]
+    n = int(best["sessions"])
+    if base is None:
+        return f"Over {n:,} sessions, {best['strategy']} is the cheapest feasible strategy: {money(best['dollars'])}."
+    saving = base - float(best["dollars"])
+    if saving <= 0:
+        return (f"Over {n:,} sessions, no feasible strategy beats the recording ({money(base)}); the cheapest, "
+                f"{best['strategy']}, would cost {money(best['dollars'])}.")
+    recall = "" if pd.isna(best["recall"]) else f", keeping {100 * best['recall']:.0f} % context recall"
+    return (f"Over {n:,} sessions, {best['strategy']} would have cost {money(best['dollars'])} instead of the "
+            f"recorded {money(base)} (saving {money(saving)}, {100 * saving / base:.0f} %){recall}, and it is "
+            "feasible in every one.")
+
+
+def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
+    """Per session: the cheapest feasible strategy and what it saves on the recording, largest saving first."""
+    rows = []
+    names = [s for s in corpus.strategies if s != RECORDING]
+    for _, r in frame.iterrows():
+        base = r.get(f"{RECORDING}_dollars")
+        base = r["billed"] if base is None or pd.isna(base) else base
+        options = [(float(r[f"{s}_dollars"]), s) for s in names
+                   if pd.notna(r.get(f"{s}_dollars")) and bool(r.get(f"{s}_feasible"))]
+        best_dollars, best = min(options) if options else (None, None)
+        saving = (float(base) - best_dollars) if best is not None and pd.notna(base) else None
+        rows.append({"session_key": r["session_key"], "session": r["file"], "agent": r["agent"],
+                     "project": r["project"], "start": r["start"], "billed": r["billed"], "best_strategy": best,
+                     "best_dollars": best_dollars, "saving": saving,
+                     "saving_pct": 100 * saving / float(base) if saving is not None and base else None,
+                     "costliest_miss": r.get("costliest_miss_dollars"),
+                     "costliest_miss_request": r.get("costliest_miss_request")})
+    out = pd.DataFrame(rows, columns=["session_key", "session", "agent", "project", "start", "billed",
+                                      "best_strategy", "best_dollars", "saving", "saving_pct", "costliest_miss",
+                                      "costliest_miss_request"])
+    return out.sort_values(["saving", "session_key"], ascending=[False, True], na_position="last").reset_index(
+        drop=True)
+
+
+def open_logs_session(corpus: LogsCorpus, key: str) -> LoadedSession:
+    """Load one session of the logs folder again from its main file (its subagent files with it)."""
+    rows = corpus.sessions[corpus.sessions["session_key"] == key]
+    if rows.empty:
+        raise ConfigurationError("that session is not in this logs folder; open the folder again")
+    row = rows.iloc[0]
+    source = row["source"]
+    if isinstance(row["error"], str):
+        raise FormatError("pruner logs could not read this session, so there is nothing to open; its error is in "
+                          "the table", file=source)
+    expected = json.loads(row["files"])[0][3]
+    try:
+        actual = digest_file(source)
+    except OSError as exc:
+        raise FormatError(f"cannot read it ({exc.strerror or exc}); it may have moved since pruner logs ran",
+                          file=source) from None
+    if actual != expected:
+        raise FormatError("the file has changed since pruner logs read it; run pruner logs again, then reopen it",
+                          file=source)
+    session = load_session(source)
+    return LoadedSession(key=f"logs:{actual}:{row['format']}", label=f"{Path(source).name} ({row['agent']})",
+                         origin="corpus", format=row["format"], detected=True, session=session)
+
+
+def replace_link(loaded: LoadedSession, params: dict[str, str]) -> LoadedSession:
+    """``loaded`` carrying the URL parameters that reopen it from the logs folder (a reload, a link)."""
+    return replace(loaded, link=tuple((k, v) for k, v in params.items() if k in ("batch", "batch_session")))
+
+
+def folder_label(corpus: LogsCorpus) -> str:
+    return os.path.basename(corpus.folder.rstrip("/")) or corpus.folder

@@ -1,0 +1,53 @@
+"""``pruner bench-logs``: MB/s of ``pruner logs`` on a generated folder shaped like real Claude Code logs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .types import positive_int
+
+NAME = "bench-logs"
+HELP = ("time pruner logs on a generated Claude Code folder (the shared real files' sizes): bill + ledger, every "
+        "strategy, and a rerun with nothing changed")
+
+#: Where the default run keeps its figures: the file docs/own-logs.md's table renders.
+DEFAULT_RESULTS = "sample_sessions/bench/logs.json"
+DEFAULTS = {"files": 2_000, "strategy_files": 40, "rerun_files": 10_000, "workers": 2}
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--files", type=positive_int, default=DEFAULTS["files"], metavar="N",
+                   help="sessions in the generated corpus (default %(default)s)")
+    p.add_argument("--strategy-files", type=positive_int, default=DEFAULTS["strategy_files"], metavar="N",
+                   help="of them, how many are also replayed under every strategy (default %(default)s)")
+    p.add_argument("--rerun-files", type=positive_int, default=DEFAULTS["rerun_files"], metavar="N",
+                   help="files in the folder the unchanged rerun is timed on (default %(default)s)")
+    p.add_argument("--workers", type=positive_int, default=DEFAULTS["workers"], metavar="N",
+                   help="worker processes (default %(default)s)")
+    p.add_argument("--scratch", default="/tmp/pruner-bench-logs", metavar="DIR",
+                   help="where the corpora are generated (emptied first; default %(default)s)")
+    p.add_argument("--real", default=None, metavar="DIR",
+                   help="the shared real transcripts (default ../shared/data/real beside the repository)")
+    p.add_argument("--out", default=DEFAULT_RESULTS, metavar="FILE", help="results file (default %(default)s)")
+
+
+def run(args) -> int:
+    from ..bench.environment import finish, start
+    from ..errors import ConfigurationError
+    from ..files import write_atomic
+    from ..logs.bench import run_bench
+
+    real = Path(args.real) if args.real else Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "real"
+    if not (real / "claude-code").is_dir():
+        raise ConfigurationError(f"{real}: the shared real transcripts are not there; pass --real DIR")
+    env = start(args.command_line)
+    figures = run_bench(Path(args.scratch), real, files=args.files, strategy_files=args.strategy_files,
+                        rerun_files=args.rerun_files, workers=args.workers,
+                        say=lambda line: print(line, file=sys.stderr, flush=True))
+    body = {"meta": {"environment": finish(env), "corpus": f"{args.files:,} Claude Code sessions drawn from the "
+                                                         f"shared real files, under {args.scratch}"}, **figures}
+    write_atomic(args.out, json.dumps(body, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,126 @@
+"""``pruner logs``: find this machine's agent logs, and read the new and changed sessions into a table.
+
+Why a command of its own rather than ``pruner batch`` with no input: ``batch``
+prunes the files it is given into a folder it is told; ``logs`` goes looking
+in the user's home folder and bills what it finds at each session's own model.
+A ``pruner batch`` typed without its input is far more often a forgotten path
+than a wish to read everything under ``~``, and it should stay an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+from ..errors import ConfigurationError
+from ..logs.discover import AGENTS, discover
+from ..logs.run import run_logs
+from ..replay import strategy_names
+from .types import positive_int, strategy_list
+
+NAME = "logs"
+HELP = ("find the Claude Code, Codex, Pi and Gemini CLI logs of this machine and read the new and changed "
+        "sessions into a table of what each cost (a rerun reads only what changed)")
+
+_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def _day(text: str) -> str:
+    if not _DAY.match(text):
+        import argparse
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day; write YYYY-MM-DD")
+    return text
+
+
+def default_out(env=os.environ) -> str:
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pruner", "logs")
+
+
+def add_arguments(p) -> None:
+    p.description = (f"{HELP}. Looks in ~/.claude/projects ($CLAUDE_CONFIG_DIR), ~/.codex/sessions ($CODEX_HOME), "
+                     "~/.pi/agent/sessions ($PI_CODING_AGENT_DIR) and ~/.gemini/tmp/*/chats ($GEMINI_CLI_HOME). "
+                     "It is a command of its own, not 'pruner batch' with no input: batch prunes the files it is "
+                     "given, logs goes looking in your home folder, and a batch typed without its input stays an "
+                     "error.")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="the logs folder: its table, sessions.parquet, is updated in place (default "
+                        "$XDG_CACHE_HOME/pruner/logs, else ~/.cache/pruner/logs)")
+    for agent in AGENTS:
+        flag = agent.replace("_", "-").replace("-code", "").replace("-cli", "")
+        p.add_argument(f"--{flag}-dir", dest=f"dir_{agent}", default=None, metavar="DIR",
+                       help=f"read {agent} sessions from DIR instead of the agent's own folder")
+    p.add_argument("--agent", action="append", choices=AGENTS, default=None,
+                   help="only this agent (repeatable; default: all)")
+    p.add_argument("--since", type=_day, default=None, metavar="YYYY-MM-DD",
+                   help="only sessions active on or after this day (UTC)")
+    p.add_argument("--until", type=_day, default=None, metavar="YYYY-MM-DD",
+                   help="only sessions that started on or before this day (UTC)")
+    p.add_argument("--project", default=None, metavar="TEXT",
+                   help="only sessions whose project (the folder the agent filed them under) contains TEXT")
+    p.add_argument("--strategies", type=strategy_list, default=strategy_names(), metavar="A,B",
+                   help="replay every session under these strategies for their dollars (default: all)")
+    p.add_argument("--bill-only", action="store_true",
+                   help="only the bill and the cache ledger (no strategy replayed): the fast reading")
+    p.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                   help="read sessions in N processes (default %(default)s)")
+    p.add_argument("--list", action="store_true", help="only print what was found; read nothing")
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+class _Progress:
+    """Sessions, MB, rate and time left on stderr, at most once a second."""
+
+    def __init__(self, stream):
+        self.stream, self.last = stream, 0.0
+
+    def __call__(self, done, todo, done_files, total_files, done_bytes, total_bytes, seconds):
+        now = time.monotonic()
+        if done not in (0, todo) and now - self.last < 1.0:
+            return
+        self.last = now
+        rate = done_bytes / seconds / 1e6 if seconds > 0 else 0.0
+        left = (total_bytes - done_bytes) / (rate * 1e6) if rate > 0 else None
+        eta = f", {left:,.0f} s left" if left is not None and done < todo else ""
+        print(f"read {done:,}/{todo:,} sessions ({done_files:,}/{total_files:,} files), {_mb(done_bytes)} of "
+              f"{_mb(total_bytes)}, {rate:,.1f} MB/s{eta}", file=self.stream, flush=True)
+
+
+def run(args) -> int:
+    if args.since and args.until and args.since > args.until:
+        raise ConfigurationError(f"--since {args.since} is after --until {args.until}")
+    overrides = {agent: getattr(args, f"dir_{agent}") for agent in AGENTS if getattr(args, f"dir_{agent}")}
+    locations = discover(os.environ, overrides=overrides, agents=tuple(args.agent or AGENTS), since=args.since,
+                         until=args.until, project=args.project)
+    out = sys.stdout if not args.json else sys.stderr
+    print(f"{'agent':<12} {'sessions':>8} {'files':>7} {'size':>11}  {'days':<23} folder", file=out)
+    for loc in locations:
+        days = loc.date_range()
+        span = f"{days[0]} .. {days[1]}" if days else "-"
+        where = loc.folder + ("" if loc.how == "default" else f" ({loc.how})")
+        state = "" if os.path.isdir(loc.folder) else "  (not found)"
+        print(f"{loc.agent:<12} {len(loc.sessions):>8,} {loc.files:>7,} {_mb(loc.size):>11}  {span:<23} {where}{state}",
+              file=out)
+    if args.list:
+        return 0
+    sessions = [s for loc in locations for s in loc.sessions]
+    target = os.path.abspath(args.out or default_out())
+    strategies = () if args.bill_only else tuple(args.strategies)
+    summary = run_logs(sessions, target, strategies=strategies, workers=args.workers, progress=_Progress(sys.stderr))
+    if args.json:
+        print(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
+    else:
+        print(f"{target}: {summary.sessions:,} sessions held; read {summary.read:,} now (new {summary.new:,}, "
+              f"changed {summary.changed:,}), {summary.unchanged:,} unchanged ({summary.touched:,} touched, same "
+              f"content), {summary.removed:,} marked removed, {summary.errors:,} with errors; "
+              f"{_mb(summary.bytes_read)} in {summary.seconds:,.2f} s")
+        if summary.interrupted:
+            print("interrupted: what was read is kept; run the same command again to finish", file=sys.stderr)
+    return 130 if summary.interrupted else 0

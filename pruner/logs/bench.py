@@ -1,0 +1,172 @@
+"""``pruner bench-logs``: how fast ``pruner logs`` reads a folder shaped like a real machine's logs.
+
+The corpus is generated under a scratch folder (never the repository): a
+Claude Code projects folder of ``files`` sessions in 20 projects, each session
+one of the shared real Claude Code files picked by a seeded draw, so the
+sizes follow the real files' distribution (hard links where the file system
+allows, else copies). Measured, each with the 1-minute load before and after:
+
+* ``bill_ledger``: the bill and the cache ledger of every session (``--bill-only``), MB/s of log read;
+* ``strategies``: every strategy replayed too, on the first ``strategy_files`` sessions;
+* ``rerun``: the same command again with nothing changed, on a folder of ``rerun_files`` sessions
+  (the smallest real file linked that many times), in-process and as a whole ``pruner logs`` command;
+* ``json``: parsing the corpus's lines with the standard library and with orjson / msgspec when
+  installed (the share JSON takes decides whether a faster parser earns its place);
+* peak memory (max RSS) of the run and of its worker processes, against the largest single file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .discover import discover
+from .run import run_logs
+
+PROJECTS = 20
+
+
+def real_claude_files(real: Path) -> list[Path]:
+    files = sorted(p for p in (real / "claude-code").glob("*.jsonl") if p.is_file())
+    if not files:
+        raise FileNotFoundError(f"no Claude Code files under {real / 'claude-code'}")
+    return files
+
+
+def _link(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | None = None) -> int:
+    """A ``home/.claude/projects`` of ``files`` sessions; returns their total size in bytes."""
+    rng = random.Random(seed)
+    sources = [only] if only else real_claude_files(real)
+    root = home / ".claude" / "projects"
+    total = 0
+    for i in range(files):
+        src = sources[rng.randrange(len(sources))]
+        folder = root / f"-bench-project-{i % PROJECTS:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        dst = folder / f"{i:06d}-{src.stem}.jsonl"
+        _link(src, dst)
+        total += src.stat().st_size
+    return total
+
+
+def _found(home: Path, limit: int | None = None):
+    sessions = [s for loc in discover({"HOME": str(home)}, agents=("claude_code",)) for s in loc.sessions]
+    return sessions[:limit] if limit else sessions
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    load = _load()
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start, load
+
+
+def _maxrss_mb() -> dict[str, float]:
+    return {"self_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "workers_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+def _json_speed(paths: list[Path], budget_bytes: int) -> dict[str, float]:
+    lines, size = [], 0
+    for p in paths:
+        for line in p.read_bytes().splitlines():
+            lines.append(line)
+            size += len(line)
+        if size >= budget_bytes:
+            break
+    parsers: dict[str, Callable[[bytes], Any]] = {}
+    from ..jsonio import loads_json
+    parsers["stdlib json (pruner.jsonio, strict)"] = lambda b: loads_json(b.decode("utf-8"))
+    try:
+        import orjson
+        parsers["orjson"] = orjson.loads
+    except ImportError:
+        pass
+    try:
+        import msgspec
+        parsers["msgspec"] = msgspec.json.decode
+    except ImportError:
+        pass
+    out = {}
+    for name, parse in parsers.items():
+        start = time.perf_counter()
+        for line in lines:
+            parse(line)
+        out[name] = round(size / 1e6 / (time.perf_counter() - start), 1)
+    return out
+
+
+def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rerun_files: int, workers: int,
+              seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Generate the corpora under ``scratch`` (removed first), measure, and return the figures."""
+    from ..replay import strategy_names
+
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    home, small_home = scratch / "home", scratch / "home-rerun"
+    size = generate(home, files, real, seed=seed)
+    sources = real_claude_files(real)
+    largest = max(p.stat().st_size for p in sources)
+    say(f"corpus: {files:,} sessions, {size / 1e6:,.0f} MB (largest file {largest / 1e6:.1f} MB)")
+    found = _found(home)
+
+    summary, seconds, load = _timed(lambda: run_logs(found, str(scratch / "out-bill"), workers=workers))
+    bill = {"files": files, "mb": round(size / 1e6, 1), "seconds": round(seconds, 2),
+            "mb_per_s": round(size / 1e6 / seconds, 1), "load_before": load, "load_after": _load(),
+            "errors": summary.errors, **_maxrss_mb()}
+    say(f"bill + ledger: {bill['mb_per_s']} MB/s ({seconds:.1f} s, load {load})")
+
+    unchanged, seconds_again, load = _timed(lambda: run_logs(_found(home), str(scratch / "out-bill"), workers=workers))
+    bill_rerun = {"files": files, "seconds": round(seconds_again, 3), "read": unchanged.read, "load_before": load}
+
+    subset = found[:strategy_files]
+    sub_size = sum(s.size for s in subset)
+    names = tuple(strategy_names())
+    summary, seconds, load = _timed(lambda: run_logs(subset, str(scratch / "out-all"), strategies=names,
+                                                     workers=workers))
+    strategies = {"files": len(subset), "mb": round(sub_size / 1e6, 1), "seconds": round(seconds, 2),
+                  "mb_per_s": round(sub_size / 1e6 / seconds, 2), "strategies": list(names), "load_before": load,
+                  "load_after": _load(), "errors": summary.errors}
+    say(f"every strategy: {strategies['mb_per_s']} MB/s ({seconds:.1f} s on {len(subset)} sessions, load {load})")
+
+    smallest = min(sources, key=lambda p: p.stat().st_size)
+    generate(small_home, rerun_files, real, only=smallest)
+    out = scratch / "out-rerun"
+    first, first_s, _ = _timed(lambda: run_logs(_found(small_home), str(out), workers=workers))
+    again, in_process, load = _timed(lambda: run_logs(_found(small_home), str(out), workers=workers))
+    env = {**os.environ, "HOME": str(small_home)}
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME"):
+        env.pop(var, None)
+    start = time.perf_counter()
+    cli = subprocess.run([sys.executable, "-m", "pruner", "logs", "--bill-only", "--agent", "claude_code", "--out",
+                          str(out), "--json"], env=env, capture_output=True, text=True, timeout=600)
+    command_s = time.perf_counter() - start
+    read_by_cli = json.loads(cli.stdout)["read"] if cli.returncode == 0 else None
+    rerun = {"files": rerun_files, "first_run_s": round(first_s, 1), "in_process_s": round(in_process, 3),
+             "command_s": round(command_s, 3), "read": again.read, "read_by_command": read_by_cli, "load_before": load}
+    say(f"rerun, nothing changed, {rerun_files:,} files: {in_process:.2f} s in process, {command_s:.2f} s as a command")
+
+    parse = _json_speed(sources, 20_000_000)
+    say("JSON parsing, MB/s: " + ", ".join(f"{k} {v}" for k, v in parse.items()))
+    return {"workers": workers, "cpus": os.cpu_count(), "largest_file_mb": round(largest / 1e6, 2),
+            "real_files": [p.name for p in sources], "bill_ledger": bill, "bill_ledger_rerun": bill_rerun,
+            "strategies": strategies, "rerun": rerun, "json_mb_per_s": parse}

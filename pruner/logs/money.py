@@ -1,0 +1,97 @@
+"""The money columns of a session's row: what it was billed, where it went, what each strategy would cost.
+
+Built on the money modules' own results, never re-derived here:
+
+* ``billed`` / ``billed_by_model`` / ``unpriced_requests``: ``pruner.replay.bill`` (every request
+  of every chain once, each at its own recorded model; a model without a price is unpriced, never
+  priced as another);
+* ``cache_write_dollars``: the bill's requests' cache writes at their rates (``bill.price_request``);
+* ``misses_<cause>`` / ``rebilled_<cause>``: ``pruner.replay.ledger`` summed by
+  ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
+* ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
+  strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
+  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from ..model import Session
+from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
+from ..replay.bill import price_request
+from ..replay.detect import detect
+from ..replay.verdict import feasible
+
+_S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
+
+
+def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
+    cols: list[tuple[str, pa.DataType]] = []
+    for name in strategy_names():
+        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F)]
+    return tuple(cols)
+
+
+COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("billed", _F),  # USD, the bill: recorded usage at list prices, each request at its own model
+    ("billed_by_model", _S),  # JSON {model: {"requests", "dollars", "priced"}}
+    ("billed_recorded_cost", _F),  # the agent's own recorded cost (Pi), when every request records one
+    ("unpriced_requests", _I),  # requests whose model has no price row (billed $0, counted here)
+    ("cache_write_dollars", _F),  # the part of ``billed`` paid for cache writes
+    ("prices", _S),  # which prices (file and date)
+    *[(f"misses_{cause}", _I) for cause in CAUSES],  # ledger: misses and partial hits by cause
+    *[(f"rebilled_{cause}", _F) for cause in CAUSES],  # ledger: what they paid above a hit, USD
+    ("costliest_miss_request", _I),  # the ledger's request number of the miss that re-billed most (null: none)
+    ("costliest_miss_dollars", _F),
+    ("strategies", _S),  # the strategies replayed for this row, comma-separated ("" none)
+    ("replay_prices", _S),  # the replay's prices (model, file, date)
+    *strategy_columns(),
+    ("money_error", _S),  # null unless the bill, ledger or replay failed (the row keeps its facts)
+)
+
+
+def _cache_write_dollars(b, prices) -> float:
+    total = 0.0
+    for r in b.requests:
+        price = prices.find(r.model) if r.model and r.priced else None
+        if price is not None and r.cache_write:
+            total += price_request(price, input=0, cache_read=0, cache_write=r.cache_write,
+                                   cache_write_1h=r.cache_write_1h, output=0)
+    return total
+
+
+def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
+    prices = default_prices()
+    row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None}
+    try:
+        b = bill(session, prices)
+        row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
+                   billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
+                   unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
+                   prices=b.prices_label)
+        entries = ledger(session, prices)
+        misses = [e for e in entries if e.status != "hit"]
+        if misses:
+            worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
+            row.update(costliest_miss_request=worst.request, costliest_miss_dollars=worst.rebilled_dollars)
+        for cause, v in ledger_summary(entries).items():
+            row[f"misses_{cause}"] = v["misses"] + v["partials"]
+            row[f"rebilled_{cause}"] = v["dollars"]
+        if strategies:
+            provider, model, _ = detect(session, prices)
+            r = replay(session, strategies, settings=ReplaySettings(provider=provider, model=model), prices=prices,
+                       snapshots=False)
+            row["replay_prices"] = r.money_label
+            for name in strategies:
+                t = r.runs[name].totals
+                row[f"{name}_dollars"] = t["dollars"]
+                row[f"{name}_feasible"] = feasible(t)
+                recall = t.get("context_recall")
+                row[f"{name}_recall"] = float(recall) if isinstance(recall, (int, float)) else None
+    except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
+        row["money_error"] = f"{type(exc).__name__}: {exc}"
+    return row

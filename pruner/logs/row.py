@@ -1,0 +1,95 @@
+"""One session's row of the logs table: who recorded it, where, when, with which models, how many requests.
+
+The row is built from the loaded ``Session`` (its main conversation and its
+subagents' chains) with the library's own readers: requests are
+``pruner.replay.find_requests`` per chain, times are each message's recorded
+timestamp. Money columns come from the money and recall modules (see
+``pruner.logs.money``). Rows are plain dicts keyed by ``pruner.logs.table``'s
+column names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from ..model import MAIN_CHAIN, Session
+from ..replay.requests import find_requests, timestamp
+from .discover import FileState, LogSession
+
+
+def digest_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def recorded_cwd(session: Session) -> str:
+    """The working folder the session records ("" when none): header, session fields, or a message's source."""
+    def look(value: Any, depth: int) -> str:
+        if isinstance(value, Mapping):
+            if isinstance(value.get("cwd"), str) and value["cwd"]:
+                return value["cwd"]
+            if depth:
+                for v in value.values():
+                    found = look(v, depth - 1)
+                    if found:
+                        return found
+        return ""
+    found = look(session.metadata.get("source"), 2)
+    for m in session.messages[:20]:
+        if found:
+            break
+        found = look(m.metadata.get("source"), 1)
+    return found
+
+
+def _model(message) -> str | None:
+    model = message.metadata.get("model")
+    if not isinstance(model, str):
+        source = message.metadata.get("source")
+        model = source.get("model") if isinstance(source, Mapping) else None
+    return model if isinstance(model, str) and model and model != "<synthetic>" else None
+
+
+def session_facts(session: Session) -> dict[str, Any]:
+    """Start, end, models and request counts over every chain of ``session``."""
+    times: list[float] = []
+    models: Counter = Counter()
+    chains = dict(session.chains)
+    main = sub = 0
+    for r in find_requests(session):  # every chain's requests (each with its chain and position in it)
+        if r.chain == MAIN_CHAIN:
+            main += 1
+        else:
+            sub += 1
+        model = _model(chains[r.chain].messages[r.position])
+        if model:
+            models[model] += 1
+    for part in chains.values():
+        times.extend(t for t in (timestamp(m) for m in part.messages) if t is not None)
+    return {"start": _iso(min(times)) if times else None, "end": _iso(max(times)) if times else None,
+            "models": json.dumps(dict(sorted(models.items()))), "requests_main": main, "requests_subagent": sub}
+
+
+def base_row(found: LogSession, digests: list[str]) -> dict[str, Any]:
+    """What is known before the file is parsed: identity, files (path, size, mtime, digest)."""
+    return {"session_key": found.key, "agent": found.agent, "project": found.project, "source": found.main.path,
+            "files": json.dumps([[f.path, f.size, f.mtime_ns, d] for f, d in zip(found.files, digests)]),
+            "bytes": found.size, "subagent_files": len(found.subagents), "removed": False}
+
+
+def states_of(row: Mapping[str, Any]) -> list[tuple[FileState, str]]:
+    """The files a row was made from, with their digests."""
+    return [(FileState(path, size, mtime), digest) for path, size, mtime, digest in json.loads(row["files"])]

@@ -1,0 +1,220 @@
+"""Read the agent logs into the logs folder, incrementally: only new or changed sessions are read.
+
+A session is unchanged when every one of its files (main file and subagent
+files) has the size and modification time its row records: it is not opened.
+When a size or time differs, the file's SHA-256 decides: the same content (a
+file merely touched) keeps the row and records the new time; other content (a
+session an agent is still writing) is read again and its row replaced, never
+added beside the old one. A session whose main file is gone keeps its row,
+marked ``removed``.
+
+The run commits its rows every ``COMMIT_SECONDS`` (one atomic rename of the
+table, see ``pruner.logs.table``), so an interrupted run (Ctrl-C, SIGTERM, or
+SIGKILL) loses at most the sessions since the last commit, and the next run
+reads those again. One run per folder: the folder's lock is held throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .discover import LogSession
+from .row import base_row, digest_file, recorded_cwd, session_facts, states_of
+from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summary, schema, tidy
+
+#: The columns ``plan`` reads.
+PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed")
+#: How often a run writes what it has so far (seconds).
+COMMIT_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run has to do, decided from the folder listing and the rows already held."""
+
+    todo: tuple[LogSession, ...]  # new, or content changed
+    new: int
+    changed: int
+    touched: tuple[tuple[str, str], ...]  # (session key, files JSON): same content, new times
+    unchanged: int
+    removed: tuple[str, ...]  # keys whose main file is gone
+    digests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> digests computed while planning
+
+
+def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = ()) -> Plan:
+    """``strategies``: what this run replays; a row made with other strategies is read again."""
+    todo, touched, digests = [], [], {}
+    wanted = ",".join(strategies)
+    new = changed = unchanged = 0
+    seen = set()
+    for s in found:
+        seen.add(s.key)
+        row = held.get(s.key)
+        if row is None:
+            todo.append(s)
+            new += 1
+            continue
+        if (row.get("strategies") or "") != wanted and not row.get("error"):
+            todo.append(s)
+            changed += 1
+            continue
+        old = {state.path: (state, digest) for state, digest in states_of(row)}
+        if [f.path for f in s.files] == [path for path in old] and all(
+                (old[f.path][0].size, old[f.path][0].mtime_ns) == (f.size, f.mtime_ns) for f in s.files):
+            unchanged += 1
+            continue
+        fresh = []
+        same = [f.path for f in s.files] == list(old)
+        for f in s.files:
+            prior = old.get(f.path)
+            if prior is not None and (prior[0].size, prior[0].mtime_ns) == (f.size, f.mtime_ns):
+                fresh.append(prior[1])
+                continue
+            try:
+                fresh.append(digest_file(f.path))
+            except OSError:
+                fresh.append("")
+            same = same and prior is not None and fresh[-1] == prior[1]
+        if same:
+            touched.append((s.key, base_row(s, fresh)["files"]))
+            unchanged += 1
+        else:
+            todo.append(s)
+            digests[s.key] = tuple(fresh)
+            changed += 1
+    removed = tuple(k for k, r in sorted(held.items()) if k not in seen and not r.get("removed")
+                    and not os.path.exists(r["source"]))
+    return Plan(tuple(todo), new, changed, tuple(touched), unchanged, removed, digests)
+
+
+def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed)."""
+    from ..formats import load_session
+    from .money import money_columns
+
+    try:
+        digests = [digest_file(f.path) for f in found.files]
+    except OSError as exc:
+        row = base_row(found, [""] * len(found.files))
+        row["error"] = f"{found.main.path}: cannot read the file ({exc.strerror or exc})"
+        return row
+    row = base_row(found, digests)
+    try:
+        session = load_session(found.main.path)
+    except Exception as exc:
+        row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
+        return row
+    row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **session_facts(session))
+    row.update(money_columns(session, strategies))
+    return row
+
+
+#: (sessions done, sessions to do, files done, files to do, bytes done, bytes to do, seconds so far)
+Progress = Callable[[int, int, int, int, int, int, float], None]
+
+
+@dataclass(frozen=True)
+class LogsSummary:
+    out: str
+    sessions: int  # rows held after the run (removed ones included)
+    read: int  # sessions read now
+    new: int
+    changed: int
+    touched: int  # same content, new modification time: kept
+    unchanged: int
+    removed: int  # marked removed now
+    errors: int  # rows read now that hold an error
+    bytes_read: int
+    seconds: float
+    interrupted: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+        return asdict(self)
+
+
+class _Stop(Exception):
+    """SIGTERM, turned into an orderly stop that commits what is done."""
+
+
+def _on_term(signum, frame):  # pragma: no cover - exercised through a subprocess
+    raise _Stop()
+
+
+def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ...] = (), workers: int = 1,
+             progress: Progress | None = None) -> LogsSummary:
+    """Bring ``out``'s table up to date with ``found`` (see the module docstring); ``strategies``:
+    the replay strategies whose dollars each row holds (none: the bill and the ledger only)."""
+    from .money import COLUMNS as MONEY_COLUMNS
+
+    start = time.perf_counter()
+    out = os.path.abspath(out)
+    check_folder(out)
+    table_schema = schema(MONEY_COLUMNS)
+    with locked(out):
+        tidy(out)
+        # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
+        index = load_rows(out, columns=PLAN_COLUMNS)
+        p = plan(found, index, strategies)
+        rows = load_rows(out) if p.todo or p.touched or p.removed else {}
+        for key, files in p.touched:
+            rows[key] = {**rows[key], "files": files}
+        for key in p.removed:
+            rows[key] = {**rows[key], "removed": True}
+        if p.touched or p.removed or not os.path.exists(os.path.join(out, TABLE)):
+            save_rows(out, rows, table_schema)
+        total_bytes = sum(s.size for s in p.todo)
+        total_files = sum(len(s.files) for s in p.todo)
+        done = done_files = done_bytes = errors = 0
+        interrupted = False
+        previous = signal.signal(signal.SIGTERM, _on_term)
+        last_commit = time.perf_counter()
+        try:
+            if progress:
+                progress(0, len(p.todo), 0, total_files, 0, total_bytes, 0.0)
+            for found_session, row in _rows(p.todo, workers, strategies):
+                rows[found_session.key] = row
+                done += 1
+                done_files += len(found_session.files)
+                done_bytes += found_session.size
+                errors += row.get("error") is not None
+                now = time.perf_counter()
+                if now - last_commit >= COMMIT_SECONDS:
+                    save_rows(out, rows, table_schema)
+                    last_commit = now
+                if progress:
+                    progress(done, len(p.todo), done_files, total_files, done_bytes, total_bytes, now - start)
+        except (KeyboardInterrupt, _Stop):
+            interrupted = True
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if done:
+                save_rows(out, rows, table_schema)
+        held = len(rows) if rows else len(index)
+        summary = LogsSummary(out=out, sessions=held, read=done, new=p.new, changed=p.changed,
+                              touched=len(p.touched), unchanged=p.unchanged, removed=len(p.removed), errors=errors,
+                              bytes_read=done_bytes, seconds=time.perf_counter() - start, interrupted=interrupted)
+        save_summary(out, summary.as_dict())
+    return summary
+
+
+def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]):
+    """(session, row) in order; with more than one worker, read in worker processes."""
+    if workers <= 1 or len(todo) < 2:
+        for s in todo:
+            yield s, read_session(s, strategies)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        # chunks keep the per-task overhead small for thousands of small files
+        chunk = max(1, min(64, len(todo) // (8 * workers)))
+        for s, row in zip(todo, pool.map(partial(read_session, strategies=strategies), todo, chunksize=chunk)):
+            yield s, row
+    finally:  # an interrupted run does not wait for the sessions not yet started
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,159 @@
+"""Every page's view lives in its URL (issue 21): a reload, or the URL opened in a fresh browser
+context (nothing shared but the server), shows the same session and the same choices; a URL naming an
+upload the server no longer holds says so and shows no other session.
+
+Uses the fixtures of ``test_browser.py`` (the Streamlit server, Debian's Chromium through Playwright).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from pruner import load_session
+from pruner.replay import replay
+from tests.e2e import test_browser as shared
+from tests.e2e.test_browser import SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, upload
+from tests.e2e.test_corpus import batch_folder  # noqa: F401 - a fixture
+
+for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
+    if hasattr(_value, "_fixture_function_marker"):
+        globals()[_name] = _value
+
+pytestmark = pytest.mark.e2e
+
+SAMPLE = SAMPLES / "pi_session.jsonl"
+REPLAY_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot')].some(el =>
+    (el._fullData || []).some(t => t.legendgroup === 'as_recorded'))"""
+
+
+def url_has(tab, *parts: str) -> None:
+    tab.wait_for_function("parts => parts.every(p => decodeURIComponent(location.search).includes(p))",
+                          arg=list(parts))
+
+
+def in_fresh_context(browser, url: str, check) -> None:
+    """Open ``url`` in a new browser context (no cookies, no storage, a new Streamlit session) and run ``check``."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        tab = context.new_page()
+        tab.set_default_timeout(TIMEOUT_MS)
+        tab.goto(url)
+        check(tab)
+        no_exception(tab)
+    finally:
+        context.close()
+
+
+def reload_and_fresh(page, browser, check) -> None:
+    """The same view after a reload, and at the same URL in a fresh browser context."""
+    url = page.url
+    page.reload()
+    check(page)
+    no_exception(page)
+    in_fresh_context(browser, url, check)
+
+
+def test_every_page_keeps_its_view_on_reload_and_in_a_fresh_context(page, browser, app_url, batch_folder):  # noqa: F811
+    session = load_session(SAMPLE)
+    n_messages = len(session.messages)
+    page.goto(f"{app_url}/explorer")
+    page.wait_for_function(TIMELINE_DRAWN, arg=25)
+    upload(page, SAMPLE)
+    page.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
+    url_has(page, "upload=")
+    digest = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["upload"][0]
+    assert inspected_or_none(page) is None  # a new upload starts with nothing selected
+
+    # Explorer: the upload and the inspected message
+    number = page.get_by_label("Message # (position in the session)")
+    number.fill("7")
+    number.press("Enter")
+    url_has(page, "msg=7")
+
+    def explorer_view(tab):
+        tab.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
+        tab.wait_for_function(TIMELINE_DRAWN, arg=n_messages)
+        tab.wait_for_function("() => document.querySelector('input[aria-label=\"Message # (position in the "
+                              "session)\"]')?.value === '7'")
+    reload_and_fresh(page, browser, explorer_view)
+
+    # Replay: the strategy and the request
+    expected = replay(session)
+    n = len(expected.requests)
+    page.goto(f"{app_url}/replay?upload={digest}&strategy=compact")
+    page.wait_for_function(REPLAY_DRAWN)
+    page.get_by_role("heading", name=f"Request 0 of {n:,}").first.wait_for()
+    page.locator("h1").first.click()
+    for k in (1, 2, 3):
+        page.keyboard.press("ArrowRight")
+        page.get_by_role("heading", name=f"Request {k} of {n:,}").first.wait_for()
+    url_has(page, "request=3", "strategy=compact", f"upload={digest}")
+
+    def replay_view(tab):
+        tab.wait_for_function(REPLAY_DRAWN)
+        tab.get_by_role("heading", name=f"Request 3 of {n:,} (turn {expected.requests[3].turn:,}) under compact"
+                        ).first.wait_for()
+        assert SAMPLE.name in tab.locator("[data-testid=stCaptionContainer]").first.inner_text()
+    reload_and_fresh(page, browser, replay_view)
+
+    # Compaction: keep-recent tokens
+    page.goto(f"{app_url}/compaction?upload={digest}")
+    page.get_by_text("Where the cut falls").wait_for()
+    keep = page.get_by_label("Keep-recent tokens")
+    keep.fill("1500")
+    page.get_by_role("button", name="Apply settings").click()
+    url_has(page, "keep=1500", f"upload={digest}")
+
+    def compaction_view(tab):
+        tab.get_by_text("Where the cut falls").wait_for()
+        tab.wait_for_function("() => document.querySelector('input[aria-label=\"Keep-recent tokens\"]')?.value "
+                              "=== '1500'")
+        tab.get_by_text(f"Session: {SAMPLE.name}").first.wait_for()
+    reload_and_fresh(page, browser, compaction_view)
+
+    # Guide: the step
+    page.goto(f"{app_url}/guide?upload={digest}")
+    page.get_by_role("heading", name="1. As it arrives").wait_for()
+    page.locator("body").press("ArrowRight")
+    page.get_by_role("heading", name="2. Pass 1: expire").wait_for()
+    page.locator("body").press("ArrowRight")
+    page.get_by_role("heading", name="3. Pass 2: deduplicate").wait_for()
+    url_has(page, "step=3")
+
+    def guide_view(tab):
+        tab.get_by_role("heading", name="3. Pass 2: deduplicate").wait_for()
+        tab.get_by_text(f"The guide runs on the session open in the explorer: {SAMPLE.name}").first.wait_for()
+    reload_and_fresh(page, browser, guide_view)
+
+    # Corpus: the folder and a filter
+    page.goto(f"{app_url}/corpus")
+    page.get_by_label("Batch folder", exact=True).fill(str(batch_folder))
+    page.get_by_role("button", name="Open").click()
+    page.get_by_text("rows match").first.wait_for()
+    url_has(page, f"corpus={batch_folder}")
+    shared.choose(page, "Show", "errors only")
+    page.get_by_text("1 of 8 rows match").first.wait_for()
+    url_has(page, "show=errors only")
+
+    def corpus_view(tab):
+        tab.get_by_text("1 of 8 rows match").first.wait_for()
+    reload_and_fresh(page, browser, corpus_view)
+
+
+def inspected_or_none(page) -> int | None:
+    value = page.get_by_label("Message # (position in the session)").input_value()
+    return int(value) if value else None
+
+
+@pytest.mark.parametrize("path", ["explorer", "replay", "compaction", "guide"])
+def test_a_url_naming_an_upload_the_server_no_longer_holds_says_so_and_shows_no_other_session(browser, app_url,
+                                                                                              path):
+    def check(tab):
+        tab.get_by_text("no longer holds", exact=False).first.wait_for()
+        tab.wait_for_timeout(500)
+        text = tab.locator("[data-testid=stMain]").inner_text()
+        assert "native_demo" not in text and "Request 0 of" not in text
+        assert "0" * 64 in tab.url  # the URL still names what could not be opened
+    in_fresh_context(browser, f"{app_url}/{path}?upload={'0' * 64}", check)

@@ -1,0 +1,98 @@
+"""The Corpus page's logs-folder logic on rows made by the test: groupings by day / project / model,
+where the money went, strategy points, the verdict and the sessions that matter, each checked
+against sums done here over the same rows."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashboard.logic import corpus_money as cm
+from pruner.replay import CAUSES, strategy_names
+
+
+def _row(key, day, project, models, *, recorded=None, cheap=None, feasible=True, rebilled=0.0, writes=0.0):
+    billed = sum(models.values())
+    row = {"session_key": key, "agent": "claude_code", "project": project, "source": f"/x/{key}.jsonl",
+           "file": f"{key}.jsonl", "start": f"{day}T10:00:00Z", "end": f"{day}T11:00:00Z", "day": day,
+           "billed": billed, "cache_write_dollars": writes, "unpriced_requests": 0, "removed": False,
+           "billed_by_model": json.dumps({m: {"requests": 1, "dollars": d, "priced": True} for m, d in models.items()}),
+           "prices": "pruner prices, retrieved 2026-11-30", "costliest_miss_request": 3,
+           "costliest_miss_dollars": rebilled}
+    for cause in CAUSES:
+        row[f"misses_{cause}"] = 1 if cause == "no_visible_cause" and rebilled else 0
+        row[f"rebilled_{cause}"] = rebilled if cause == "no_visible_cause" else 0.0
+    for s in strategy_names():
+        row[f"{s}_dollars"], row[f"{s}_feasible"], row[f"{s}_recall"] = None, None, None
+    row["as_recorded_dollars"], row["as_recorded_feasible"], row["as_recorded_recall"] = (
+        recorded if recorded is not None else billed, True, 1.0)
+    row["cache_aware_prune_dollars"] = cheap if cheap is not None else billed
+    row["cache_aware_prune_feasible"], row["cache_aware_prune_recall"] = feasible, 0.995
+    return row
+
+
+def _corpus(rows) -> cm.LogsCorpus:
+    return cm.LogsCorpus(folder="/logs", sessions=pd.DataFrame(rows))
+
+
+ROWS = [_row("a", "2026-01-01", "p1", {"m1": 2.0, "m2": 1.0}, cheap=1.5, rebilled=0.5, writes=0.3),
+        _row("b", "2026-01-01", "p2", {"m1": 4.0}, cheap=3.9),
+        _row("c", "2026-01-02", "p1", {"m2": 0.25}, cheap=0.1, feasible=False)]
+
+
+def test_dollars_by_day_project_and_model_are_the_rows_grouped():
+    frame = _corpus(ROWS).sessions
+    by_project = cm.dollars_by_day(frame, "project")
+    assert by_project.to_dict("records") == [{"day": "2026-01-01", "group": "p1", "dollars": 3.0},
+                                            {"day": "2026-01-01", "group": "p2", "dollars": 4.0},
+                                            {"day": "2026-01-02", "group": "p1", "dollars": 0.25}]
+    by_model = cm.dollars_by_day(frame, "model")
+    assert by_model.to_dict("records") == [{"day": "2026-01-01", "group": "m1", "dollars": 6.0},
+                                          {"day": "2026-01-01", "group": "m2", "dollars": 1.0},
+                                          {"day": "2026-01-02", "group": "m2", "dollars": 0.25}]
+    assert cm.dollars_by(frame, "project")[["project", "dollars"]].values.tolist() == [["p2", 4.0], ["p1", 3.25]]
+    assert cm.dollars_by(frame, "model")[["model", "dollars"]].values.tolist() == [["m1", 6.0], ["m2", 1.25]]
+
+
+def test_where_it_went_and_the_filters():
+    paid = cm.where_it_went(_corpus(ROWS).sessions)
+    assert paid["billed"] == pytest.approx(7.25) and paid["cache_write_share"] == pytest.approx(0.3 / 7.25)
+    unseen = paid["causes"].set_index("cause").loc["no_visible_cause"]
+    assert unseen["dollars"] == pytest.approx(0.5) and unseen["share"] == pytest.approx(0.5 / 7.25)
+    frame = _corpus(ROWS).sessions
+    assert list(cm.filter_rows(frame, projects=["p1"])["session_key"]) == ["a", "c"]
+    assert list(cm.filter_rows(frame, days=(date(2026, 1, 2), date(2026, 1, 2)))["session_key"]) == ["c"]
+
+
+def test_strategy_points_verdict_and_the_sessions_that_matter():
+    corpus = _corpus(ROWS)
+    points = cm.strategy_points(corpus, corpus.sessions).set_index("strategy")
+    assert points.loc["as_recorded", "dollars"] == pytest.approx(7.25) and points.loc["as_recorded", "recording"]
+    assert points.loc["cache_aware_prune", "dollars"] == pytest.approx(5.5)
+    assert not points.loc["cache_aware_prune", "feasible"]  # infeasible in session c
+    assert "No strategy is feasible in every selected session" in cm.verdict_sentence(points.reset_index())
+    two = corpus.sessions[corpus.sessions["session_key"] != "c"]
+    sentence = cm.verdict_sentence(cm.strategy_points(corpus, two))
+    assert sentence.startswith("Over 2 sessions, cache_aware_prune would have cost $5.40 instead of the recorded $7.00")
+    matter = cm.sessions_that_matter(corpus, corpus.sessions)
+    assert list(matter["session_key"]) == ["a", "b", "c"]  # c: its only cheaper strategy is infeasible
+    assert matter["saving"].tolist()[:2] == pytest.approx([1.5, 0.1]) and pd.isna(matter["saving"].iloc[2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["2026-01-01", "2026-01-02", "2026-01-03"]), st.sampled_from(["p", "q"]),
+                          st.dictionaries(st.sampled_from(["m1", "m2", "m3"]),
+                                          st.floats(0, 100, allow_nan=False), min_size=1)),
+                min_size=1, max_size=12))
+def test_every_grouping_adds_up_to_the_bill(rows):
+    frame = _corpus([_row(f"s{i}", d, p, m) for i, (d, p, m) in enumerate(rows)]).sessions
+    total = sum(sum(m.values()) for _, _, m in rows)
+    for stack in ("project", "model"):
+        assert cm.dollars_by_day(frame, stack)["dollars"].sum() == pytest.approx(total, abs=1e-6)
+    for column in ("project", "model"):
+        assert cm.dollars_by(frame, column)["dollars"].sum() == pytest.approx(total, abs=1e-6)
