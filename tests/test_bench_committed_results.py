@@ -1,4 +1,5 @@
-"""The committed default results (and so the benchmark tables of docs/explanation/benchmarks.md) are what the code gives today.
+"""The committed default results (and so the benchmark tables of docs/explanation/benchmarks.md) are
+what the code gives today.
 
 A fresh run of the same workloads, sizes and seeds must reproduce every figure in
 ``sample_sessions/bench/results.json`` except the timings, which belong to the run
