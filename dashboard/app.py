@@ -38,7 +38,11 @@ st.set_option("client.showErrorDetails", "none")
 st.set_page_config(page_title="pruner", page_icon="✂️", layout="wide")
 
 # Less empty space above each page's title, so the first chart fits on a 768-pixel-high screen.
-st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
+# A click on blank space (to use the arrow keys) focuses the main pane: no outline for a mouse focus,
+# the browser's own for keyboard focus.
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
+        "[data-testid='stMain']:focus:not(:focus-visible), [data-testid='stMainBlockContainer']:focus:not("
+        ":focus-visible), section:focus:not(:focus-visible) { outline: none; }</style>")
 
 navigation = st.navigation([
     st.Page(PAGES_DIR / f"{name}.py", title=title, icon=f":material/{icon}:", url_path=name, default=i == 0)

@@ -20,17 +20,35 @@ from pruner.model import ROLES, STATUSES
 from .theme import AFTER_COLOUR, BEFORE_COLOUR, ROLE_COLOURS, STATUS_COLOURS, WORKLOAD_COLOURS
 
 
-def context_figure(totals: pd.DataFrame, *, sampled: bool = False) -> go.Figure:
-    """Tokens the model receives at each turn, before and after pruning (not a running total)."""
+RECORDED_COLOUR = "#000000"
+
+
+def context_figure(totals: pd.DataFrame, *, sampled: bool = False, recorded: Sequence[tuple[int, int]] = (),
+                   compactions: Sequence[int] = ()) -> go.Figure:
+    """Tokens the model receives at each turn, before and after pruning (not a running total).
+
+    ``recorded``: (turn, tokens) the provider recorded as sent: the context the model really had, drawn
+    beside the whole conversation; ``compactions``: the turns of the session's recorded compactions.
+    """
     fig = go.Figure()
+    whole = "whole conversation, " if compactions else ""
     for stage, colour, dash in (("before", BEFORE_COLOUR, "dash"), ("after", AFTER_COLOUR, "solid")):
         rows = totals[totals[stage].notna()] if stage in totals else totals.iloc[0:0]
         if rows.empty:
             continue  # e.g. the pruned context of a long session not computed yet
         fig.add_trace(go.Scatter(x=rows["turn"].tolist(), y=[int(v) for v in rows[stage]],
                                  mode="lines+markers" if len(rows) <= 200 else "lines",
-                                 name=f"{stage} pruning", line={"color": colour, "dash": dash},
+                                 name=f"{whole}{stage} pruning (tiktoken)" if whole else f"{stage} pruning",
+                                 line={"color": colour, "dash": dash},
                                  hovertemplate="turn %{x}: %{y:,} tokens<extra>" + stage + "</extra>"))
+    if recorded:
+        fig.add_trace(go.Scatter(x=[t for t, _ in recorded], y=[n for _, n in recorded], mode="lines",
+                                 name="recorded: what the model was sent (provider's count)",
+                                 line={"color": RECORDED_COLOUR, "width": 1.5},
+                                 hovertemplate="turn %{x}: %{y:,} tokens sent<extra>recorded</extra>"))
+    for turn in compactions:
+        fig.add_vline(x=turn, line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"},
+                      annotation_text="recorded compaction", annotation_position="top")
     note = " (sampled turns)" if sampled else ""
     fig.update_layout(title={"text": "Context size at each turn" + note}, height=340,
                       xaxis={"title": {"text": "turn"}}, yaxis={"title": {"text": "tokens in the context"}},
@@ -219,7 +237,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
         customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
         hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
                       "%{y:.2f} ms per 1,000 messages<extra></extra>"))
-    fig.update_layout(title={"text": "Prune time per 1,000 messages (flat = linear)"}, height=360,
+    fig.update_layout(title={"text": "Prune time per 1,000 messages (passes only; flat = linear)"}, height=360,
                       xaxis=_sizes_axis(frame["messages"], "messages (tool_agent)"),
                       yaxis={"title": {"text": "ms per 1,000 messages"}, "rangemode": "tozero"},
                       margin={"l": 10, "r": 10, "t": 60, "b": 40})
@@ -233,8 +251,9 @@ def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
         y=bars["method"].tolist(), x=bars["seconds"].tolist(), orientation="h",
         marker={"color": colours[: len(bars)]}, text=[f"{v:,.2f} s ({s})" for v, s in zip(bars["seconds"],
                                                                                         bars["source"])],
-        textposition="auto", hovertemplate="%{y}: %{x:,.2f} s<extra></extra>"))
+        textposition="outside", cliponaxis=False, hovertemplate="%{y}: %{x:,.2f} s<extra></extra>"))
+    # labels stand beside their bars, in a right margin wide enough for the longest ("10.00 s (measured)")
     fig.update_layout(title={"text": f"Re-pruning after every turn of {turns:,} turns"},
                       height=300, xaxis={"title": {"text": "seconds in total (log scale)"}, "type": "log", "dtick": 1},
-                      yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
+                      yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 150, "t": 60, "b": 40})
     return fig

@@ -41,10 +41,10 @@ def _scatter(n: int):
     return go.Scattergl if n > WEBGL_THRESHOLD else go.Scatter
 
 
-def _lines(frame: pd.DataFrame, y: str, hover: str) -> list:
+def _lines(frame: pd.DataFrame, y: str, hover: str, *, svg: bool = False) -> list:
     traces = []
     for k, (name, part) in enumerate(frame.groupby("strategy", sort=False)):
-        traces.append(_scatter(len(part))(
+        traces.append((go.Scatter if svg else _scatter(len(part)))(
             x=part["request"].tolist(), y=part[y].tolist(), mode="lines", name=name, legendgroup=name,
             line={"color": colour(name, k), "width": 2}, customdata=part["turn"].tolist(),
             hovertemplate=f"<b>{html.escape(name)}</b> · request %{{x}} (turn %{{customdata}})<br>{hover}"
@@ -128,16 +128,55 @@ def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = 
             customdata=list(zip(p["rejected"].tolist(), p["facts"].tolist())),
             hovertemplate=f"<b>{html.escape(name)}</b> · %{{x:,}} turns<br>$%{{y:,.2f}}<br>requests over the window: "
                           "%{customdata[0]:,}<br>facts missing at worst: %{customdata[1]}<extra></extra>"))
-    fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)",
-                      yaxis_title="USD (log)" + (f", {money_label}" if money_label else ""), height=400,
-                      margin={"l": 60, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25,
-                                                                          "yanchor": "top"})
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    # the model is named in the page's caption: a long model id in the axis title ran into the chart title
+    sizes = sorted({int(t) for t in part["turns"]})
+    fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)", yaxis_title="USD (log)",
+                      height=420, margin={"l": 60, "r": 20, "t": 50, "b": 40},
+                      legend={"orientation": "h", "y": -0.25, "yanchor": "top"})
+    fig.update_xaxes(type="log", tickmode="array", tickvals=sizes, ticktext=[f"{v:,}" for v in sizes],
+                     minor={"showgrid": False, "ticks": ""})
+    fig.update_yaxes(type="log", tickprefix="$")
     return fig
 
 
 # ---------------------------------------------------------------- the Replay page's overview (one legend)
+
+#: Above this many requests a strategy's line is thinned for the overview (every event and its request
+#: before kept, so every drop still shows); markers likewise. The stepper and tables show every request.
+MAX_LINE_POINTS, MAX_MARKERS = 1_000, 100
+
+
+def thin(frame: pd.DataFrame, limit: int = MAX_LINE_POINTS) -> pd.DataFrame:
+    """At most about ``limit`` rows per strategy: an even stride, plus each event, the row before it and the last.
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"strategy": ["s"] * 10, "request": range(10), "event_kinds": [""] * 7 + ["prune", "", ""]})
+    >>> thin(f, limit=3)["request"].tolist()
+    [0, 4, 6, 7, 8, 9]
+    """
+    parts = []
+    for _, part in frame.groupby("strategy", sort=False):
+        n = len(part)
+        if n <= limit:
+            parts.append(part)
+            continue
+        stride = -(-n // limit)
+        pos = pd.Series(range(n), index=part.index)
+        event = (part["event_kinds"] != "").to_numpy() if "event_kinds" in part else pos.to_numpy() < 0
+        keep = (pos % stride == 0).to_numpy() | event | (pos == n - 1).to_numpy()
+        keep[:-1] |= event[1:]  # the request before an event: the drop is drawn, not smoothed away
+        parts.append(part[keep])
+    return pd.concat(parts) if parts else frame
+
+
+def _thin_markers(frame: pd.DataFrame) -> pd.DataFrame:
+    marked = frame[frame["event_kinds"] != ""]
+    out = []
+    for _, part in marked.groupby("strategy", sort=False):
+        stride = -(-len(part) // MAX_MARKERS)
+        out.append(part.iloc[::stride] if stride > 1 else part)
+    return pd.concat(out) if out else marked
+
 
 def _marker_traces(frame: pd.DataFrame, y: str, *, row: int) -> list:
     """Event markers in their strategy's legend group, out of the legend (the symbols are in the caption)."""
@@ -149,11 +188,12 @@ def _marker_traces(frame: pd.DataFrame, y: str, *, row: int) -> list:
 
 
 def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
-                    greyed: dict[str, str] | None = None) -> go.Figure:
+                    greyed: dict[str, str] | None = None, context_extra: list | None = None) -> go.Figure:
     """Context sent (top) and cumulative cost (bottom) per strategy, sharing the request axis and ONE
     legend of one entry per strategy: a click on an entry hides or shows that strategy in both.
 
-    ``greyed``: strategies drawn grey and dotted with the reason in their hover (infeasible ones).
+    ``greyed``: strategies drawn grey and dotted with the reason in their hover (infeasible ones);
+    ``context_extra``: more traces for the context chart (the recording's cache misses, by cause).
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"strategy": ["full", "full"], "request": [0, 1], "turn": [1, 1],
@@ -166,11 +206,12 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
     from plotly.subplots import make_subplots
 
     greyed = greyed or {}
+    lines_frame, markers_frame = thin(frame), _thin_markers(frame)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.09,
                         subplot_titles=("Context sent at each request",
                                         "Cumulative cost" + (f" ({html.escape(money_label)})" if money_label else "")))
     for row, y, hover in ((1, "input", "%{y:,} tokens sent"), (2, "cumulative_dollars", "$%{y:,.2f} so far")):
-        for trace in _lines(frame, y, hover):
+        for trace in _lines(lines_frame, y, hover, svg=True):
             trace.showlegend = row == 1
             if trace.name in greyed:
                 trace.line = {"color": "#BBBBBB", "width": 1.5, "dash": "dot"}
@@ -178,15 +219,17 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
                 trace.hovertemplate = trace.hovertemplate.replace(
                     "<extra></extra>", f"<br>{html.escape(greyed[trace.legendgroup])}<extra></extra>")
             fig.add_trace(trace, row=row, col=1)
-        for trace, r in _marker_traces(frame, y, row=row):
+        for trace, r in _marker_traces(markers_frame, y, row=row):
             fig.add_trace(trace, row=r, col=1)
+    for trace in context_extra or ():
+        fig.add_trace(trace, row=1, col=1)
     fig.add_hline(y=window, line={"color": WINDOW_COLOUR, "width": 1.5, "dash": "dash"}, row=1, col=1,
                   annotation_text=f"context window {window:,}", annotation_position="top left")
     fig.update_yaxes(title_text="tokens", tickformat=",~s", row=1, col=1)
     fig.update_yaxes(title_text="USD", tickprefix="$", tickformat=",.2f", row=2, col=1)
     fig.update_xaxes(title_text="request (model call)", tickformat=",d", row=2, col=1)
     fig.update_layout(height=620, margin={"l": 70, "r": 40, "t": 70, "b": 50}, hovermode="closest",
-                      modebar={"orientation": "v"},
+                      modebar={"orientation": "v"}, clickmode="event+select",
                       legend={"orientation": "h", "y": 1.06, "yanchor": "bottom", "x": 0, "xanchor": "left",
                               "title": {"text": "click to hide or show:"}, "itemclick": "toggle",
                               "itemdoubleclick": "toggleothers"})
@@ -213,6 +256,7 @@ def cached_strip_figure(frame: pd.DataFrame) -> go.Figure:
         colorbar={"title": {"text": "% cached"}, "thickness": 12, "len": 1.0}, xgap=0, ygap=2,
         hovertemplate="<b>%{y}</b> · request %{x:,}<br>%{z:.1f} % of the input read from the cache<extra></extra>"))
     fig.update_layout(title="Cached share of each request's input", height=90 + 28 * len(names),
+                      clickmode="event+select",
                       margin={"l": 150, "r": 20, "t": 40, "b": 40}, xaxis_title="request (model call)")
     fig.update_xaxes(tickformat=",d")
     fig.update_yaxes(autorange="reversed")

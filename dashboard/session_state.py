@@ -173,6 +173,9 @@ def remember_widget(key: str) -> None:
     ss[f"{key}__kept"] = ss.get(key)
 
 
+_LAST_LINKED = "pruner_last_linked_page"
+
+
 def _written_key(name: str) -> str:
     return f"pruner_link_written_{name}"
 
@@ -182,6 +185,11 @@ def linked_view(name: str, page_keys: tuple[str, ...]) -> dict[str, str] | None:
     (a reload, a shared link, another page's link), to apply once; ``None`` when they are what the page
     itself last wrote. ``name`` is the page's, as given to ``write_link``."""
     params = {k: v for k, v in st.query_params.to_dict().items() if k in page_keys}
+    last, ss[_LAST_LINKED] = ss.get(_LAST_LINKED), name
+    if last == name:
+        # a rerun of the same page: the URL holds what this page wrote, or is about to (a key pressed while
+        # the previous run was still writing must not bring back the link's old request)
+        return None
     if ss.get(_written_key(name)) == params:
         return None
     ss[_written_key(name)] = params

@@ -338,3 +338,32 @@ def baselines_wide(baselines: pd.DataFrame, value: str) -> pd.DataFrame:
     wide = baselines.pivot(index="config", columns="method", values=value).reindex(order)
     wide.columns.name = None
     return wide.reset_index()
+
+
+def cost_findings_frame(summary: dict) -> pd.DataFrame:
+    """The benchmark's cost findings as one row per workload and size: the cheapest strategy and its
+    dollars beside full's, cache_aware_prune against its peers, and where pruning cost more than full.
+
+    >>> f = cost_findings_frame({"cheapest": [{"workload": "w", "turns": 50, "strategy": "compact",
+    ...     "dollars": 1.0, "full": 2.0}], "pruning_dearer_than_full": [], "cache_aware_prune": []})
+    >>> row = f.iloc[0]
+    >>> row["cheapest"], float(row["its dollars"]), float(row["full dollars"]), float(row["saves vs full %"])
+    ('compact', 1.0, 2.0, 50.0)
+    """
+    if not summary or not summary.get("cheapest"):
+        return pd.DataFrame()
+    cache_aware = {(v["workload"], v["turns"]): v for v in summary.get("cache_aware_prune") or ()}
+    dearer: dict = {}
+    for d in summary.get("pruning_dearer_than_full") or ():
+        dearer.setdefault((d["workload"], d["turns"]), []).append(f"{d['strategy']} {d['pct']:+.1f} %")
+    rows = []
+    for c in summary["cheapest"]:
+        key = (c["workload"], c["turns"])
+        v = cache_aware.get(key)
+        rows.append({"workload": c["workload"], "turns": c["turns"], "cheapest": c["strategy"],
+                     "its dollars": c["dollars"], "full dollars": c["full"],
+                     "saves vs full %": round(100 * (1 - c["dollars"] / c["full"]), 1) if c["full"] else None,
+                     "cache_aware_prune dollars": v["dollars"] if v else None,
+                     "cache_aware_prune vs full %": v.get("vs_full_pct") if v else None,
+                     "pruning dearer than full": "; ".join(dearer.get(key, []))})
+    return pd.DataFrame(rows)

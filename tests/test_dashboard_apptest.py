@@ -333,7 +333,7 @@ def test_compaction_page_draws_the_cut_and_compacts_offline(app):
     at.button(key="compact_button").click().run()
     assert_clean(at)
     shown = metrics(at)
-    assert shown["Tokens before → after"] == f"{expected.tokens_before:,} → {expected.tokens_after:,}"
+    assert shown["Context after (tokens)"] == f"{expected.tokens_after:,}"
     assert shown["Prompt-cache cost"] == f"{expected.cache_invalidated_tokens:,} tokens"
     headings = [m.value.removeprefix("#### ").replace("\\", "") for m in at.markdown if m.value.startswith("####")]
     assert headings == list(expected.sections)

@@ -9,7 +9,6 @@ import streamlit as st
 from pruner import PruneConfig
 from pruner.bench import workloads
 
-from pruner.bench.cost import summary_lines as cost_summary_lines
 
 from dashboard import charts, replay_charts, tables, ui
 from dashboard.logic import benchmarks as logic
@@ -155,9 +154,23 @@ def cost_section(results) -> None:
     for col, workload in zip(st.columns(len(names)), names):
         col.plotly_chart(replay_charts.bench_cost_figure(frame, workload, money_label=meta.get("model", "")),
                          key=f"bench_cost_{workload}", config={"displaylogo": False})
-    lines = cost_summary_lines(results.summary.get("cost") or {})
-    if lines:
-        st.code("\n".join(lines), language=None, wrap_lines=True)
+    summary = results.summary.get("cost") or {}
+    findings = tables.cost_findings_frame(summary)
+    if not findings.empty:
+        within = summary.get("cache_aware_within_1pct_of_full") or {}
+        st.markdown("**What the replay found**" + (f": cache_aware_prune is within 1 % of full or cheaper in "
+                                                   f"{within['count']} of {within['of']} sessions."
+                                                   if within.get("of") else ""))
+        money = st.column_config.NumberColumn
+        with st.container(key="bench_findings_box"):
+            st.dataframe(findings, hide_index=True, width="stretch", key="bench_cost_findings", column_config={
+                "turns": money("turns", format="localized", width=70),
+                "its dollars": money("its dollars", format="dollar", width=95),
+                "full dollars": money("full dollars", format="dollar", width=95),
+                "saves vs full %": money("saves vs full %", format="%.1f %%", width=120),
+                "cache_aware_prune dollars": money("cache_aware_prune $", format="dollar", width=140),
+                "cache_aware_prune vs full %": money("… vs full %", format="%+.1f %%", width=100),
+                "pruning dearer than full": st.column_config.TextColumn("pruning dearer than full", width=200)})
 
 
 def render() -> None:

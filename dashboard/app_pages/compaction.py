@@ -12,6 +12,7 @@ from pruner.formats.native import dumps as native_dumps
 
 from dashboard import charts, components, session_state, tables, ui
 from dashboard.logic import compaction as logic
+from dashboard.recorded import recorded_context
 
 OFFLINE = "Offline (deterministic, no network)"
 ENDPOINT = "OpenAI-compatible endpoint"
@@ -74,16 +75,26 @@ def summarizer_choice() -> logic.SummarizerChoice:
 
 def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
     st.subheader("Where the cut falls")
-    ui.inert(plan_view.trigger_reason)
+    ui.inert(plan_view.trigger_sentence())
     if plan_view.cut_reason:
         ui.inert(plan_view.cut_reason)
+    budget = plan_view.budget_sentence()
+    if budget:
+        st.warning(ui.escape_markdown(budget), icon=":material/straighten:")
     recorded = plan_view.recorded_cut if not preview.pruned_first else None
     components.timeline(plan_view.frame, key="compaction_timeline", cache_key=plan_view.key,
                         cut=plan_view.cut_index, recorded_cut=recorded, split_turn=plan_view.split_turn)
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Context now", f"{ui.compact_number(plan_view.context_tokens)} tokens",
-              help=f"{plan_view.context_tokens:,} tokens ({plan_view.context_source}); compaction triggers above "
-                   f"{plan_view.threshold:,} = window − reserve.")
+    recorded = recorded_context(loaded.session) if not preview.pruned_first else None
+    if recorded is not None:
+        c1.metric("Recorded context (tokens)", f"{recorded.tokens:,}",
+                  help=f"At the last request (message #{recorded.position:,}), the provider's count of what it was "
+                       "sent: the same figure the explorer and the Replay page show. The trigger adds the reply and "
+                       f"later messages: {plan_view.context_tokens:,} against the threshold {plan_view.threshold:,}.")
+    else:
+        c1.metric("Context now (tokens)", f"{plan_view.context_tokens:,}",
+                  help=f"Counted with {plan_view.counted_with}; compaction triggers above {plan_view.threshold:,} = "
+                       "window − reserve.")
     c2.metric("Summarised", ui.plural(plan_view.summarised, "message"))
     c3.metric("Split-turn prefix", ui.plural(plan_view.prefix, "message"),
               help="When the cut falls inside a turn, the turn's start is summarised separately.")
@@ -118,10 +129,9 @@ def show_result(outcome: logic.Outcome) -> None:
     st.subheader("Result")
     ui.inert(f"summariser: {result.summarizer_name} · counter: {result.counter}")
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Tokens before → after", f"{ui.compact_number(result.tokens_before)} → "
-              f"{ui.compact_number(result.tokens_after)}",
-              help=f"{result.tokens_before:,} → {result.tokens_after:,} tokens of the messages, counted with "
-                   f"{result.counter} (as in the explorer, without its placeholders).")
+    c1.metric("Context after (tokens)", f"{result.tokens_after:,}",
+              help=f"The compacted context counted with {result.counter} (as the explorer counts, without its "
+                   f"placeholders): {result.tokens_before:,} tokens of messages before, {result.tokens_after:,} after.")
     saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
     c2.metric("Saved", ui.plural(result.tokens_saved, "token"), f"{saved:.1f} % of the context", delta_color="off",
               delta_arrow="off")

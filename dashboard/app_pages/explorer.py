@@ -14,6 +14,7 @@ from pruner.formats import FORMATS
 
 from dashboard import analysis, cache, charts, components, loading, session_state, tables, ui
 from dashboard.logic import explorer as logic
+from dashboard.recorded import compaction_turns, recorded_context, recorded_series, sent_tokens
 from dashboard.theme import STATUS_MEANINGS
 
 AUTO_FORMAT = "detect automatically"
@@ -155,10 +156,18 @@ def headline(loaded, analysed) -> None:
                         "compaction page and the Guide use the same count.")
     cols[2].metric("Token reduction", f"{100 * s.reduction:.1f} %",
                    help=f"{s.tokens_before - s.tokens_after:,} of {s.tokens_before:,} tokens")
-    cols[3].metric("Prune time", f"{s.elapsed_ms:,.1f} ms", help=f"{s.rounds} round(s) of the three passes")
+    cols[3].metric("Prune time, with tokenising", f"{s.elapsed_ms:,.1f} ms",
+                   help=f"What prune() took the first time it ran on this session: indexing and tokenising the "
+                        f"messages, then {s.rounds} round(s) of the three passes (reading the file is not "
+                        "included). The Benchmarks page times the passes only, with token counts already cached, "
+                        "so its figures are smaller.")
     counts = " · ".join(f"{status} {s.by_status.get(status, 0):,}" for status in STATUSES)
     st.caption(f"Messages per status: {counts} · token counter `{s.counter}`",
                help=" ".join(f"{status}: {STATUS_MEANINGS[status]}." for status in STATUSES))
+    recorded = recorded_context(loaded.session)
+    if recorded is not None:
+        st.caption(ui.escape_markdown(recorded.sentence(s.tokens_before, s.counter)) + " The figures above are "
+                   "for the whole conversation; the Replay and Compaction pages show the same recorded context.")
     why = logic.why_nothing_pruned(loaded.session, analysed.result)
     if why:
         st.info(why, icon=":material/info:")
@@ -189,7 +198,9 @@ def context_charts(loaded, settings, analysed) -> None:
     def figures():
         totals = tables.context_totals_frame(before, series.totals if series else ())
         composition = tables.context_frame(series.by_role) if series else before
-        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn),
+        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn,
+                                      recorded=recorded_series(loaded.session),
+                                      compactions=compaction_turns(loaded.session)),
                 charts.composition_figure(composition if series else before, stage="after" if series else "before"))
     sizes, composition = cache.shared("context_figures", (loaded.key, settings, series is not None), figures)
     st.plotly_chart(sizes, key="context_chart", config={"displaylogo": False})
@@ -291,6 +302,10 @@ def inspector(loaded, analysed, position: int | None) -> None:
     st.caption("id")
     ui.text_block(message.id)
     ui.inert(f"turn {message.turn:,} · {message.role} · {ui.plural(int(row['tokens']), 'token')}")
+    sent = sent_tokens(message.metadata.get("usage")) if message.role == "assistant" and \
+        hasattr(message.metadata, "get") else None
+    if sent is not None:
+        ui.inert(f"recorded context at this request: {sent:,} tokens (the provider's count of what it was sent)")
     st.caption("why")
     ui.inert(row["reason"] or "no pruning rule applies to it")
     related = int(row["related_position"])
@@ -398,6 +413,7 @@ def page(loaded) -> None:
         st.info("This session has no messages: there is nothing to prune. Pick or upload another one.")
         session_state.write_link(page_keys=logic.PAGE_KEYS)
         return
+    logic.apply_link(loaded, analysed.frame, session_state.linked_view("explorer", logic.PAGE_KEYS))
     position = logic.inspected(loaded, analysed.frame)
     left, right = st.columns([3, 2], gap="medium")
     with left:

@@ -64,7 +64,9 @@ def pruning_step(session, index: int) -> None:
     s = now.result.stats
     c1, c2, c3 = st.columns(3)
     c1.metric("Messages sent", f"{s.messages_after:,} of {s.messages_before:,}")
-    c2.metric("Tokens sent", f"{s.tokens_after:,}", f"{s.tokens_after - s.tokens_before:+,} vs as it arrives",
+    change = s.tokens_after - s.tokens_before
+    # step 1 is the session as it arrives: nothing to compare with, so no "+0" in red
+    c2.metric("Tokens sent", f"{s.tokens_after:,}", f"{change:+,} vs as it arrives" if index and change else None,
               delta_color="inverse",
               help=f"Counted with {s.counter}, as in the explorer: kept messages plus the "
                    f"{s.placeholder_tokens:,} tokens of placeholders for pruned tool results.")
@@ -94,6 +96,10 @@ def compaction_step(session) -> None:
     kept_rows = step4.frame[step4.frame["status"].isin(["kept", "restored"])]
     frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_rows["tokens"].tolist())
     st.subheader("5. Compaction (of the pruned session)")
+    removed = step4.result.stats.messages_before - len(pruned.kept.messages)
+    st.caption(f"This timeline shows the {len(pruned.kept.messages):,} messages steps 2–4 kept: the {removed:,} "
+               "they removed are no longer in the session, so the legend counts no expired or duplicate message "
+               "here.")
     components.timeline(frame, key="guide_timeline_compaction", cache_key=(session.key, "compaction"),
                         cut=result.cut_index, split_turn=result.split_turn)
     c1, c2, c3 = st.columns(3)

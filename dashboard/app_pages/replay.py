@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pruner.replay import strategy_names
+from pruner.replay import strategy_names, verdict
+from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import cache, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, links, replay_answers as answers, replay_charts, session_state, ui
+from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
 
 ss = st.session_state
 #: The request and strategy shown: kept outside the widgets' own state, which Streamlit drops on another page.
 REQUEST, STRATEGY = "replay_k", "replay_s"
+HIGHLIGHT = "replay_broke"  # (request, id of the message that broke the cached prefix) from a ledger click
 PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
-SHOW_LAST = 30  # newest messages shown in full at a request (the table lists them all)
+SHOW_LAST = 12  # newest messages shown in full at a request (the table lists them all; fewer: a faster step)
 
 
 
@@ -100,21 +103,37 @@ def settings_form(loaded) -> logic.ReplayChoice:
     return ss.get("replay_choice") or applied
 
 
-def totals(r) -> None:
+def totals(r, key) -> None:
     st.subheader("Totals per strategy")
     st.caption(f"Dollars: {ui.escape_markdown(r.money_label)}. Cache: {ui.escape_markdown(r.cache_description)}.")
     for note in r.notes:
         st.caption(ui.escape_markdown(note))
-    aborted = logic.aborted_note(r)
+    aborted = cache.shared("replay_aborted", key, lambda: logic.aborted_note(r))
     if aborted:
         st.caption(aborted)
-    frame = logic.totals_frame(r)
-    st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
-                 column_config=logic.totals_columns(frame))
-    lines = logic.calibration_lines(r)
+    uncached = cache.shared("replay_uncached", key, lambda: logic.nothing_cached_note(r, frame_of(r, key)))
+    if uncached:
+        st.info(ui.escape_markdown(uncached), icon=":material/info:")
+    frame = cache.shared("replay_totals", key, lambda: logic.totals_frame(r))
+    with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
+        st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
+                     column_config=logic.totals_columns(frame))
+    for name, reason in logic.infeasible(r).items():
+        st.caption(f":grey[**{ui.escape_markdown(name)}** is infeasible (greyed): {ui.escape_markdown(reason)}]")
+    with st.expander("Every figure, and what each strategy sends"):
+        detail = cache.shared("replay_detail", key, lambda: logic.detail_frame(r))
+        st.dataframe(detail, hide_index=True, width="stretch", key="replay_totals_detail",
+                     column_config=logic.totals_columns(detail))
+        for name, text in cache.shared("replay_summaries", key, lambda: logic.summaries(r)):
+            st.caption(f"**{ui.escape_markdown(name)}**: {ui.escape_markdown(text)}")
+    lines = cache.shared("replay_calibration", key, lambda: logic.calibration_lines(r))
     if lines:
         with st.expander("Calibration against what the provider billed", expanded=True):
             st.code("\n".join(lines), language=None, wrap_lines=True)
+
+
+def frame_of(r, key):
+    return cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
 
 
 def go_to(k: int, strategy: str | None = None) -> None:
@@ -162,7 +181,9 @@ def request_view(r, key, strategy: str, k: int) -> None:
                    "strategy and not counted among the billed requests.")
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.metric("Messages sent", f"{s['messages']:,}")
-    c2.metric("Input (provider tokens)", ui.compact_number(s["input"]), help=f"{s['input']:,} tokens")
+    c2.metric("Input (provider tokens)", f"{s['input']:,}",
+              help="Everything sent at this request, in the provider's tokens (under as_recorded: the recorded "
+                   "input + cache read + cache write)")
     c3.metric("Read from the cache", ui.compact_number(s["cached"]), help=f"{s['cached']:,} tokens")
     c4.metric("Written / fresh", f"{ui.compact_number(s['written'])} / {ui.compact_number(s['fresh'])}",
               help=f"{s['written']:,} written to the cache / {s['fresh']:,} fresh")
@@ -174,16 +195,24 @@ def request_view(r, key, strategy: str, k: int) -> None:
         st.caption(f"Cache: not fully used here ({ui.escape_markdown(s['miss'])}).")
     for e in s["events"]:
         st.info(ui.escape_markdown(e), icon=":material/content_cut:")
-    rows = cache.memoised("replay_context_rows", (key, strategy, k), lambda: logic.context_rows(r, strategy, k),
-                          keep=64)
+    book = cache.shared("replay_book", key, lambda: TokenBook(r.settings.prune.encoding))
+    rows = cache.memoised("replay_context_rows", (key, strategy, k),
+                          lambda: logic.context_rows(r, strategy, k, book), keep=64)
     st.markdown(f"**The exact messages sent** ({len(rows):,}; placeholders and summaries are marked as what "
                 "they are)")
     st.dataframe(logic.context_table(rows), hide_index=True, width="stretch", height=220,
                  key="replay_context_table")
+    broke = ss.get(HIGHLIGHT) or (None, "")
+    broke_id = broke[1] if broke[0] == k and strategy == "as_recorded" else ""
     shown = rows[-SHOW_LAST:]
+    if broke_id and all(row["id"] != broke_id for row in shown):
+        shown = [row for row in rows if row["id"] == broke_id] + shown
     if len(rows) > len(shown):
         st.caption(f"The newest {len(shown)} in full below (the table lists all {len(rows):,}).")
     for row in shown:
+        if row["id"] == broke_id:
+            st.error(f"Message #{row['position']} ({ui.escape_markdown(row['id'])}) differs from what the previous "
+                     "request sent: it broke the cached prefix.", icon=":material/link_off:")
         head = f"#{row['position']} · {row['role']} · {row['id']}"
         if row["answers"]:
             head += f" · result of {row['answers']}"
@@ -202,14 +231,16 @@ def _on_chart_click(chart_key: str) -> None:
         go_to(k)
 
 
-def charts(r, key, frame) -> None:
+def overview_charts(r, key, frame) -> None:
     overview = cache.shared("replay_overview", key, lambda: replay_charts.overview_figure(
-        frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r)))
+        frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r),
+        context_extra=answers.miss_markers(r, frame)))
     st.plotly_chart(overview, key="replay_overview_chart", on_select=lambda: _on_chart_click("replay_overview_chart"),
                     selection_mode="points",
                     config={"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
-    st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing. Click a point to open that request "
-               "below; click a legend entry to hide or show a strategy (double-click: only that one).")
+    st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing; red hollow marks: the recording's cache "
+               "misses, one legend entry per cause. Click a point to open that request below; click a legend "
+               "entry to hide or show a strategy (double-click: only that one).")
     strip = cache.shared("replay_strip", key, lambda: replay_charts.cached_strip_figure(frame))
     st.plotly_chart(strip, key="replay_cached_chart", on_select=lambda: _on_chart_click("replay_cached_chart"),
                     selection_mode="points", config={"displaylogo": False, "displayModeBar": False})
@@ -228,10 +259,79 @@ def events(r, key) -> None:
         st.info("No strategy changed the context of this session: it never reached a trigger.")
         return
     st.caption("Select a row to open that request under that strategy.")
-    st.dataframe(frame, hide_index=True, width="stretch", key="replay_events", on_select=lambda: _on_event_row(frame),
-                 selection_mode="single-row",
-                 column_config={"why": st.column_config.TextColumn("why", width="large"),
-                                "request dollars": st.column_config.NumberColumn("request dollars", format="$%.4f")})
+    with st.container(key="replay_events_box"):
+        st.dataframe(frame, hide_index=True, width="stretch", key="replay_events",
+                     on_select=lambda: _on_event_row(frame), selection_mode="single-row",
+                     column_config={"why": st.column_config.TextColumn("why", width="large"),
+                                    "request dollars": st.column_config.NumberColumn("request dollars",
+                                                                                     format="$%.4f")})
+
+
+def _on_miss_row(frame) -> None:
+    rows = (ss.get("replay_misses") or {}).get("selection", {}).get("rows", [])
+    if rows and rows[0] < len(frame):
+        row = frame.iloc[rows[0]]
+        go_to(int(row["request"]), "as_recorded")
+        ss[HIGHLIGHT] = (int(row["request"]), str(row["broke the prefix"]))
+
+
+def ledger(r, key) -> None:
+    """The recording's cache misses by cause with what they re-billed; a click on a miss opens it."""
+    misses = cache.shared("replay_misses", key, lambda: answers.ledger_frame(r))
+    if misses.empty:
+        return
+    st.subheader("Where the recording's cache broke, and what it cost")
+    causes = cache.shared("replay_causes", key, lambda: answers.causes_frame(r))
+    with st.container(key="replay_ledger_box"):
+        st.dataframe(causes, hide_index=True, width="stretch", key="replay_ledger", column_config={
+            "cause": st.column_config.TextColumn("cause", width=200),
+            "misses": st.column_config.NumberColumn("misses", format="localized", width=90),
+            "partial hits": st.column_config.NumberColumn("partial hits", format="localized", width=110),
+            "re-billed": st.column_config.NumberColumn("re-billed", format="dollar", width=110,
+                                                       help="Paid above the same requests served from the cache")})
+    st.caption("Select a miss to open that request under as_recorded, the message that broke the prefix marked.")
+    with st.container(key="replay_misses_box"):
+        st.dataframe(misses, hide_index=True, width="stretch", key="replay_misses", selection_mode="single-row",
+                     on_select=lambda: _on_miss_row(misses), height=min(38 + 35 * len(misses), 300),
+                     column_config={"re-billed": st.column_config.NumberColumn("re-billed", format="$%.4f"),
+                                    "detail": st.column_config.TextColumn("detail", width="large")})
+
+
+def _on_recall_click() -> None:
+    name = answers.clicked_strategy(ss.get("replay_recall_chart"))
+    if name is not None:
+        ss[STRATEGY] = name
+
+
+def cost_against_recall(r, key, sentence: str) -> None:
+    points = cache.shared("replay_recall_points", key, lambda: answers.recall_points(r))
+    if points.empty:
+        return
+    fig = answers.cost_recall_figure(points, title=sentence, selected=ss.get(STRATEGY))
+    st.plotly_chart(fig, key="replay_recall_chart", on_select=_on_recall_click, selection_mode="points",
+                    config={"displaylogo": False, "displayModeBar": False})
+    st.caption("One point per strategy: what it costs against the share of the terms the replies used that its "
+               "context still held (★ the recording; hollow grey: infeasible). Click a point to step through "
+               "that strategy below.")
+
+
+def losses(r, loaded, strategy: str, k: int) -> None:
+    """At request k: the used terms the strategy's context lacked, each with a link to the message that held it."""
+    lost = answers.recall_losses(r, strategy, k)
+    if not lost:
+        return
+    st.markdown(f"**What {ui.escape_markdown(strategy)} lacks here**: {ui.plural(len(lost), 'term')} the replies "
+                "used that its context no longer held")
+    source = links.source_params(loaded)
+    for loss in lost[:12]:
+        c1, c2 = st.columns([3, 2], vertical_alignment="center")
+        c1.text(f"{loss['term']} — held by {loss['held by']}"
+                + (f" (sent instead: {loss['sent instead'][:80]})" if loss["sent instead"] else ""))
+        if loss["chain"] == "main" and loss["position"] is not None and source:
+            c2.page_link("app_pages/explorer.py", label=f"open #{loss['position']:,} in the explorer",
+                         query_params=source | {"msg": str(loss["position"])}, icon=":material/open_in_new:")
+    if len(lost) > 12:
+        st.caption(f"and {len(lost) - 12:,} more terms.")
 
 
 @st.fragment
@@ -239,6 +339,7 @@ def request_part(r, key, loaded, choice) -> None:
     """The stepper and the request it shows: a step reruns only this part (the charts stay as drawn)."""
     strategy, k = stepper(r)
     request_view(r, key, strategy, k)
+    losses(r, loaded, strategy, k)
     page = logic.choice_params(choice, logic.choice_for(loaded.session, None)) | {"strategy": strategy,
                                                                                   "request": str(k)}
     session_state.write_link(page=page, page_keys=logic.PAGE_KEYS, name="replay")
@@ -246,6 +347,19 @@ def request_part(r, key, loaded, choice) -> None:
 
 def render() -> None:
     st.title("Replay: what the model receives at every request, and what it costs")
+    loading_note = st.empty()
+    if not session_state.link_was_read():
+        # As on the explorer: a tiny chart first, so the browser fetches and compiles plotly.js while the
+        # replay runs, and the charts are drawn when they arrive instead of standing as empty boxes.
+        loading_note.plotly_chart(charts.loading_figure("Loading the session and replaying every strategy…"),
+                                  key="replay_loading", config={"displayModeBar": False, "staticPlot": True})
+    try:
+        page(loading_note)
+    finally:
+        loading_note.empty()
+
+
+def page(loading_note) -> None:
     loaded = session_state.ensure_session()
     if loaded is None:
         session_state.show_no_session("Load a session on the Session explorer page first.")
@@ -256,6 +370,10 @@ def render() -> None:
                    icon=":material/link_off:")
     st.caption(f"Session: {ui.escape_markdown(loaded.label)} ({len(loaded.session.messages):,} messages). "
                "Load another on the Session explorer page; this page replays whatever is loaded.")
+    recorded = recorded_context(loaded.session)
+    if recorded is not None:
+        stats = analysis.analyse(loaded, session_state.settings()).result.stats
+        st.caption(ui.escape_markdown(recorded.sentence(stats.tokens_before, stats.counter)))
     choice = settings_form(loaded)
     key = (loaded.key, choice)
     progress = st.empty()
@@ -271,9 +389,14 @@ def render() -> None:
     if not r.requests:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
-    frame = cache.shared("replay_frame", key, lambda: logic.requests_frame(r))
-    totals(r)
-    charts(r, key, frame)
+    frame = frame_of(r, key)
+    sentence = cache.shared("replay_verdict", key, lambda: verdict(r).sentence)
+    with st.container(key="replay_verdict_box"):
+        st.info(ui.escape_markdown(sentence), icon=":material/gavel:")
+    totals(r, key)
+    overview_charts(r, key, frame)
+    ledger(r, key)
+    cost_against_recall(r, key, sentence)
     request_part(r, key, loaded, choice)
     events(r, key)
 

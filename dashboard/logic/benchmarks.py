@@ -148,7 +148,8 @@ def reference_rows(results) -> pd.DataFrame:
                 "reference (published)": REFERENCE.idempotent})
     largest = max((r for r in rows if r["workload"] == "tool_agent"), key=lambda r: r["turns"], default=None)
     if largest is not None:
-        out.append({"figure": f"prune time, tool_agent at {largest['turns']:,} turns",
+        out.append({"figure": f"prune time (passes only, token counts cached), tool_agent at "
+                              f"{largest['turns']:,} turns",
                     "pruner (committed run)": f"{largest['prune_ms']:,.1f} ms ({largest['messages_before']:,} "
                                               "messages, passes only)",
                     "reference (published)": f"{REFERENCE.prune_time}; {REFERENCE.measured_here_ms:.0f} ms "

@@ -73,6 +73,38 @@ class PlanView:
     prefix: int
     kept: int
     recorded_cut: int | None
+    force: bool = False
+    keep_recent_tokens: int = 0
+    context_window: int = 0
+    counted_with: str = ""  # the token encoding of the frame's counts
+    kept_tokens: int = 0  # tokens of the messages kept verbatim (the explorer's count)
+    first_kept_tokens: int = 0  # tokens of the first of them (where the keep-recent budget ended)
+
+    @property
+    def over(self) -> bool:
+        return self.context_tokens > self.threshold
+
+    def trigger_sentence(self) -> str:
+        """Whether compaction triggers, stated from the numbers (a preview forced below the threshold says so)."""
+        what = ("the provider's count at the last request, plus its reply and the messages after it"
+                if self.context_source == "usage" else f"the messages counted with {self.counted_with}")
+        limit = (f"the threshold {self.threshold:,} (window {self.context_window:,} − reserve "
+                 f"{self.context_window - self.threshold:,})")
+        if self.over:
+            return f"Compaction triggers: the context is {self.context_tokens:,} tokens ({what}), above {limit}."
+        if self.force:
+            return (f"The context is {self.context_tokens:,} tokens ({what}), not above {limit}: the agent would not "
+                    "compact yet. The cut is previewed because “Compact even when under the threshold” is on.")
+        return f"Nothing compacts: the context is {self.context_tokens:,} tokens ({what}), not above {limit}."
+
+    def budget_sentence(self) -> str:
+        """When the keep-recent budget ends inside one message bigger than the budget: what happened."""
+        if self.cut_index is None or not self.first_kept_tokens or self.first_kept_tokens < self.keep_recent_tokens:
+            return ""
+        return (f"The keep-recent budget ({self.keep_recent_tokens:,} tokens) ends inside message #{self.cut_index:,}, "
+                f"which alone is {self.first_kept_tokens:,} tokens: a message is never split, so it is kept whole and "
+                f"{self.kept_tokens:,} tokens stay verbatim ({self.kept_tokens - self.keep_recent_tokens:,} over the "
+                "budget). Lower the budget below it to summarise it too.")
 
 
 @dataclass(frozen=True)
@@ -182,19 +214,29 @@ def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanV
                         cut_reason=cut.reason if cut else "", context_tokens=p.trigger.context_tokens,
                         threshold=p.trigger.threshold, context_source=p.trigger.source,
                         summarised=len(p.to_summarize), prefix=len(p.turn_prefix), kept=len(p.kept),
-                        recorded_cut=_latest_recorded_cut(compact_input.session))
+                        recorded_cut=_latest_recorded_cut(compact_input.session), force=preview.force,
+                        keep_recent_tokens=preview.keep_recent_tokens, context_window=preview.context_window,
+                        counted_with=encoding, **_kept_tokens(compact_input.frame, cut.index if cut else None))
     return cache.memoised("compaction_plan", (compact_input.key, preview, encoding), build)
+
+
+def _kept_tokens(frame: pd.DataFrame, cut: int | None) -> dict[str, int]:
+    if cut is None or not len(frame):
+        return {"kept_tokens": 0, "first_kept_tokens": 0}
+    kept = frame[frame["position"] >= cut]
+    first = kept[kept["position"] == cut]["tokens"]
+    return {"kept_tokens": int(kept["tokens"].sum()), "first_kept_tokens": int(first.iloc[0]) if len(first) else 0}
 
 
 def token_basis(plan_view: PlanView) -> str:
     """What "Context now" counts, next to the explorer's tiktoken figure, and what the threshold is compared with."""
     counted = int(plan_view.frame["tokens"].sum()) if len(plan_view.frame) else 0
     if plan_view.context_source == "usage":
-        return (f"Context now is what the provider reported at the last assistant message (input, output and cache "
-                f"tokens: it includes the system prompt, tool definitions and formatting the transcript does not "
-                f"hold), plus an estimate of the messages after it; the threshold is compared with that. Counted "
-                f"with tiktoken, as the explorer counts, the messages themselves are {counted:,} tokens; the cut "
-                f"and the tokens before → after below use that count.")
+        return (f"Context now is the provider's count at the last request (its input and cache tokens: the system "
+                f"prompt, tool definitions and formatting the transcript does not hold are in it), plus its reply "
+                f"and an estimate of the messages after it; the threshold is compared with that. A second figure, "
+                f"named: the whole conversation counted with {plan_view.counted_with} (as the explorer counts) is "
+                f"{counted:,} tokens; the cut's keep-recent budget and the result below use that counter.")
     return (f"Context now is the messages counted with tiktoken, as the explorer counts ({counted:,} tokens"
             f"{', without the placeholders pruning sends' if 'pruned' in str(plan_view.key[0][0]) else ''}); the "
             "session records no provider usage, so the threshold is compared with this count.")

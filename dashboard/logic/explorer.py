@@ -171,6 +171,18 @@ def inspected(loaded: LoadedSession, frame: pd.DataFrame) -> int | None:
     return position
 
 
+def apply_link(loaded: LoadedSession, frame: pd.DataFrame, link: dict[str, str] | None) -> None:
+    """A link from another page (the Replay page's "open #N in the explorer") to the session already open:
+    inspect its message and zoom. (A newly opened session reads them in ``inspected``.)"""
+    if not link or ss.get("inspect_for") != loaded.key or not _url_names(loaded):
+        return
+    msg = link.get("msg", "")
+    if msg.isdigit() and int(msg) < len(frame):
+        select(int(msg))
+    if "zoom" in link:
+        components.set_zoom(TIMELINE_KEY, links.zoom_from(link["zoom"]))
+
+
 def view_params(position: int | None) -> dict[str, str | None]:
     """The explorer's own URL parameters for what it shows now."""
     zoom = components.zoom_range(TIMELINE_KEY)

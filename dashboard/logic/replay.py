@@ -181,7 +181,8 @@ def infeasible(r: Replay) -> dict[str, str]:
 
 
 def totals_frame(r: Replay) -> pd.DataFrame:
-    """One row per strategy: the figures that answer "what does it cost and what does it lose"."""
+    """One row per strategy: the figures that answer "what does it cost and what does it lose" (narrow
+    enough for a 1366-pixel screen; ``detail_frame`` has the rest)."""
     rows = []
     bad = infeasible(r)
     for name, run_ in r.runs.items():
@@ -191,12 +192,27 @@ def totals_frame(r: Replay) -> pd.DataFrame:
                "over the window": t["rejected"]}
         if "context_recall" in t:
             row["recall %"] = 100 * float(t["context_recall"])
-        row |= {"billed requests": t["billed_requests"], "changes": _changes(t), "fresh": t["fresh"],
-                "cached": t["cached"], "written": t["written"], "dollars (our own counts)": t["dollars_unscaled"],
-                "facts missing (worst)": t["facts_missing_max"],
-                "what it sends": (f"INFEASIBLE: {bad[name]}. " if name in bad else "") + run_.summary}
+        row["changes"] = _changes(t)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def detail_frame(r: Replay) -> pd.DataFrame:
+    """The rest of each strategy's totals: requests billed, tokens by kind, our own counts' dollars."""
+    rows = []
+    for name, run_ in r.runs.items():
+        t = run_.totals
+        rows.append({"strategy": name, "billed requests": t["billed_requests"], "fresh": t["fresh"],
+                     "cached": t["cached"], "written": t["written"], "dollars (our own counts)": t["dollars_unscaled"],
+                     "facts missing (worst)": t["facts_missing_max"]})
+    return pd.DataFrame(rows)
+
+
+def summaries(r: Replay) -> list[tuple[str, str]]:
+    """(strategy, what it sends, with the reason first when it is infeasible)."""
+    bad = infeasible(r)
+    return [(name, (f"infeasible: {bad[name]}. " if name in bad else "") + run_.summary)
+            for name, run_ in r.runs.items()]
 
 
 def _changes(t: dict) -> str:
@@ -205,25 +221,33 @@ def _changes(t: dict) -> str:
     return ", ".join(f"{n:,} {word}{'s' if n != 1 else ''}" for n, word in parts if n) or "none"
 
 
+#: Column widths (pixels) that fit the strategies table beside the sidebar at 1366 pixels, headers whole.
+COLUMN_WIDTHS = {"strategy": 190, "dollars": 90, "cached %": 80, "peak context": 105, "over the window": 120,
+                 "recall %": 80, "changes": 200, "billed requests": 120, "fresh": 95, "cached": 105, "written": 95,
+                 "dollars (our own counts)": 170, "facts missing (worst)": 160}
+
+
 def totals_columns(frame: pd.DataFrame) -> dict:
-    """Streamlit column formats for ``totals_frame``: money as dollars, counts with thousands separators."""
+    """Streamlit column formats for the totals tables: money as dollars, counts with thousands separators."""
     import streamlit as st
 
     money_cols = {"dollars", "dollars (our own counts)"}
     pct = {"cached %", "recall %"}
     out = {}
     for col in frame.columns:
+        width = COLUMN_WIDTHS.get(col, "medium")
         if col in money_cols:
-            out[col] = st.column_config.NumberColumn(col, format="dollar")
+            out[col] = st.column_config.NumberColumn(col, format="dollar", width=width)
         elif col in pct:
-            out[col] = st.column_config.NumberColumn(col, format="%.1f %%")
-        elif col in ("strategy", "changes", "what it sends"):
-            out[col] = st.column_config.TextColumn(col, width="large" if col == "what it sends" else "medium")
+            out[col] = st.column_config.NumberColumn(col, format="%.1f %%", width=width)
+        elif col in ("strategy", "changes"):
+            out[col] = st.column_config.TextColumn(col, width=width)
+        elif col == "over the window":
+            out[col] = st.column_config.NumberColumn(col, format="localized", width=width,
+                                                     help="Requests this strategy would send over the context "
+                                                          "window (the API refuses them)")
         else:
-            out[col] = st.column_config.NumberColumn(col, format="localized")
-    out["over the window"] = st.column_config.NumberColumn(
-        "over the window", format="localized", help="Requests this strategy would send over the context window "
-        "(the API refuses them)")
+            out[col] = st.column_config.NumberColumn(col, format="localized", width=width)
     return out
 
 
@@ -246,7 +270,18 @@ def aborted_note(r: Replay) -> str:
     if not aborted:
         return ""
     return (f"{total:,} requests in all; {aborted:,} of them the recording shows aborted (no usage recorded), "
-            f"so each strategy is billed for {total - aborted:,} (the \"billed requests\" column).")
+            f"so each strategy is billed for {total - aborted:,} (\"billed requests\" under every figure).")
+
+
+def nothing_cached_note(r: Replay, frame: pd.DataFrame) -> str:
+    """Why every strategy shows 0 % cached, when it does (a session shorter than the cacheable minimum)."""
+    if frame.empty or frame["cached"].sum() > 0:
+        return ""
+    below = int((frame["miss"] == "below_minimum").sum())
+    share = f"{below:,} of the {len(frame):,} strategy requests were" if below else "no request was"
+    return (f"Nothing is read from the cache under any strategy: {share} below the model's minimum cacheable "
+            f"length, the rest first requests. The provider caches only prompts at least that long "
+            f"({r.cache_description}).")
 
 
 def clicked_request(event) -> int | None:
@@ -299,9 +334,11 @@ def context_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{k: v for k, v in row.items() if k not in ("content", "calls")} for row in rows])
 
 
-def context_rows(r: Replay, strategy: str, k: int) -> list[dict[str, Any]]:
-    """The exact messages sent at request ``k``: position, role, id, what kind, tokens, content, calls."""
-    counter = TokenBook(r.settings.prune.encoding)
+def context_rows(r: Replay, strategy: str, k: int, book: TokenBook | None = None) -> list[dict[str, Any]]:
+    """The exact messages sent at request ``k``: position, role, id, what kind, tokens, content, calls.
+
+    ``book``: token counts kept between requests (one per replay), so a step counts only new messages."""
+    counter = book or TokenBook(r.settings.prune.encoding)
     rows = []
     for i, m in enumerate(r.context(strategy, k)):
         kind = m.metadata.get("kind") if isinstance(m.metadata, dict) else None

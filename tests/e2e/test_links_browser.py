@@ -14,7 +14,8 @@ import pytest
 from pruner import load_session
 from pruner.replay import replay
 from tests.e2e import test_browser as shared
-from tests.e2e.test_browser import SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, upload
+from tests.e2e.test_browser import (SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, save_screenshot,
+                                    upload)
 from tests.e2e.test_corpus import batch_folder  # noqa: F401 - a fixture
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
@@ -29,8 +30,8 @@ REPLAY_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot')].some(e
 
 
 def url_has(tab, *parts: str) -> None:
-    tab.wait_for_function("parts => parts.every(p => decodeURIComponent(location.search).includes(p))",
-                          arg=list(parts))
+    tab.wait_for_function("""parts => { const q = [...new URLSearchParams(location.search)]
+        .map(([k, v]) => `${k}=${v}`).join('&'); return parts.every(p => q.includes(p)); }""", arg=list(parts))
 
 
 def in_fresh_context(browser, url: str, check) -> None:
@@ -55,18 +56,28 @@ def reload_and_fresh(page, browser, check) -> None:
     in_fresh_context(browser, url, check)
 
 
-def test_every_page_keeps_its_view_on_reload_and_in_a_fresh_context(page, browser, app_url, batch_folder):  # noqa: F811
-    session = load_session(SAMPLE)
-    n_messages = len(session.messages)
-    page.goto(f"{app_url}/explorer")
-    page.wait_for_function(TIMELINE_DRAWN, arg=25)
-    upload(page, SAMPLE)
-    page.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
-    url_has(page, "upload=")
-    digest = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["upload"][0]
-    assert inspected_or_none(page) is None  # a new upload starts with nothing selected
+@pytest.fixture(scope="module")
+def uploaded(browser, app_url) -> str:
+    """The sample uploaded once through the explorer: the digest the server holds it under."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        tab = context.new_page()
+        tab.set_default_timeout(TIMEOUT_MS)
+        tab.goto(f"{app_url}/explorer")
+        tab.wait_for_function(TIMELINE_DRAWN, arg=25)
+        upload(tab, SAMPLE)
+        tab.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
+        url_has(tab, "upload=")
+        assert inspected_or_none(tab) is None  # a new upload starts with nothing selected, not the demo's message
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(tab.url).query)["upload"][0]
+    finally:
+        context.close()
 
-    # Explorer: the upload and the inspected message
+
+def test_the_explorer_keeps_the_upload_and_the_inspected_message(page, browser, app_url, uploaded):
+    n_messages = len(load_session(SAMPLE).messages)
+    page.goto(f"{app_url}/explorer?upload={uploaded}")
+    page.wait_for_function(TIMELINE_DRAWN, arg=n_messages)
     number = page.get_by_label("Message # (position in the session)")
     number.fill("7")
     number.press("Enter")
@@ -79,32 +90,34 @@ def test_every_page_keeps_its_view_on_reload_and_in_a_fresh_context(page, browse
                               "session)\"]')?.value === '7'")
     reload_and_fresh(page, browser, explorer_view)
 
-    # Replay: the strategy and the request
-    expected = replay(session)
+
+def test_the_replay_page_keeps_the_strategy_and_the_request(page, browser, app_url, uploaded):
+    expected = replay(load_session(SAMPLE))
     n = len(expected.requests)
-    page.goto(f"{app_url}/replay?upload={digest}&strategy=compact")
+    page.goto(f"{app_url}/replay?upload={uploaded}&strategy=compact")
     page.wait_for_function(REPLAY_DRAWN)
     page.get_by_role("heading", name=f"Request 0 of {n:,}").first.wait_for()
     page.locator("h1").first.click()
     for k in (1, 2, 3):
         page.keyboard.press("ArrowRight")
         page.get_by_role("heading", name=f"Request {k} of {n:,}").first.wait_for()
-    url_has(page, "request=3", "strategy=compact", f"upload={digest}")
+    url_has(page, "request=3", "strategy=compact", f"upload={uploaded}")
 
     def replay_view(tab):
         tab.wait_for_function(REPLAY_DRAWN)
         tab.get_by_role("heading", name=f"Request 3 of {n:,} (turn {expected.requests[3].turn:,}) under compact"
                         ).first.wait_for()
-        assert SAMPLE.name in tab.locator("[data-testid=stCaptionContainer]").first.inner_text()
+        tab.get_by_text(f"Session: {SAMPLE.name}").first.wait_for()
     reload_and_fresh(page, browser, replay_view)
 
-    # Compaction: keep-recent tokens
-    page.goto(f"{app_url}/compaction?upload={digest}")
+
+def test_the_compaction_page_keeps_its_settings(page, browser, app_url, uploaded):
+    page.goto(f"{app_url}/compaction?upload={uploaded}")
     page.get_by_text("Where the cut falls").wait_for()
-    keep = page.get_by_label("Keep-recent tokens")
+    keep = page.get_by_role("spinbutton", name="Keep-recent tokens")
     keep.fill("1500")
     page.get_by_role("button", name="Apply settings").click()
-    url_has(page, "keep=1500", f"upload={digest}")
+    url_has(page, "keep=1500", f"upload={uploaded}")
 
     def compaction_view(tab):
         tab.get_by_text("Where the cut falls").wait_for()
@@ -113,9 +126,11 @@ def test_every_page_keeps_its_view_on_reload_and_in_a_fresh_context(page, browse
         tab.get_by_text(f"Session: {SAMPLE.name}").first.wait_for()
     reload_and_fresh(page, browser, compaction_view)
 
-    # Guide: the step
-    page.goto(f"{app_url}/guide?upload={digest}")
+
+def test_the_guide_keeps_its_step(page, browser, app_url, uploaded):
+    page.goto(f"{app_url}/guide?upload={uploaded}")
     page.get_by_role("heading", name="1. As it arrives").wait_for()
+    page.wait_for_function(TIMELINE_DRAWN, arg=10)
     page.locator("body").press("ArrowRight")
     page.get_by_role("heading", name="2. Pass 1: expire").wait_for()
     page.locator("body").press("ArrowRight")
@@ -127,7 +142,8 @@ def test_every_page_keeps_its_view_on_reload_and_in_a_fresh_context(page, browse
         tab.get_by_text(f"The guide runs on the session open in the explorer: {SAMPLE.name}").first.wait_for()
     reload_and_fresh(page, browser, guide_view)
 
-    # Corpus: the folder and a filter
+
+def test_the_corpus_page_keeps_its_folder_and_filters(page, browser, app_url, batch_folder):  # noqa: F811
     page.goto(f"{app_url}/corpus")
     page.get_by_label("Batch folder", exact=True).fill(str(batch_folder))
     page.get_by_role("button", name="Open").click()
@@ -157,3 +173,23 @@ def test_a_url_naming_an_upload_the_server_no_longer_holds_says_so_and_shows_no_
         assert "native_demo" not in text and "Request 0 of" not in text
         assert "0" * 64 in tab.url  # the URL still names what could not be opened
     in_fresh_context(browser, f"{app_url}/{path}?upload={'0' * 64}", check)
+
+
+def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, app_url):
+    page.goto(app_url)
+    page.get_by_role("heading", name="pruner: see what an LLM agent's context really holds", exact=False).wait_for()
+    for way in ("Open your own", "Explore a sample", "Learn how it works"):
+        page.get_by_role("heading", name=way).wait_for()
+    page.get_by_role("link", name="Open the Guide").wait_for()
+    save_screenshot(page, "start")
+    page.get_by_role("link", name="A short demo (25 messages, every kind of removal)").click()
+    page.get_by_role("heading", name="Session explorer").first.wait_for()
+    page.wait_for_function(TIMELINE_DRAWN, arg=25)
+    page.get_by_text("native_demo.jsonl · sample").first.wait_for()
+    no_exception(page)
+    # a file given on the front door opens in the explorer, nothing selected yet
+    page.goto(app_url)
+    page.locator("input[type=file]").set_input_files(str(SAMPLE))
+    page.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
+    assert inspected_or_none(page) is None
+    no_exception(page)

@@ -21,11 +21,14 @@ for _name, _value in vars(shared).items():
 
 pytestmark = pytest.mark.e2e
 
-#: The Replay page has drawn its three charts with a trace per strategy.
+#: The Replay page has drawn its overview (context and cost, one legend: a trace per strategy) and the
+#: cached-share heat strip (a row per strategy).
 CHARTS_DRAWN = """(names) => {
     const plots = [...document.querySelectorAll('.js-plotly-plot')];
-    const full = plots.filter(el => names.every(n => (el._fullData || []).some(t => t.name === n)));
-    return full.length >= 3;
+    const overview = plots.some(el => names.every(n => (el._fullData || []).some(t => t.legendgroup === n)));
+    const strip = plots.some(el => (el._fullData || []).some(t => t.type === 'heatmap'
+        && names.every(n => (t.y || []).includes(n))));
+    return overview && strip;
 }"""
 HEADING = "Request {k} of {n} (turn {turn}) under {strategy}"
 
@@ -70,6 +73,7 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     traces = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(el =>
         (el._fullData || []).map(t => t.name))""")
     assert any(any(name.startswith("as_recorded: compact") for name in names) for names in traces)
+    assert sum(any(name == "full" for name in names) for names in traces) == 1  # one legend for both charts
     shapes = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(el =>
         ((el._fullLayout || {}).annotations || []).map(a => a.text))""")
     assert any(any(text.startswith("context window") for text in texts) for texts in shapes)
@@ -77,6 +81,7 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     # The events table and the calibration against the recorded bill.
     page.get_by_role("heading", name="Every prune, compaction, truncation and clearing").wait_for()
     assert page.locator("[data-testid=stDataFrame]").count() >= 3  # totals, the context, the events
+    page.get_by_text("Recorded:", exact=False).first.wait_for()  # the verdict on top
     page.get_by_text("billed (recorded usage, each request at its own model's list prices)").first.wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
     assert "Traceback" not in page.content()
