@@ -17,6 +17,7 @@ from tests.e2e import test_browser as shared
 from tests.e2e.test_browser import (SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, save_screenshot,
                                     upload)
 from tests.e2e.test_corpus import batch_folder  # noqa: F401 - a fixture
+from tests.e2e.test_replay_browser import STEPPER_READY
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
     if hasattr(_value, "_fixture_function_marker"):
@@ -97,6 +98,7 @@ def test_the_replay_page_keeps_the_strategy_and_the_request(page, browser, app_u
     page.goto(f"{app_url}/replay?upload={uploaded}&strategy=compact")
     page.wait_for_function(REPLAY_DRAWN)
     page.get_by_role("heading", name=f"Request 0 of {n:,}").first.wait_for()
+    page.wait_for_function(STEPPER_READY)
     page.locator("h1").first.click()
     for k in (1, 2, 3):
         page.keyboard.press("ArrowRight")

@@ -31,6 +31,16 @@ CHARTS_DRAWN = """(names) => {
     return overview && strip;
 }"""
 HEADING = "Request {k} of {n} (turn {turn}) under {strategy}"
+#: The stepper can take a key: its buttons are mounted (Streamlit registers a button's shortcut only then,
+#: about a second after the rest of the first run is drawn, the button's code being fetched lazily) and
+#: no run is drawing (no element shown stale).
+STEPPER_READY = """() => !!document.querySelector('.st-key-replay_next button')
+    && !!document.querySelector('.st-key-replay_prev button')
+    && !document.querySelector('[data-stale=true]')"""
+
+
+def wait_for_stepper(tab) -> None:
+    tab.wait_for_function(STEPPER_READY)
 
 
 def heading(tab, k: int, n: int, turn: int, strategy: str):
@@ -46,6 +56,7 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     page.goto(f"{app_url}/replay?sample={sample}&strategy={strategy}")
     page.wait_for_function(CHARTS_DRAWN, arg=list(expected.runs))
     heading(page, 0, n, expected.requests[0].turn, strategy).wait_for()
+    wait_for_stepper(page)
 
     # ← / → step through the requests from anywhere on the page.
     page.locator("h1").first.click()
@@ -73,7 +84,10 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     traces = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(el =>
         (el._fullData || []).map(t => t.name))""")
     assert any(any(name.startswith("as_recorded: compact") for name in names) for names in traces)
-    assert sum(any(name == "full" for name in names) for names in traces) == 1  # one legend for both charts
+    # one legend for both charts (the cost-against-recall chart names its points, without a legend)
+    legends = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+        .filter(el => (el._fullLayout || {}).showlegend).map(el => (el._fullData || []).map(t => t.name))""")
+    assert sum(any(name == "full" for name in names) for names in legends) == 1
     shapes = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(el =>
         ((el._fullLayout || {}).annotations || []).map(a => a.text))""")
     assert any(any(text.startswith("context window") for text in texts) for texts in shapes)
@@ -97,8 +111,29 @@ def test_replay_page_on_a_generated_workload_draws_every_strategy(page, app_url)
     page.goto(f"{app_url}/replay?workload=tool_agent&turns=200&seed=0&strategy=cache_aware_prune&request=300")
     page.wait_for_function(CHARTS_DRAWN, arg=names)
     page.get_by_role("heading", name="Request 300 of 406").first.wait_for()
+    wait_for_stepper(page)
     page.keyboard.press("ArrowRight")
     page.get_by_role("heading", name="Request 301 of 406").first.wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
     page.wait_for_timeout(1500)
     save_screenshot(page, "replay", height=2000)
+
+
+def test_an_arrow_pressed_as_soon_as_the_first_request_shows_is_not_lost(page, app_url):
+    """Regression: the heading "Request 0 of n" shows before the stepper's buttons are mounted, and a →
+    pressed then went nowhere (the page never stepped). It must step, once."""
+    sample = "pi_session.jsonl"
+    expected = replay(load_session(SAMPLES / sample))
+    n, strategy = len(expected.requests), "as_recorded"
+    page.goto(f"{app_url}/replay?sample={sample}&strategy={strategy}")
+    heading(page, 0, n, expected.requests[0].turn, strategy).wait_for()
+    mounted = page.evaluate("() => !!document.querySelector('.st-key-replay_next button')")
+    page.keyboard.press("ArrowRight")
+    print(f"\n→ pressed with the stepper's buttons {'mounted' if mounted else 'not yet mounted'}")
+    heading(page, 1, n, expected.requests[1].turn, strategy).wait_for()
+    wait_for_stepper(page)
+    # one press, one step: the kept press is not applied a second time by Streamlit's own shortcut
+    assert page.get_by_role("heading", name=HEADING.format(k=1, n=n, turn=expected.requests[1].turn,
+                                                           strategy=strategy)).count() == 1
+    assert "request=1" in page.url
+    assert page.locator("[data-testid=stException]").count() == 0

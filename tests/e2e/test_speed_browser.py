@@ -19,6 +19,7 @@ import pytest
 from pruner.bench.workloads import generate
 from tests.e2e import test_browser as shared
 from tests.e2e.test_browser import TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, load_note, no_exception
+from tests.e2e.test_replay_browser import STEPPER_READY
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
     if hasattr(_value, "_fixture_function_marker"):
@@ -83,6 +84,7 @@ def test_print_first_load_stepping_and_the_2000_turn_sample(browser, app_url):
         tab.goto(f"{app_url}/replay?{STEPPED}&strategy=cache_aware_prune&request=100")
         tab.wait_for_function(REPLAY_CHARTS_DRAWN)
         tab.get_by_role("heading", name=f"Request 100 of {n:,}").first.wait_for()
+        tab.wait_for_function(STEPPER_READY)
         tab.locator("h1").first.click()
         steps = []
         for k in range(101, 121):
