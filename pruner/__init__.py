@@ -17,7 +17,8 @@ from .engine.prune import PruneConfig, PruneResult, PruneStats, message_tokens, 
 from .replay import ReplaySettings, calibrate, replay
 from .tokens import ENCODINGS, get_counter
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
+"""The version of pruner (``pruner --version`` prints it); CHANGELOG.md says what each changed."""
 
 __all__ = [
     "CompactionSettings", "ConfigurationError", "ExportError", "__version__", "dumps", "export",

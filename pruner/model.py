@@ -15,12 +15,12 @@ from typing import Any, Iterable, Mapping
 from .errors import InvalidSessionError
 from .jsonio import loads_json
 
-#: Roles a message may have. ``tool`` is a tool result; ``retrieved_doc`` is a
-#: document put into the context by retrieval; ``summary`` replaces compacted history.
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool", "retrieved_doc", "summary")
+"""Roles a message may have. ``tool`` is a tool result; ``retrieved_doc`` is a document put into
+the context by retrieval; ``summary`` replaces compacted history."""
 
-#: The four statuses a pruning decision can have, in display order.
 STATUSES: tuple[str, ...] = ("kept", "expired", "duplicate", "restored")
+"""The four statuses a pruning decision can have, in display order."""
 
 
 def canonical_json(value: Any) -> str:

@@ -51,6 +51,7 @@ from typing import Iterable
 from .errors import PrunerError
 
 ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+"""The tiktoken encodings a counter can use (``o200k_base`` is the default)."""
 DEFAULT_ENCODING = "o200k_base"
 
 # The hashes tiktoken checks for the files it would download (tiktoken_ext/openai_public.py).

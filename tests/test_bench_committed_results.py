@@ -1,10 +1,11 @@
-"""The committed default results (and so the README's benchmark table) are what the code gives today.
+"""The committed default results (and so the benchmark tables of docs/explanation/benchmarks.md) are
+what the code gives today.
 
 A fresh run of the same workloads, sizes and seeds must reproduce every figure in
 ``sample_sessions/bench/results.json`` except the timings, which belong to the run
 that was committed (its machine, load and date are recorded in the file).
 After changing the passes or the generator: ``pruner bench`` then
-``python -m pruner.readme README.md``.
+``python -m pruner.readme``.
 """
 
 from __future__ import annotations

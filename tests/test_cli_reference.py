@@ -1,18 +1,24 @@
-"""The README's command-line reference is what ``--help`` prints today."""
+"""The documentation's command-line reference (docs/reference/cli.md) is what ``--help`` prints today."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pruner.cli.reference import END, START, reference, splice
+from pruner.cli.reference import END, PAGE, START, reference, splice
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_reference_matches_help():
-    text = README.read_text(encoding="utf-8")
+def test_the_reference_page_matches_help():
+    text = (ROOT / PAGE).read_text(encoding="utf-8")
     assert START in text and END in text
-    assert splice(text) == text, "run: python -m pruner.cli.reference README.md"
+    assert splice(text) == text, "run: python -m pruner.readme"
+
+
+def test_the_reference_is_in_one_place():
+    holders = [p.relative_to(ROOT).as_posix() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+               if START in p.read_text(encoding="utf-8")]
+    assert holders == [PAGE]
 
 
 def test_reference_lists_every_subcommand():

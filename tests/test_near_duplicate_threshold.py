@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from pathlib import Path
 
 from pruner import Message, PruneConfig, Session, prune
 from pruner.engine.index import containment
 from pruner.engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD
+from tests.support.docs import documentation_text
 
 CHUNKS = [
     "Product sheet. The Alpine shell jacket weighs 420 grams, is rated to 20,000 millimetres of water "
@@ -87,11 +87,11 @@ def test_the_pruner_applies_it_to_every_variant_and_to_no_distinct_chunk():
 
 def test_readme_states_the_measured_scores():
     """The README's "at 0.875 or above" and "at most 0.44" are the scores measured here (as rounded there)."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = documentation_text()
     paragraph = text.split("Why the near-duplicate threshold is", 1)[1].split("\n\n", 1)[0]
     copies_floor = re.search(r"at\s+(0\.\d+)\s+or\s+above", paragraph)
     distinct_ceiling = re.search(r"score\s+at\s+most\s+(0\.\d+)", paragraph)
-    assert copies_floor and distinct_ceiling, "the README no longer states the measured scores"
+    assert copies_floor and distinct_ceiling, "the documentation no longer states the measured scores"
     copies = min(containment(v, c) for c in CHUNKS for v in variants(c))
     distinct = max(containment(a, b) for a, b in itertools.permutations(CHUNKS, 2))
     for stated, measured in ((copies_floor.group(1), copies), (distinct_ceiling.group(1), distinct)):

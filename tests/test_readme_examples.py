@@ -1,11 +1,14 @@
-"""Every example in the README runs, and prints exactly what the README shows.
+"""Every example in the README, CONTRIBUTING.md and the documentation site (``docs/``) runs as a user runs
+it, and prints exactly what the page shows.
 
 The rules, checked for every fenced block outside the generated parts (the CLI
-reference and the figure tables, which have their own tests):
+reference, the figure tables and the generated sections, which have their own tests):
 
-* a ``python`` block runs in a fresh interpreter from the repository root; what it
-  prints must equal the ``text`` block that directly follows it (only blank lines
-  between), and a block that prints nothing has no such block;
+* a ``python`` block is written to a file and run with ``python FILE`` in a fresh
+  interpreter from the repository root, as a reader who saves it runs it (so a script
+  whose worker processes import the main module, as Dask's do, must guard its entry
+  point); what it prints must equal the ``text`` block that directly follows it (only
+  blank lines between), and a block that prints nothing has no such block;
 * a ``console`` block holds ``$ command`` lines, each followed by what it prints
   (stdout and stderr, as a terminal shows them); each command runs in ``bash`` from
   the repository root with this interpreter's ``bin`` first on ``PATH``;
@@ -16,7 +19,7 @@ Examples never reach the network: ``OPENAI_BASE_URL`` points at the local
 OpenAI-compatible test server (``tests/support/openai_server.py``) while they run.
 
 To rewrite the shown output from what the examples print today:
-``PRUNER_UPDATE_README=1 .venv/bin/python -m pytest tests/test_readme_examples.py``
+``PRUNER_UPDATE_README=1 .venv/bin/python -m pytest tests/test_readme_examples.py`` (every page)
 (then read the diff: a changed output is a changed claim).
 """
 
@@ -26,20 +29,23 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from pruner.readme import pages
 from tests.support.openai_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGES = [p.relative_to(ROOT).as_posix() for p in pages(ROOT)] + ["CONTRIBUTING.md"]
 NOT_EXECUTED = re.compile(r"^<!-- not executed: (?P<reason>\S.{8,}?) -->$")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
 # Generated regions: their content is checked by test_cli_reference.py and test_readme_figures.py.
 GENERATED = (re.compile(r"^<!-- cli-reference:start"), re.compile(r"^<!-- cli-reference:end"))
-TABLE_START, TABLE_END = re.compile(r"^<!-- table:[\w.-]+"), re.compile(r"^<!-- /table:[\w.-]+ -->$")
+TABLE_START = re.compile(r"^<!-- (table|generated):[\w.-]+")
+TABLE_END = re.compile(r"^<!-- /(table|generated):[\w.-]+ -->$")
 TIMEOUT_S = 120
 
 
@@ -56,7 +62,7 @@ class Block:
         return self.first
 
 
-def blocks(lines: list[str]) -> list[Block]:
+def blocks(lines: list[str], page: str = "README.md") -> list[Block]:
     """Every fenced block outside the generated regions, in order."""
     found, i, generated = [], 0, False
     while i < len(lines):
@@ -68,7 +74,7 @@ def blocks(lines: list[str]) -> list[Block]:
         m = FENCE.match(line)
         if m and line.startswith("```"):
             end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == "```"), None)
-            assert end is not None, f"README.md:{i + 1}: a code block is never closed"
+            assert end is not None, f"{page}:{i + 1}: a code block is never closed"
             if not generated:
                 found.append(Block(m["lang"], i + 1, end, tuple(lines[i + 1:end]), lines[i - 1] if i else None))
             i = end + 1
@@ -89,10 +95,10 @@ class Example:
     output: Block | None  # python: the text block showing its output
 
 
-def examples(lines: list[str]) -> tuple[list[Example], list[str]]:
+def examples(lines: list[str], page: str = "README.md") -> tuple[list[Example], list[str]]:
     """The executable examples, and one problem per block that is neither run nor marked."""
     found, problems = [], []
-    bs = blocks(lines)
+    bs = blocks(lines, page)
     claimed: set[int] = set()
     for k, b in enumerate(bs):
         if b.first in claimed:
@@ -107,10 +113,10 @@ def examples(lines: list[str]) -> tuple[list[Example], list[str]]:
             found.append(Example("python", b, out))
         elif b.lang == "console":
             if not b.lines or not b.lines[0].startswith("$ "):
-                problems.append(f"README.md:{b.line}: a console block must start with a '$ command' line")
+                problems.append(f"{page}:{b.line}: a console block must start with a '$ command' line")
             found.append(Example("console", b, None))
         else:
-            problems.append(f"README.md:{b.line}: a ```{b.lang} block is neither run nor marked; make it "
+            problems.append(f"{page}:{b.line}: a ```{b.lang} block is neither run nor marked; make it "
                             "```python (with its output in a ```text block right after) or ```console "
                             "('$ command' then its output), or put '<!-- not executed: REASON -->' on the "
                             "line above it")
@@ -125,9 +131,14 @@ def _clean(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def example_env():
+def example_env(tmp_path_factory):
     with FakeOpenAIServer("ok") as server:
         bin_dir = str(Path(sys.executable).parent)
+        if not (Path(bin_dir) / "pruner").exists():  # a checkout run without `pip install -e .`
+            shim = tmp_path_factory.mktemp("bin") / "pruner"
+            shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pruner "$@"\n', encoding="utf-8")
+            shim.chmod(0o755)
+            bin_dir = f"{shim.parent}{os.pathsep}{bin_dir}"
         env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
                "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-readme-example-not-a-real-key",
                "COLUMNS": "100", "PYTHONIOENCODING": "utf-8"}
@@ -135,10 +146,14 @@ def example_env():
         yield env
 
 
-def run_python(ex: Example, env: dict) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", "\n".join(ex.block.lines) + "\n"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert proc.returncode == 0, (f"README.md:{ex.block.line}: the Python example failed "
+def run_python(ex: Example, env: dict, page: str = "README.md") -> list[str]:
+    """Run the block as a file, ``python FILE`` from the repository root, in a fresh interpreter."""
+    with tempfile.TemporaryDirectory(prefix="pruner-example-") as folder:
+        script = Path(folder) / "example.py"
+        script.write_text("\n".join(ex.block.lines) + "\n", encoding="utf-8")
+        proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, (f"{page}:{ex.block.line}: the Python example failed as a file "
                                   f"(exit {proc.returncode}):\n{proc.stderr}")
     return _clean(proc.stdout)
 
@@ -159,31 +174,52 @@ def run_console(ex: Example, env: dict) -> list[tuple[str, list[str], list[str]]
     return out
 
 
-def _readme_lines() -> list[str]:
-    return README.read_text(encoding="utf-8").splitlines()
+def _lines(page: str) -> list[str]:
+    return (ROOT / page).read_text(encoding="utf-8").splitlines()
 
 
-def test_every_block_is_run_or_marked_as_not_executed():
-    found, problems = examples(_readme_lines())
+@pytest.mark.parametrize("page", PAGES)
+def test_every_block_is_run_or_marked_as_not_executed(page):
+    _, problems = examples(_lines(page), page)
     assert not problems, "\n".join(problems)
+
+
+def test_the_pages_hold_examples_of_every_kind():
+    found = [ex for page in PAGES for ex in examples(_lines(page), page)[0]]
     kinds = [ex.kind for ex in found]
-    # The README's library and compaction examples and the `pruner compact` example at least.
-    assert kinds.count("python") >= 2 and kinds.count("console") >= 1, kinds
+    assert kinds.count("python") >= 4 and kinds.count("console") >= 5, kinds
 
 
-def test_readme_examples_print_what_the_readme_shows(example_env):
-    lines = _readme_lines()
-    found, problems = examples(lines)
+def test_each_example_lives_in_one_place():
+    """An example shown twice would have to be kept true twice: each Python block and each
+    console command appears on one page, once."""
+    seen: dict[str, str] = {}
+    repeats = []
+    for page in PAGES:
+        for ex in examples(_lines(page), page)[0]:
+            codes = ["\n".join(ex.block.lines)] if ex.kind == "python" else [
+                ln for ln in ex.block.lines if ln.startswith("$ ")]
+            for code in codes:
+                if code in seen:
+                    repeats.append(f"{page}:{ex.block.line} repeats {code.splitlines()[0]!r} from {seen[code]}")
+                seen.setdefault(code, f"{page}:{ex.block.line}")
+    assert not repeats, "\n".join(repeats)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if examples(_lines(p), p)[0]])
+def test_examples_print_what_the_page_shows(page, example_env):
+    lines = _lines(page)
+    found, problems = examples(lines, page)
     assert not problems, "\n".join(problems)
     replacements: list[tuple[int, int, list[str]]] = []  # (first, end, new content lines)
     mismatches = []
     for ex in found:
         if ex.kind == "python":
-            actual = run_python(ex, example_env)
+            actual = run_python(ex, example_env, page)
             shown = _clean("\n".join(ex.output.lines)) if ex.output else []
             if actual != shown:
-                mismatches.append(f"README.md:{ex.block.line}: the Python example prints\n" + "\n".join(actual)
-                                  + "\nbut the README shows\n" + "\n".join(shown))
+                mismatches.append(f"{page}:{ex.block.line}: the Python example prints\n" + "\n".join(actual)
+                                  + "\nbut the page shows\n" + "\n".join(shown))
                 if ex.output:
                     replacements.append((ex.output.first, ex.output.end, actual))
                 else:
@@ -193,16 +229,17 @@ def test_readme_examples_print_what_the_readme_shows(example_env):
             for command, shown, actual in run_console(ex, example_env):
                 new += [f"$ {command}", *actual]
                 if actual != shown:
-                    mismatches.append(f"README.md:{ex.block.line}: `{command}` prints\n" + "\n".join(actual)
-                                      + "\nbut the README shows\n" + "\n".join(shown))
+                    mismatches.append(f"{page}:{ex.block.line}: `{command}` prints\n" + "\n".join(actual)
+                                      + "\nbut the page shows\n" + "\n".join(shown))
             replacements.append((ex.block.first, ex.block.end, new))
     if mismatches and os.environ.get("PRUNER_UPDATE_README"):
         for first, end, new in sorted(replacements, reverse=True):
             lines[first:end] = new
-        tmp = README.with_name("README.md.tmp")
+        path = ROOT / page
+        tmp = path.with_name(path.name + ".tmp")
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        os.replace(tmp, README)
-        pytest.skip(f"README.md: rewrote the output of {len(mismatches)} example(s); review the diff")
+        os.replace(tmp, path)
+        pytest.skip(f"{page}: rewrote the output of {len(mismatches)} example(s); review the diff")
     assert not mismatches, ("\n\n".join(mismatches) + "\n\n(to take the new output: "
                             "PRUNER_UPDATE_README=1 pytest tests/test_readme_examples.py)")
 
@@ -254,3 +291,31 @@ def test_runner_reports_a_wrong_output(example_env):
 def test_a_reason_is_required_to_skip_a_block():
     found, problems = examples("<!-- not executed: -->\n```bash\nrm -rf /\n```".splitlines())
     assert not found and len(problems) == 1
+
+
+def test_a_python_block_runs_as_a_file_named_main(example_env):
+    found, _ = examples("```python\nimport sys\nprint(__name__, sys.argv[0].endswith('.py'))\n```".splitlines())
+    assert run_python(found[0], example_env) == ["__main__ True"]
+
+
+SPAWN_WITHOUT_GUARD = """```python
+import multiprocessing
+
+process = multiprocessing.get_context("spawn").Process(target=print)
+process.start()
+process.join()
+assert process.exitcode == 0, f"the child process failed (exit {process.exitcode})"
+print("exit", process.exitcode)
+```"""
+
+
+def test_regression_batch_example_without_its_guard_fails_as_a_file(example_env):
+    """Issue 25: the batch example, saved as a script, crashed (``Nanny failed to start``) because
+    Dask's spawned workers import the main module and it had no ``__main__`` guard; run with
+    ``python -c`` the old runner never saw it. The same mistake with a bare spawned process:"""
+    found, _ = examples(SPAWN_WITHOUT_GUARD.splitlines())
+    with pytest.raises(AssertionError, match="failed as a file"):
+        run_python(found[0], example_env)
+    proc = subprocess.run([sys.executable, "-c", "\n".join(found[0].block.lines)], cwd=ROOT, env=example_env,
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0 and proc.stdout.strip() == "exit 0"  # what the old runner saw

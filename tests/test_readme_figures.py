@@ -1,9 +1,10 @@
-"""The README's figure tables are what the committed result files give, never typed by hand.
+"""The documentation's figure tables are what the committed result files give, never typed by
+hand, and its generated sections (prices, cache rules, the API page) are what the code gives.
 
-Each table sits between ``<!-- table:NAME -->`` markers and is rendered by the table
-registered as NAME in ``pruner/readme/tables/`` from the result file it names; the
-file records the command, machine, load and date of the run that wrote it.
-Regenerate with ``python -m pruner.readme README.md``.
+Each table sits between ``<!-- table:NAME -->`` markers, on the README or a page under
+``docs/``, and is rendered by the table registered as NAME in ``pruner/readme/tables/`` from
+the result file it names; the file records the command, machine, load and date of the run
+that wrote it. Regenerate every page with ``python -m pruner.readme``.
 """
 
 from __future__ import annotations
@@ -14,32 +15,57 @@ from pathlib import Path
 import pytest
 
 from pruner.errors import PrunerError
-from pruner.readme import regenerate, splice_tables, table_regions
+from pruner.readme import pages, regenerate, section_regions, splice_sections, splice_tables, table_regions
+from pruner.readme.sections import SECTIONS
 from pruner.readme.__main__ import main as readme_main
 from pruner.readme.tables import TABLES, FigureTable, load_results, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGES = pages(ROOT)
+BENCHMARKS = ROOT / "docs" / "explanation" / "benchmarks.md"
 
 
-def test_readme_figure_tables_match_the_result_files():
-    text = README.read_text(encoding="utf-8")
-    assert splice_tables(text, ROOT) == text, "run: python -m pruner.readme README.md"
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_figure_tables_and_sections_match_what_generates_them(page):
+    text = page.read_text(encoding="utf-8")
+    assert splice_tables(text, ROOT) == text, "run: python -m pruner.readme"
+    assert splice_sections(text, ROOT) == text, "run: python -m pruner.readme"
 
 
-def test_every_registered_table_appears_in_its_document_once():
-    documents = sorted({t.document for t in TABLES.values()})
-    for document in documents:
-        names = [name for name, _ in table_regions((ROOT / document).read_text(encoding="utf-8"))]
-        assert sorted(names) == sorted(n for n, t in TABLES.items() if t.document == document), \
-            f"each table registered for {document} must be placed there exactly once"
+def test_every_registered_table_and_section_appears_in_the_documentation_once():
+    texts = [p.read_text(encoding="utf-8") for p in PAGES]
+    tables = [name for text in texts for name, _ in table_regions(text)]
+    sections = [name for text in texts for name, _ in section_regions(text)]
+    assert sorted(tables) == sorted(TABLES), "each registered table must be placed in the documentation exactly once"
+    assert sorted(sections) == sorted(SECTIONS), "each section must be placed in the documentation exactly once"
 
 
-def test_the_other_documents_tables_match_their_result_files():
-    """docs/calibration.md's table (issue 19: file, requests, billed, modelled, cache-only, error)."""
-    for document in sorted({t.document for t in TABLES.values()} - {"README.md"}):
-        text = (ROOT / document).read_text(encoding="utf-8")
-        assert splice_tables(text, ROOT) == text, f"run: python -m pruner.readme {document}"
+def test_the_prices_section_lists_every_model_of_the_shipped_file_with_its_source():
+    data = json.loads((ROOT / "pruner" / "replay" / "prices.json").read_text(encoding="utf-8"))
+    text = SECTIONS["prices"](ROOT)
+    providers = {f"| {m['provider']} |" for m in data["models"]}
+    rows = [line for line in text.splitlines() if line.startswith(tuple(providers))]
+    assert len(rows) == len(data["models"])
+    for row, model in zip(rows, data["models"]):
+        assert f"`{model['model']}`" in row and model["source"] in row
+        assert f"${model['input']:g} " in row and f"${model['output']:g} " in row
+
+
+def test_the_api_section_names_every_public_name_once():
+    import pruner
+
+    text = SECTIONS["api"](ROOT)
+    named = [line[len("::: pruner."):] for line in text.splitlines() if line.startswith("::: pruner.")]
+    assert sorted(named) == sorted(pruner.__all__)
+
+
+def test_a_table_registered_for_a_page_is_on_that_page():
+    """``register_table(..., document=PAGE)`` says where a table belongs (docs/calibration.md's
+    calibration table); the README default only means "anywhere in the documentation"."""
+    for name, table in TABLES.items():
+        if table.document != "README.md":
+            names = [n for n, _ in table_regions((ROOT / table.document).read_text(encoding="utf-8"))]
+            assert name in names, f"table {name!r} is registered for {table.document} but is not there"
 
 
 @pytest.mark.parametrize("name", sorted(TABLES))
@@ -81,12 +107,23 @@ def test_a_changed_result_file_changes_the_table(tmp_path, monkeypatch):
 def test_unknown_table_names_are_an_error():
     with pytest.raises(PrunerError, match="unknown figure table 'nope'"):
         splice_tables("<!-- table:nope -->\n<!-- /table:nope -->\n", ROOT)
+    with pytest.raises(PrunerError, match="unknown generated section 'nope'"):
+        splice_sections("<!-- generated:nope -->\n<!-- /generated:nope -->\n", ROOT)
 
 
-def test_the_generator_command_leaves_an_up_to_date_readme_alone(tmp_path, capsys):
-    copy = tmp_path / "README.md"
-    copy.write_text(README.read_text(encoding="utf-8"), encoding="utf-8")
+def test_the_generator_command_leaves_an_up_to_date_page_alone(tmp_path, capsys):
+    copy = tmp_path / "benchmarks.md"
+    copy.write_text(BENCHMARKS.read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "sample_sessions").symlink_to(ROOT / "sample_sessions")
     assert readme_main([str(copy)]) == 0
     assert "already up to date" in capsys.readouterr().out
-    assert regenerate(copy.read_text(encoding="utf-8"), tmp_path) == README.read_text(encoding="utf-8")
+    assert regenerate(copy.read_text(encoding="utf-8"), tmp_path) == BENCHMARKS.read_text(encoding="utf-8")
+
+
+def test_the_generator_command_rewrites_a_stale_page(tmp_path, capsys):
+    copy = tmp_path / "prices.md"
+    copy.write_text("# p\n\n<!-- generated:prices -->\nstale\n<!-- /generated:prices -->\n", encoding="utf-8")
+    assert readme_main([str(copy)]) == 0
+    assert "generated parts updated" in capsys.readouterr().out
+    text = copy.read_text(encoding="utf-8")
+    assert "stale" not in text and "claude-sonnet-4-5-20250929" in text

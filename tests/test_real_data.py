@@ -20,6 +20,7 @@ from pruner.formats.export import to_anthropic_messages, validate_anthropic_mess
 from pruner.formats import load_dialogues, load_session
 from pruner.model import Session, canonical_json, validate_session
 from pruner.engine.prune import prune
+from tests.support.docs import documentation_text
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real"
 TAU = REAL / "tau-bench" / "gpt-4o-airline.json"
@@ -162,11 +163,11 @@ def _number(word: str) -> int:
 def test_readme_tau_bench_figures_are_the_measured_ones():
     """The README's tau-bench counts (repeated calls, and the dialogues that grow) are what the code gives."""
     raw, sessions = _tau()
-    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(documentation_text().split())
     repeats = re.search(r"tau-bench file therefore has (\d+) repeated calls: the (\d+) byte-identical repeats "
                         r"SOURCES.md counts, plus (\d+) whose arguments differ only in JSON spacing", text)
     growth = re.search(r"(\w+) of the (\d+) tau-bench dialogues grow by ([\d, and]+?) tokens", text)
-    assert repeats and growth, "the README no longer states the tau-bench figures this test checks"
+    assert repeats and growth, "the documentation no longer states the tau-bench figures this test checks"
     identical = lambda f: (f["name"], f["arguments"])
     canonical = lambda f: (f["name"], canonical_json(json.loads(f["arguments"])))
     n_canonical = sum(len(_repeats(r["traj"], canonical)) for r in raw)

@@ -14,6 +14,7 @@ import pytest
 from pruner import load_session
 from pruner.replay import ReplaySettings, calibrate, replay
 from pruner.replay.calibration import from_replay
+from tests.support.docs import documentation_text
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +107,10 @@ def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_mo
     import sys
     from tests.conftest import ROOT
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = documentation_text()
     match = re.search(r"```text\n\$ pruner replay (\.\./shared/data/real/pi/large-session\.jsonl) "
                       r"--strategies as_recorded,full \| grep -A5 '\^calibration'\n(.*?)```", text, re.S)
-    assert match, "the README's calibration block is missing"
+    assert match, "the documentation's calibration block is missing"
     shown = match.group(2).rstrip("\n").splitlines()
     p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(ROOT / match.group(1)), "--strategies",
                         "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except MemoryError:
-        print(f"pruner {args.command}: error: out of memory; see the README's resource limits", file=sys.stderr)
+        print(f"pruner {args.command}: error: out of memory; see docs/reference/limits.md", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug, not bad input: still one line, never a traceback
         print(terminal_safe(f"pruner {args.command}: internal error: {type(exc).__name__}: {exc} "

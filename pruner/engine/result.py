@@ -21,6 +21,9 @@ from ..rules import Removal, explain, placeholder_text
 
 @dataclass(frozen=True)
 class PruneStats:
+    """What one pruning did, in figures: messages and tokens before and after, counts per status
+    and per rule, the token counter that counted them, and the time the passes took."""
+
     messages_before: int
     messages_after: int
     tokens_before: int
@@ -88,6 +91,10 @@ class Decisions(Sequence[Decision]):
 
 @dataclass(frozen=True)
 class PruneResult:
+    """What ``prune()`` returns: the input session, the kept session, one ``Decision`` per input
+    message, the stats, and the placeholder text the export sends for each kept call whose
+    result was pruned."""
+
     session: Session  # the input, unchanged
     kept: Session  # the kept messages, input order, content unchanged
     decisions: Sequence[Decision]  # one per input message, input order (built when first read)

@@ -40,6 +40,7 @@ class Format:
 
 
 FORMATS: dict[str, Format] = {}
+"""Every registered transcript format by name (``native``, ``claude_code``, ...); one module each."""
 
 
 def register_format(fmt: Format) -> Format:

@@ -2,7 +2,7 @@
 
 Each model is a small object whose numbers come from the provider's own
 documentation, cited next to them (retrieved 2026-11-30, stored copies; see
-the README's "Replay and cost" section). Both work on what a strategy sends
+docs/reference/prices.md). Both work on what a strategy sends
 (``pruner.replay.wire.Wire``): its token count, and the first position that
 changed since the strategy's previous request (the longest common prefix is
 maintained by the wire, never recomputed here).

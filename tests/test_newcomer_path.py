@@ -1,0 +1,72 @@
+"""A newcomer's path, written down and checked: from a fresh clone, the README's two set-up
+commands, then its three examples (a transcript inspected and pruned; a session replayed and its
+bill read; a folder of agent logs read for the Corpus page), each run as the README shows it and
+printing what the README shows; then the links that lead on into the documentation.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.test_readme_examples import examples, example_env, run_console, run_python  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+MAX_LINES = 250
+
+
+def _readme() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def _section(text: str, heading: str) -> str:
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_is_a_page():
+    assert len(_readme().splitlines()) <= MAX_LINES
+
+
+def test_ci_runs_the_readmes_test_command_exactly():
+    setup = _section(_readme(), "Set-up: two commands")
+    commands = re.findall(r"```bash\n(.*?)\n```", setup, re.S)
+    assert len(commands) == 2, "the set-up is two commands: the dashboard's and the test suite's"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()
+    assert ci[-1] == commands[1], ".ci/run must end with the README's test command, exactly"
+
+
+def test_the_three_examples_run_and_print_what_the_readme_shows(example_env):  # noqa: F811
+    section = _section(_readme(), "Three examples")
+    parts = re.split(r"^### ", section, flags=re.M)[1:]
+    assert len(parts) == 3, [p.splitlines()[0] for p in parts]
+    wanted = [("pruner prune", "from pruner import"), ("pruner replay",), ("pruner logs", "corpus?corpus=")]
+    for part, needles in zip(parts, wanted):
+        title = part.splitlines()[0]
+        for needle in needles:
+            assert needle in part, f"example {title!r} no longer shows {needle!r}"
+        found, problems = examples(part.splitlines(), f"README.md ({title})")
+        assert found and not problems, (title, problems)
+        for ex in found:
+            if ex.kind == "python":
+                shown = [ln.rstrip() for ln in ex.output.lines] if ex.output else []
+                assert run_python(ex, example_env) == shown, title
+            else:
+                for command, shown, actual in run_console(ex, example_env):
+                    assert actual == shown, f"{title}: `{command}` prints\n" + "\n".join(actual)
+    out = re.search(r"--out (\S+)", parts[2]).group(1)
+    assert f"corpus?corpus={out}>" in parts[2], "the Corpus link must open the folder the batch wrote"
+
+
+def test_every_link_in_the_readme_leads_somewhere():
+    links = re.findall(r"\]\(([^)\s]+)\)", _readme())
+    local = [link for link in links if not re.match(r"[a-z]+://", link)]
+    assert len(local) >= 10
+    for link in local:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert target.exists(), f"README.md links to {link}, which is not in the repository"
+        if anchor:
+            slugs = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-")
+                     for h in re.findall(r"^#+ (.+)$", target.read_text(encoding="utf-8"), re.M)}
+            assert anchor in slugs, f"README.md links to {link}: no such heading"
