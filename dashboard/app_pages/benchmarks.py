@@ -163,14 +163,17 @@ def cost_section(results) -> None:
                                                    if within.get("of") else ""))
         money = st.column_config.NumberColumn
         with st.container(key="bench_findings_box"):
+            # widths that fit the 904 px main column at 1366 px (the browser test measures that none is cut)
             st.dataframe(findings, hide_index=True, width="stretch", key="bench_cost_findings", column_config={
-                "turns": money("turns", format="localized", width=70),
-                "its dollars": money("its dollars", format="dollar", width=95),
-                "full dollars": money("full dollars", format="dollar", width=95),
-                "saves vs full %": money("saves vs full %", format="%.1f %%", width=120),
-                "cache_aware_prune dollars": money("cache_aware_prune $", format="dollar", width=140),
-                "cache_aware_prune vs full %": money("… vs full %", format="%+.1f %%", width=100),
-                "pruning dearer than full": st.column_config.TextColumn("pruning dearer than full", width=200)})
+                "workload": st.column_config.TextColumn("workload", width=95),
+                "turns": money("turns", format="localized", width=60),
+                "cheapest": st.column_config.TextColumn("cheapest", width=125),
+                "its dollars": money("its $", format="dollar", width=80),
+                "full dollars": money("full $", format="dollar", width=80),
+                "saves vs full %": money("saves vs full", format="%.1f %%", width=100),
+                "cache_aware_prune dollars": money("cache_aware_prune $", format="dollar", width=135),
+                "cache_aware_prune vs full %": money("… vs full", format="%+.1f %%", width=80),
+                "pruning dearer than full": st.column_config.TextColumn("pruning dearer than full", width=140)})
 
 
 def render() -> None:

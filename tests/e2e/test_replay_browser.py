@@ -68,7 +68,9 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     page.keyboard.press("ArrowRight")
     heading(page, 5, n, expected.requests[5].turn, strategy).wait_for()
 
-    # The exact messages of request 5: the recorded compaction's summary, marked as what it is.
+    # The exact messages of request 5: the recorded compaction's summary, marked as what it is. Once the
+    # step's run has finished: while it draws, request 4's messages still stand (stale) beside request 5's.
+    wait_for_stepper(page)
     sent = expected.context(strategy, 5)
     summary = next(m for m in sent if m.role == "summary")
     page.get_by_text(f"#0 · summary · {summary.id} · [summary recorded in the session]").wait_for()
