@@ -2,7 +2,7 @@
 
 A format module provides ``NAME``, ``DESCRIPTION``, ``detect(text, probe) -> float``
 (0..1 confidence from the content; ``probe`` is the parsed document or the first
-JSONL records, see ``_common.Probe``), ``loads(text, *, file, skip_bad_lines,
+JSONL records, see ``common.Probe``), ``loads(text, *, file, skip_bad_lines,
 retrieval_tools=None) -> Session`` and optionally ``dumps(session) -> str``.
 Every module in this package is registered when the package loads (``ORDER``
 sets where it is listed), so a new format is one new module. Detection looks at
@@ -28,6 +28,11 @@ from ._repairs import has_lone_surrogate, repairs_of, replace_lone_surrogates
 from ._subagent_files import with_subagent_files
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+
+#: The modules of this package a format author builds on (public, documented in CONTRIBUTING.md):
+#: ``builder`` (``SessionBuilder``) and ``common`` (parsing, usage, detection helpers). They are not
+#: formats, so the loader does not register them; every other public module here is a format.
+AUTHORING_MODULES = ("builder", "common")
 
 
 @dataclass(frozen=True)
@@ -65,14 +70,15 @@ def _load_builtin_formats() -> None:
     import pkgutil
 
     modules = [importlib.import_module(f"{__name__}.{info.name}")
-               for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_") and not info.ispkg]
+               for info in pkgutil.iter_modules(__path__)
+               if not info.name.startswith("_") and not info.ispkg and info.name not in AUTHORING_MODULES]
     for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.NAME)):
         _register_module(module)
 
 
 _load_builtin_formats()
 
-from ._common import RETRIEVAL_TOOLS, probe  # noqa: E402,F401
+from .common import RETRIEVAL_TOOLS, probe  # noqa: E402,F401
 
 #: Other names accepted by ``--format``.
 ALIASES: dict[str, str] = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",

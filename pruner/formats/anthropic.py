@@ -19,8 +19,8 @@ from typing import Any, Iterable
 
 from ..errors import FormatError
 from ..model import Session
-from ._builder import Draft, SessionBuilder
-from ._common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
+from .builder import Draft, SessionBuilder
+from .common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "anthropic"
 ORDER = 30  # where --help and FORMATS list it

@@ -52,9 +52,9 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from ..model import Session
-from ._builder import Draft, SessionBuilder
+from .builder import Draft, SessionBuilder
 from ._claude_chains import link_order, parent_calls, split_chains
-from ._common import Probe, identity_by, parse_jsonl, unmapped
+from .common import Probe, identity_by, parse_jsonl, unmapped
 from ._repairs import Repairs
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 

@@ -36,8 +36,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..model import Session
-from ._builder import SessionBuilder
-from ._common import Probe, checked_usage, identity_by, parse_jsonl
+from .builder import SessionBuilder
+from .common import Probe, checked_usage, identity_by, parse_jsonl
 from .openai_responses import ITEM_TYPES, ItemReader
 
 NAME = "codex"

@@ -43,9 +43,9 @@ from typing import Any, Iterable
 
 from ..errors import FormatError
 from ..model import Session
-from ._builder import SessionBuilder
+from .builder import SessionBuilder
 from ._repairs import has_lone_surrogate, replace_lone_surrogates
-from ._common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
+from .common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "gemini_cli"
 ORDER = 65  # where --help and FORMATS list it

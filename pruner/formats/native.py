@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import FormatError, InvalidSessionError
 from ..jsonio import JsonProblem, dumps_json, escape_unsafe, loads_json
 from ..model import ROLES, Message, Session, ToolCall, validate_session
-from ._common import type_name
+from .common import type_name
 from ._repairs import REPAIRS_KEY, Repairs
 
 NAME = "native"

@@ -23,8 +23,8 @@ from typing import Any, Iterable
 
 from ..errors import DialogueChoiceError, FormatError
 from ..model import Session
-from ._builder import SessionBuilder
-from ._common import Probe, chat_message_fields, document, jpath, stamp_model, type_name, unmapped, with_source
+from .builder import SessionBuilder
+from .common import Probe, chat_message_fields, document, jpath, stamp_model, type_name, unmapped, with_source
 
 NAME = "openai_chat"
 ORDER = 10  # where --help and FORMATS list it

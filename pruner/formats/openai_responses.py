@@ -25,8 +25,8 @@ from typing import Any, Iterable
 from ..errors import FormatError
 from ..jsonio import loads_json
 from ..model import Session
-from ._builder import Draft, SessionBuilder
-from ._common import Probe, document, flatten_content, jpath, stamp_model, type_name, unmapped, with_source
+from .builder import Draft, SessionBuilder
+from .common import Probe, document, flatten_content, jpath, stamp_model, type_name, unmapped, with_source
 
 NAME = "openai_responses"
 ORDER = 20  # where --help and FORMATS list it

@@ -40,8 +40,8 @@ from bisect import bisect_left
 from typing import Any, Iterable
 
 from ..model import Session
-from ._builder import SessionBuilder
-from ._common import Probe, checked_usage, flatten_content, identity_by, parse_jsonl, unmapped, with_source
+from .builder import SessionBuilder
+from .common import Probe, checked_usage, flatten_content, identity_by, parse_jsonl, unmapped, with_source
 
 NAME = "pi"
 ORDER = 50  # where --help and FORMATS list it

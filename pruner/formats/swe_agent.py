@@ -21,8 +21,8 @@ from typing import Any, Iterable
 
 from ..errors import FormatError
 from ..model import Session
-from ._builder import SessionBuilder
-from ._common import Probe, chat_message_fields, document, jpath, type_name, unmapped, with_source
+from .builder import SessionBuilder
+from .common import Probe, chat_message_fields, document, jpath, type_name, unmapped, with_source
 
 NAME = "swe_agent"
 ORDER = 70  # where --help and FORMATS list it

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..formats._common import _token_count
+from ..formats.common import token_count
 from ..formats.pi import MAX_REQUEST_COST
 from ..model import MAIN_CHAIN, Message, Session
 
@@ -94,7 +94,7 @@ class Request:
 def _number(value: Any) -> int | None:
     # The importers' own bound (a whole number of tokens up to 10**12): a session built by hand or a
     # native file's metadata is not checked at import, and 1e308 tokens made the dollars infinite.
-    return _token_count(value)
+    return token_count(value)
 
 
 def recorded_usage(m: Message) -> RecordedUsage | None:

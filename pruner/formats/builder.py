@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 from ..errors import FormatError, InvalidSessionError
 from ..model import Message, Session, ToolCall, parse_arguments, validate_session
-from ._common import RETRIEVAL_TOOLS
+from .common import RETRIEVAL_TOOLS
 from ._repairs import Repairs
 
 
@@ -194,3 +194,8 @@ class SessionBuilder:
         except InvalidSessionError as exc:  # importers check first; this is the safety net
             raise FormatError(str(exc), file=self.file) from None
         return session
+
+
+#: ``Repairs`` is here too: what a lenient importer repaired (``SessionBuilder(repairs=...)``,
+#: ``builder.repairs.add(kind, line, ...)``); it lives in the private ``_repairs`` with its storage format.
+__all__ = ["Draft", "Repairs", "SessionBuilder"]

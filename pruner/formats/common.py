@@ -1,5 +1,5 @@
 """Helpers every importer shares: JSON parsing with located errors, content and usage fields,
-detection's first look at a file. Building a session is ``_builder.SessionBuilder``.
+detection's first look at a file. Building a session is ``builder.SessionBuilder``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ..jsonio import JsonProblem, loads_json
 from ._repairs import Repairs
 
 if TYPE_CHECKING:
-    from ._builder import SessionBuilder
+    from .builder import SessionBuilder
 
 #: Tool names whose results become ``retrieved_doc`` messages by default: none.
 #: Pass ``retrieval_tools=frozenset({"search_docs"})`` to any importer (or
@@ -191,7 +191,7 @@ MAX_USAGE_TOKENS = 10**12
 USAGE_FIELDS = ("input", "output", "cache_read", "cache_write")
 
 
-def _token_count(value: Any) -> int | None:
+def token_count(value: Any) -> int | None:
     """``value`` as a token count, or None when it is not a whole number in 0..MAX_USAGE_TOKENS."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -217,7 +217,7 @@ def checked_usage(b: "SessionBuilder", where: str, fields: dict[str, tuple[str, 
             if name in USAGE_FIELDS:
                 out[name] = 0
             continue
-        count = _token_count(value)
+        count = token_count(value)
         if count is None:
             shown = repr(value)[:40]
             if b.lenient:
@@ -339,3 +339,8 @@ def chat_message_fields(b: "SessionBuilder", m: Any, where: str, *, roles: Itera
     if parts:
         extra["content_parts"] = parts
     return role, content, extra
+
+
+__all__ = ["JsonlRecords", "MAX_USAGE_TOKENS", "Probe", "RETRIEVAL_TOOLS", "USAGE_FIELDS", "chat_message_fields",
+           "checked_usage", "document", "flatten_content", "identity_by", "jpath", "parse_json_document", "parse_jsonl",
+           "probe", "stamp_model", "token_count", "type_name", "unmapped", "usage", "with_source"]
