@@ -98,7 +98,7 @@ _MAYBE_LONG = re.compile(r"\S{%d,}|\s{%d,}|[\r\n/]{%d,}" % ((LONG_RUN // 2,) * 3
 _SPLIT_PATTERNS = None  # compiled on first use, with ``regex`` (which tiktoken requires) for \p{..}
 
 
-def _split_patterns():
+def split_patterns():
     """(runs of one class longer than LONG_RUN, places where a cut is exact)."""
     global _SPLIT_PATTERNS
     if _SPLIT_PATTERNS is None:
@@ -128,7 +128,7 @@ def split_for_counting(text: str) -> tuple[list[str], int]:
     n = len(text)
     if n <= LONG_RUN:
         return [text], 0
-    long_runs, safe_cut = _split_patterns()
+    long_runs, safe_cut = split_patterns()
     cuts: set[int] = set()
     if _MAYBE_LONG.search(text):
         for m in long_runs.finditer(text):

@@ -17,7 +17,7 @@ import pytest
 
 from pruner import prune
 from pruner.bench.baselines import oracle
-from pruner.bench.run import TIMING_RUNS, _config_dict, run_benchmark
+from pruner.bench.run import TIMING_RUNS, config_dict, run_benchmark
 from pruner.bench.workloads import SIZES, WORKLOADS, generate
 from pruner.engine.prune import PruneConfig, message_tokens
 from pruner.tokens import get_counter
@@ -52,7 +52,7 @@ def test_the_committed_run_is_the_default_run(committed_and_fresh):
     committed, _ = committed_and_fresh
     meta = committed["meta"]
     assert meta["environment"]["command"] == "pruner bench"
-    assert meta["config"] == _config_dict(PruneConfig())
+    assert meta["config"] == config_dict(PruneConfig())
     assert (list(meta["workloads"]), meta["sizes"], meta["seeds"], meta["timing_runs"]) == (
         list(WORKLOADS), list(SIZES), [0], TIMING_RUNS)
 

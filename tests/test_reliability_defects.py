@@ -590,11 +590,11 @@ def _tau_dialogues(*contents: str) -> str:  # json.dumps escapes every non-ASCII
 
 def test_defect_03_a_many_dialogue_file_is_scanned_for_surrogates_once_not_once_per_dialogue(monkeypatch):
     # The repair scanned the whole file for every dialogue: 200 tau-bench dialogues took 11 s to read, not 0.1 s.
-    from pruner.formats import _repairs, loads_all
+    from pruner.formats import loads_all, repairing
     calls = []
-    real = _repairs.has_lone_surrogate
+    real = repairing.has_lone_surrogate
     monkeypatch.setattr("pruner.formats.has_lone_surrogate", lambda text: calls.append(1) or real(text))
-    monkeypatch.setattr(_repairs, "has_lone_surrogate", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr(repairing, "has_lone_surrogate", lambda text: calls.append(1) or real(text))
     sessions = loads_all(_tau_dialogues(*[f"question {n} \u00e9" for n in range(50)]), file="tau.json")
     assert len(sessions) == 50 and len(calls) == 1
 

@@ -188,9 +188,9 @@ def test_defect_r3_08_a_file_that_became_a_pipe_is_an_error_row_not_a_hang(tmp_p
 
 
 def test_defect_r3_08_a_done_file_replaced_by_a_pipe_is_not_waited_on_when_rerun(tmp_path):
-    from pruner.batch.run import _digest
+    from pruner.batch.run import file_digest
     fifo = make_fifo(tmp_path / "x.jsonl")
-    assert finishes(lambda: _digest(str(fifo)), 20, unblock=fifo) is None
+    assert finishes(lambda: file_digest(str(fifo)), 20, unblock=fifo) is None
 
 
 # --- 13: a batch replay with an unknown model ran the whole batch for $0 ----------------------------------

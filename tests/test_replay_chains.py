@@ -361,7 +361,7 @@ def test_defect_23_5_second_symptom_huge_in_bound_usage_never_turns_the_reserve_
     2-request session made the measured scale convert the reserve to -1 ("compaction setting
     reserve_tokens must be a non-negative integer, got -1"). Every strategy must replay, with the
     compaction settings it derives non-negative."""
-    from pruner.replay.strategies._compactor import Compactor
+    from pruner.replay.strategies.compactor import Compactor
 
     msgs = [Message(id="u0", role="user", content="hello " * 50),
             Message(id="a0", role="assistant", content="ok", metadata={"usage": usage(65_536, 7, 0, 1_000_000)}),

@@ -34,7 +34,7 @@ def test_defect_07_the_encoder_never_gets_a_piece_longer_than_the_bound():
     # The cause, pinned without a clock: BPE on one pre-token costs the square of its length,
     # and 10 MB without whitespace was one pre-token. Every text the encoder sees must be at most
     # SEGMENT characters with no run of one character class longer than LONG_RUN.
-    from pruner.tokens import LONG_RUN, SEGMENT, TokenCounter, _split_patterns
+    from pruner.tokens import LONG_RUN, SEGMENT, TokenCounter, split_patterns
 
     counter = TokenCounter()
     real, seen = counter._encoding.encode_ordinary, []
@@ -49,7 +49,7 @@ def test_defect_07_the_encoder_never_gets_a_piece_longer_than_the_bound():
         n = counter.count(text)
     finally:
         del counter._encoding.encode_ordinary
-    runs, _ = _split_patterns()
+    runs, _ = split_patterns()
     assert seen and sum(map(len, seen)) == len(text)
     assert max(map(len, seen)) <= SEGMENT
     assert not any(runs.search(piece) for piece in seen), f"a run longer than {LONG_RUN} reached the encoder"

@@ -1,4 +1,4 @@
-"""The batch normaliser (``_normalise_many``, bytes and arrays) gives exactly what the
+"""The batch normaliser (``normalise_many``, bytes and arrays) gives exactly what the
 per-text definition (NFKC, case folding, runs of word characters other than "_") gives."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pruner.engine.text import _normalise_many, _normalise_words, normalise
+from pruner.engine.text import normalise, normalise_many
 
 # Characters whose case folding, NFKC or word test is unusual: final sigma, sharp s, dotted I,
 # Kelvin sign, ligatures, lone surrogates, combining marks, circled digits, full-width letters.
@@ -18,8 +18,7 @@ texts = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(list(_TRICKY
 
 @given(st.lists(texts, min_size=1, max_size=8))
 def test_batch_normalise_equals_per_text_definition(batch):
-    assert _normalise_many(batch) == [_normalise_words(t) for t in batch]
-    assert _normalise_many(batch) == [normalise(t) for t in batch]
+    assert normalise_many(batch) == [normalise(t) for t in batch]
 
 
 def test_batch_normalise_on_every_code_point():
@@ -28,12 +27,12 @@ def test_batch_normalise_on_every_code_point():
     points = [chr(i) for i in range(sys.maxunicode + 1)]
     batch = ["".join(c + "b" for c in points[k:k + 32]) for k in range(0, len(points), 32)]
     for k in range(0, len(batch), 2):  # two texts a batch: few enough characters to replace at once
-        assert _normalise_many(batch[k:k + 2]) == [_normalise_words(t) for t in batch[k:k + 2]]
-    assert _normalise_many(batch) == [_normalise_words(t) for t in batch]
+        assert normalise_many(batch[k:k + 2]) == [normalise(t) for t in batch[k:k + 2]]
+    assert normalise_many(batch) == [normalise(t) for t in batch]
 
 
 def test_case_folding_is_idempotent_so_replacements_commute():
-    # _normalise_many replaces each distinct non-ASCII character by its folding, one after
+    # normalise_many replaces each distinct non-ASCII character by its folding, one after
     # another: that is only order-free if folding a folded character changes nothing.
     for i in range(sys.maxunicode + 1):
         for c in chr(i).casefold():
@@ -41,9 +40,9 @@ def test_case_folding_is_idempotent_so_replacements_commute():
 
 
 def test_empty_texts_and_batches_of_empty_texts():
-    assert _normalise_many([""]) == [""]
-    assert _normalise_many(["", " ", "...", "a"]) == ["", "", "", "a"]
-    assert _normalise_many(["  Hello,   WORLD!  ", "x_y"]) == ["hello world", "x y"]
+    assert normalise_many([""]) == [""]
+    assert normalise_many(["", " ", "...", "a"]) == ["", "", "", "a"]
+    assert normalise_many(["  Hello,   WORLD!  ", "x_y"]) == ["hello world", "x y"]
 
 
 def _hash_by_bytes(norms):
@@ -62,6 +61,6 @@ long_words = st.text(alphabet=st.sampled_from(list("ab漢")), min_size=60, max_s
 
 @given(st.lists(st.lists(st.one_of(words, words, words, long_words), min_size=1, max_size=8), min_size=1, max_size=5))
 def test_word_hashes_by_position_equal_hashes_by_byte(texts):
-    from pruner.engine.text import _hash_words
+    from pruner.engine.text import hash_words
     norms = [" ".join(w) for w in texts]
-    assert _hash_words(norms).tolist() == _hash_by_bytes(norms).tolist()
+    assert hash_words(norms).tolist() == _hash_by_bytes(norms).tolist()

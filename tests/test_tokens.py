@@ -103,7 +103,7 @@ def test_a_long_run_is_cut_and_its_count_stays_at_or_above_the_exact_one(alphabe
     text = "".join(rnd.choice(alphabet) for _ in range(n))
     parts, inexact = tokens.split_for_counting(text)
     assert "".join(parts) == text
-    long_runs = tokens._split_patterns()[0]
+    long_runs = tokens.split_patterns()[0]
     assert not any(long_runs.search(p) for p in parts)  # the work per piece is bounded
     counter = get_counter(encoding)
     exact = len(counter._encoding.encode_ordinary(text))

@@ -116,7 +116,7 @@ def plan_partitions(files: Iterable[InputFile], *, out: str, settings: BatchSett
     return partitions
 
 
-def _digest(path: str) -> str | None:
+def file_digest(path: str) -> str | None:
     """The file's SHA-256; None when it cannot be read or is no longer a regular file (a pipe
     would wait forever): the file is then processed again and becomes its error row."""
     h = hashlib.sha256()
@@ -249,7 +249,7 @@ def _run_locked(folder: Folder, files: list[InputFile], settings: BatchSettings,
         digests = held.get(f.path)
         if digests is None:
             todo.append(f)
-        elif _digest(f.path) in digests:
+        elif file_digest(f.path) in digests:
             skipped += 1
         else:
             todo.append(f)

@@ -114,7 +114,7 @@ class BenchmarkResults:
         return rows_to_csv(self.rows)
 
 
-def _config_dict(config: PruneConfig) -> dict[str, Any]:
+def config_dict(config: PruneConfig) -> dict[str, Any]:
     d = asdict(config)
     d["disabled_rules"] = sorted(config.disabled_rules)
     d["file_tools"] = "default" if config.file_tools == FileTools() else "custom"
@@ -308,7 +308,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
         baselines += base
     counter = get_counter(config.encoding)
     meta = {"counter": counter.name, "encoding": config.encoding, "generator": GENERATOR_VERSION,
-            "config": _config_dict(config), "workloads": {w: WORKLOADS[w].as_dict() for w in workloads},
+            "config": config_dict(config), "workloads": {w: WORKLOADS[w].as_dict() for w in workloads},
             "sizes": list(sizes), "seeds": seed_values, "timing_runs": timing_runs,
             "environment": environment.finish(env)}
     if cost:

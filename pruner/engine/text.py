@@ -97,8 +97,8 @@ _SEP = 0xFF  # never a byte of UTF-8: separates the texts of a batch
 _MAX_REPLACEMENTS = 64  # distinct non-ASCII characters to replace in a batch (real text: a handful)
 
 
-def _normalise_many(texts: list[str]) -> list[str]:
-    """``_normalise_words`` of each text, computed over the whole batch at once.
+def normalise_many(texts: list[str]) -> list[str]:
+    """``normalise`` of each text (the same strings), computed over the whole batch at once.
 
     After NFKC (per text), case folding and the word test are per character, so they are
     done on the batch's UTF-8 bytes: ASCII bytes through one translation table, each
@@ -157,7 +157,7 @@ def _word_hashes(norms: list[str]) -> tuple[np.ndarray, np.ndarray]:
     size = 0
     for n in norms:
         if len(n) > _BATCH_BYTES:  # a huge text: in pieces cut at spaces (words stay whole)
-            parts.append(_hash_words(batch))
+            parts.append(hash_words(batch))
             batch, size = [], 0
             pos = 0
             while pos < len(n):
@@ -165,19 +165,19 @@ def _word_hashes(norms: list[str]) -> tuple[np.ndarray, np.ndarray]:
                 if cut <= pos:  # one word longer than a batch
                     cut = n.find(" ", pos + _BATCH_BYTES)
                     cut = len(n) if cut < 0 else cut
-                parts.append(_hash_words([n[pos:cut]]))
+                parts.append(hash_words([n[pos:cut]]))
                 pos = cut + 1
             continue
         batch.append(n)
         size += len(n)
         if size >= _BATCH_BYTES:
-            parts.append(_hash_words(batch))
+            parts.append(hash_words(batch))
             batch, size = [], 0
-    parts.append(_hash_words(batch))
+    parts.append(hash_words(batch))
     return np.concatenate(parts), counts
 
 
-def _hash_words(norms: list[str]) -> np.ndarray:
+def hash_words(norms: list[str]) -> np.ndarray:
     """Hashes of the words of ``norms`` (single spaces between words), all in one go."""
     norms = [n for n in norms if n]
     if not norms:
@@ -261,7 +261,7 @@ def features_of(texts: Iterable[str]) -> list[TextFeatures]:
         # In batches: the text number shares a 64-bit sort key with 44-bit shingles.
         for k in range(0, len(missing), 1 << 18):
             part = missing[k:k + (1 << 18)]
-            norms = _normalise_many(part)
+            norms = normalise_many(part)
             if len(cache) + len(part) > _MAX_FEATURES:
                 cache.clear()  # a bounded cache: refilled on demand
             for t, n, sh in zip(part, norms, _shingles_many(norms)):

@@ -24,15 +24,16 @@ from typing import Any, Callable
 from ..errors import FileTooLargeError, FormatError
 from ..files import check_byte_limit, read_limited, write_atomic
 from ..model import Session
-from ._repairs import has_lone_surrogate, repairs_of, replace_lone_surrogates
+from .repairing import has_lone_surrogate, repairs_of, replace_lone_surrogates
 from ._subagent_files import with_subagent_files
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
 #: The modules of this package a format author builds on (public, documented in CONTRIBUTING.md):
-#: ``builder`` (``SessionBuilder``) and ``common`` (parsing, usage, detection helpers). They are not
+#: ``builder`` (``SessionBuilder``), ``common`` (parsing, usage, detection helpers) and
+#: ``repairing`` (``Repairs``: what a lenient importer repaired, recorded). They are not
 #: formats, so the loader does not register them; every other public module here is a format.
-AUTHORING_MODULES = ("builder", "common")
+AUTHORING_MODULES = ("builder", "common", "repairing")
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,7 @@ def save_session(session: Session, path: str | os.PathLike) -> None:
 
 def repairs(session: Session) -> list[dict[str, Any]]:
     """What the importer repaired to read ``session``'s file: entries ``{"kind", "count",
-    "message", "lines"}`` whose ``message`` is a sentence for a person (see ``_repairs``)."""
+    "message", "lines"}`` whose ``message`` is a sentence for a person (see ``repairing``)."""
     return repairs_of(session.metadata)
 
 

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from ..errors import FormatError, InvalidSessionError
 from ..model import Message, Session, ToolCall, parse_arguments, validate_session
 from .common import RETRIEVAL_TOOLS
-from ._repairs import Repairs
+from .repairing import Repairs
 
 
 @dataclass
@@ -196,6 +196,4 @@ class SessionBuilder:
         return session
 
 
-#: ``Repairs`` is here too: what a lenient importer repaired (``SessionBuilder(repairs=...)``,
-#: ``builder.repairs.add(kind, line, ...)``); it lives in the private ``_repairs`` with its storage format.
-__all__ = ["Draft", "Repairs", "SessionBuilder"]
+__all__ = ["Draft", "SessionBuilder"]

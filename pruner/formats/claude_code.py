@@ -30,7 +30,7 @@ metadata lines Claude Code writes (``METADATA_TYPES``) are skipped (counted in
 line) becomes a ``summary`` message and a recorded compaction.
 
 This is an agent log, written line by line, so damage is repaired and
-reported (``_repairs``), not refused: an exact repeat of a line (Claude Code
+reported (``repairing``), not refused: an exact repeat of a line (Claude Code
 writes some lines more than once) is dropped, a line that is not a JSON
 object is skipped, a line reusing a ``uuid`` with different content keeps a
 new id, a line of a type this reader does not know (``"User"``, ``"human"``)
@@ -55,7 +55,7 @@ from ..model import Session
 from .builder import Draft, SessionBuilder
 from ._claude_chains import link_order, parent_calls, split_chains
 from .common import Probe, identity_by, parse_jsonl, unmapped
-from ._repairs import Repairs
+from .repairing import Repairs
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 
 NAME = "claude_code"

@@ -15,7 +15,7 @@ totals is not a request. ``turn_context`` lines are kept in
 ``summary`` message and a recorded compaction. Older rollouts that hold bare
 items (no ``payload``) are read too.
 
-This is an agent log, so damage is repaired and reported (``_repairs``), not
+This is an agent log, so damage is repaired and reported (``repairing``), not
 refused: an exact repeat of a line that carries a timestamp or an id is
 dropped (bare items without either are all kept: two identical user messages
 may both be real), a line that is not a JSON object is skipped, and a line of

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import FormatError
 from ..jsonio import JsonProblem, loads_json
-from ._repairs import Repairs
+from .repairing import Repairs
 
 if TYPE_CHECKING:
     from .builder import SessionBuilder
@@ -78,7 +78,7 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
     would also split on U+2028 and others inside a string). With
     ``skip_bad_lines`` unreadable lines are skipped and counted instead.
 
-    ``identity`` makes this an agent log's reader (see ``_repairs``): a line that
+    ``identity`` makes this an agent log's reader (see ``repairing``): a line that
     is not a JSON object is skipped, and a line that repeats an earlier line
     exactly is dropped when ``identity(record)`` gives it an id (lines without
     one, such as two identical user messages in an old log, are all kept); both

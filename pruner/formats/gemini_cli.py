@@ -44,7 +44,7 @@ from typing import Any, Iterable
 from ..errors import FormatError
 from ..model import Session
 from .builder import SessionBuilder
-from ._repairs import has_lone_surrogate, replace_lone_surrogates
+from .repairing import has_lone_surrogate, replace_lone_surrogates
 from .common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "gemini_cli"

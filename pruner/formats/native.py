@@ -33,7 +33,7 @@ from ..errors import FormatError, InvalidSessionError
 from ..jsonio import JsonProblem, dumps_json, escape_unsafe, loads_json
 from ..model import ROLES, Message, Session, ToolCall, validate_session
 from .common import type_name
-from ._repairs import REPAIRS_KEY, Repairs
+from .repairing import REPAIRS_KEY, Repairs
 
 NAME = "native"
 DESCRIPTION = "pruner's own JSONL: a header line, then one message per line"

@@ -19,7 +19,7 @@ own, else the latest ``model_change``'s, else the header's) and its usage,
 with ``usage["cost"]`` the cost Pi recorded (``usage.cost.total``, USD).
 Version 1's ``firstKeptEntryIndex`` counts entries after the header, from 0.
 
-This is an agent log, so damage is repaired and reported (``_repairs``), not
+This is an agent log, so damage is repaired and reported (``repairing``), not
 refused: an exact repeat of a line is dropped, a line that is not a JSON
 object is skipped, and an entry of a type (or a message of a role) this reader
 does not know is skipped and named with its count. An entry reusing an earlier

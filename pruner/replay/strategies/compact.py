@@ -10,7 +10,7 @@ and it rewrites the prefix after the system messages once.
 from __future__ import annotations
 
 from ..strategy import Step, Strategy, register_strategy
-from ._compactor import Compactor
+from .compactor import Compactor
 
 
 @register_strategy("compact", order=50,

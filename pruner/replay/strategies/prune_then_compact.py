@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from ..strategy import Event, Step, Strategy, register_strategy
-from ._compactor import Compactor
+from .compactor import Compactor
 from ..feed import PrunerFeed
 
 

@@ -236,3 +236,6 @@ def replace_lone_surrogates(session: Session, text: str | None, *, file: str) ->
     except InvalidSessionError as exc:
         raise FormatError(f"after replacing lone surrogates with U+FFFD: {exc}", file=file) from None
     return fixed
+
+
+__all__ = ["REPAIRS_KEY", "Repairs", "has_lone_surrogate", "repairs_of", "replace_lone_surrogates"]

@@ -1,4 +1,5 @@
-"""Compaction inside a replay (shared by ``compact`` and ``prune_then_compact``).
+"""Compaction inside a replay (shared by ``compact`` and ``prune_then_compact``): what a strategy
+that compacts builds on (``Compactor(env)``; ``over``, ``run``). It registers no strategy itself.
 
 The agent checks before each request: when the context exceeds window minus
 reserve (provider tokens), it compacts with ``pruner.compaction.compact`` (Pi's
