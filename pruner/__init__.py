@@ -14,18 +14,19 @@ from .formats.export import dumps, export, to_anthropic_messages, to_openai_mess
 from .model import ROLES, STATUSES, Decision, Message, Session, ToolCall, validate_session
 from .engine.incremental import IncrementalPruner
 from .engine.prune import PruneConfig, PruneResult, PruneStats, message_tokens, prune
-from .replay import ReplaySettings, calibrate, replay
+# ``replay_session``, not ``replay``: the name ``pruner.replay`` is the package (issue 24; CHANGELOG 0.4.0).
+from .replay import ReplaySettings, calibrate
+from .replay import replay as replay_session
 from .tokens import ENCODINGS, get_counter
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 """The version of pruner (``pruner --version`` prints it); CHANGELOG.md says what each changed."""
 
 __all__ = [
-    "CompactionSettings", "ConfigurationError", "ExportError", "__version__", "dumps", "export",
-    "to_anthropic_messages",
-    "to_openai_messages", "to_text", "IncrementalPruner", "OfflineSummarizer", "OpenAISummarizer", "compact",
-    "Decision", "ENCODINGS", "FORMATS", "FileTools", "FormatError", "InvalidSessionError", "Message",
-    "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "STATUSES", "Session",
-    "SummarizerError", "ToolCall", "get_counter", "load_session", "message_tokens", "prune",
-    "save_session", "validate_session", "replay", "ReplaySettings", "calibrate",
+    "CompactionSettings", "ConfigurationError", "Decision", "ENCODINGS", "ExportError", "FORMATS", "FileTools",
+    "FormatError", "IncrementalPruner", "InvalidSessionError", "Message", "OfflineSummarizer",
+    "OpenAISummarizer", "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "ReplaySettings",
+    "STATUSES", "Session", "SummarizerError", "ToolCall", "__version__", "calibrate", "compact", "dumps",
+    "export", "get_counter", "load_session", "message_tokens", "prune", "replay_session", "save_session",
+    "to_anthropic_messages", "to_openai_messages", "to_text", "validate_session"
 ]

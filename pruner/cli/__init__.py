@@ -75,5 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = stdout, stderr
 
 
+__all__ = [
+    "build_parser", "main"
+]
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

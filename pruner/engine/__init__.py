@@ -12,3 +12,6 @@ does to files.
 This package imports nothing on import, so a rule module can import
 ``pruner.engine.index`` while ``pruner.engine.prune`` imports the rules.
 """
+
+#: Nothing at the package level: its modules are the API (imported by name, e.g. ``pruner.engine.prune``).
+__all__: list[str] = []

@@ -79,7 +79,7 @@ def _load_builtin_formats() -> None:
 
 _load_builtin_formats()
 
-from .common import RETRIEVAL_TOOLS, probe  # noqa: E402,F401
+from .common import RETRIEVAL_TOOLS, probe  # noqa: E402
 
 #: Other names accepted by ``--format``.
 ALIASES: dict[str, str] = {"openai": "openai_chat", "chat": "openai_chat", "responses": "openai_responses",
@@ -259,3 +259,11 @@ def repairs(session: Session) -> list[dict[str, Any]]:
 def repair_messages(session: Session) -> list[str]:
     """One sentence per repair the importer made (``[]`` when the file was read as it is)."""
     return [str(r.get("message", "")) for r in repairs(session)]
+
+
+__all__ = [
+    "ALIASES", "AUTHORING_MODULES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "FORMATS", "Format",
+    "RETRIEVAL_TOOLS", "charged_size", "decode_bytes", "detect_format", "format_name", "load_bytes",
+    "load_dialogues", "load_session", "loads", "loads_all", "probe", "register_format",
+    "repair_messages", "repairs", "save_session"
+]

@@ -84,3 +84,9 @@ def regenerate(text: str, root: Path) -> str:
 def pages(root: Path) -> list[Path]:
     """The documentation a person reads: README.md, then every page under docs/, in path order."""
     return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+__all__ = [
+    "GENERATOR", "SECTIONS", "TABLES", "pages", "regenerate", "render_table", "section_regions",
+    "splice_sections", "splice_tables", "start_marker", "table_regions"
+]

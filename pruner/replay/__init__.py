@@ -32,10 +32,10 @@ from .settings import DEFAULT_MODELS, ReplaySettings
 from .strategy import STRATEGIES, Event, ExtraCall, Step, Strategy, register_strategy, strategy_names
 
 __all__ = [
-    "AnthropicCache", "Bill", "bill", "BilledRequest", "CACHE_MODELS", "CacheModel", "CacheUsage", "calibrate",
-    "Calibration", "CAUSES", "context_recall", "DEFAULT_MODELS", "default_prices", "Event", "ExtraCall",
-    "find_requests", "ledger", "ledger_of", "ledger_summary", "LedgerEntry", "load_prices", "ModelPrice",
-    "OpenAICache", "PriceTable", "RecallReport", "register_strategy", "Replay", "replay", "ReplaySettings",
-    "Request", "RequestRow", "Step", "STRATEGIES", "Strategy", "strategy_names", "StrategyRun", "TokenScale",
-    "Verdict", "verdict",
+    "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CAUSES", "CacheModel", "CacheUsage",
+    "Calibration", "DEFAULT_MODELS", "Event", "ExtraCall", "LedgerEntry", "ModelPrice", "OpenAICache",
+    "PriceTable", "RecallReport", "Replay", "ReplaySettings", "Request", "RequestRow", "STRATEGIES",
+    "Step", "Strategy", "StrategyRun", "TokenScale", "Verdict", "bill", "calibrate", "context_recall",
+    "default_prices", "find_requests", "ledger", "ledger_of", "ledger_summary", "load_prices",
+    "register_strategy", "replay", "strategy_names", "verdict"
 ]

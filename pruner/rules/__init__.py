@@ -193,3 +193,10 @@ def _load_builtin_rules() -> None:
 
 
 _load_builtin_rules()
+
+
+__all__ = [
+    "DEFAULT_PLACEHOLDER", "EXPLANATIONS", "Emits", "REMOVAL_STAGES", "RULES", "Removal", "Rule",
+    "STAGES", "declaration", "explain", "explains", "placeholder_text", "register_rule", "rules_for",
+    "short_name"
+]

@@ -80,3 +80,8 @@ def _load_builtin_tables() -> None:
 
 
 _load_builtin_tables()
+
+
+__all__ = [
+    "FigureTable", "TABLES", "load_results", "provenance", "register_table", "render_table"
+]
