@@ -7,7 +7,8 @@ the file in between. A file over ``max_bytes`` is refused from its size, before
 it is read.
 
 ``write_atomic`` writes to a temporary file beside the target and renames it
-over the target (``os.replace``), so a failure at any point (a character UTF-8
+over the target (``os.replace``); it is the one place pruner writes a file (a test
+holds every other module to it). A failure at any point (a character UTF-8
 cannot encode, a full disk, an interrupt) leaves the previous file exactly as
 it was. A symbolic link is followed: the file it points to is replaced and the
 link stays. Targets that cannot be replaced by a rename are written in place:
@@ -21,9 +22,11 @@ followed, so whoever can write into the folder cannot redirect the write.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import secrets
 import stat
+from typing import BinaryIO, Callable
 
 from .errors import ConfigurationError, ExportError, FileTooLargeError, FormatError
 
@@ -126,10 +129,21 @@ def _write_in_place(target: str, mode: int, data: bytes, file: str) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str | os.PathLike, text: str, *, follow_symlinks: bool = True) -> None:
-    """Write ``text`` (UTF-8) to ``path`` so that a failure leaves the previous file intact."""
+def write_atomic(path: str | os.PathLike, content: str | bytes | Callable[[BinaryIO], object], *,
+                 follow_symlinks: bool = True) -> None:
+    """Write ``content`` to ``path`` so that a failure leaves the previous file intact.
+
+    ``content`` is text (written as UTF-8), bytes, or a function that writes the file itself into
+    the binary file object it is given (a Parquet table, a copy, a file too big to hold in memory:
+    streamed into the temporary file, which replaces ``path`` only once the function returned).
+    """
     file = os.fspath(path)
-    data = _encode(text, file)  # before touching anything: an encoding failure changes nothing
+    fill = content if callable(content) else None
+    data = None
+    if isinstance(content, str):
+        data = _encode(content, file)  # before touching anything: an encoding failure changes nothing
+    elif fill is None:
+        data = bytes(content)
     target = os.path.realpath(file) if follow_symlinks else os.path.abspath(file)
     try:
         info = os.stat(target) if follow_symlinks else os.lstat(target)
@@ -141,6 +155,10 @@ def write_atomic(path: str | os.PathLike, text: str, *, follow_symlinks: bool = 
         raise ExportError(f"{file}: cannot write ({exc.strerror})") from None
     if info is not None and not stat.S_ISREG(info.st_mode):
         if follow_symlinks and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+            if fill is not None:  # a device or pipe is written in place, not renamed over
+                buffer = io.BytesIO()
+                fill(buffer)
+                data = buffer.getvalue()
             _write_in_place(target, info.st_mode, data, file)
             return
         raise ExportError(f"{file}: this is {_kind(info.st_mode)}; give the path of a file to write")
@@ -153,7 +171,10 @@ def write_atomic(path: str | os.PathLike, text: str, *, follow_symlinks: bool = 
     try:
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                if fill is None:
+                    fh.write(data)
+                else:
+                    fill(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
             if info is not None:  # keep the permissions the previous file had

@@ -23,13 +23,13 @@ import hashlib
 import logging
 import os
 import resource
-import shutil
 import tempfile
 import time
 from pathlib import Path
 
 from ..bench import environment
 from ..engine.prune import collector_paused, prune
+from ..files import write_atomic
 from ..formats import decode_bytes, loads_all, save_session
 from ..tokens import get_counter
 from .inputs import expand_inputs
@@ -45,8 +45,9 @@ def build_corpus(folder: Path, *, sessions: int, tau_copies: int, tau: Path = TA
 
     folder.mkdir(parents=True, exist_ok=True)
     copies = tau_copies if tau.exists() else 0
+    tau_bytes = tau.read_bytes() if copies else b""
     for n in range(copies):
-        shutil.copy(tau, folder / f"tau-bench-{n:03d}.json")
+        write_atomic(folder / f"tau-bench-{n:03d}.json", tau_bytes)
     per_copy = 200 if copies else 0
     generated = max(0, sessions - copies * per_copy)
     for n in range(generated):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,7 @@ import pyarrow.parquet as pq
 
 from ..engine.prune import collector_paused, prune
 from ..errors import PrunerError
-from ..files import read_limited
+from ..files import read_limited, write_atomic
 from ..formats import decode_bytes, loads_all
 from ..model import STATUSES
 from ..replay import ReplaySettings, replay
@@ -70,22 +69,10 @@ def partition_file(out: str, table: str, key: str) -> str:
 
 
 def write_atomically(table: pa.Table, path: str) -> None:
-    """Write to a hidden temporary file beside ``path``, then rename it into place.
-
-    The temporary name is random and created exclusively (never through a link someone planted),
-    so two attempts at one partition never write into the same file; readers skip names starting
-    with a dot.
-    """
-    folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pq.write_table(table, fh)
-        os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.remove(tmp)
+    """Write the Parquet ``table`` to ``path`` through ``files.write_atomic``: streamed into a hidden,
+    exclusively created temporary file beside it (readers skip names starting with a dot), then
+    renamed into place; a link planted at ``path`` is replaced, never followed."""
+    write_atomic(path, lambda fh: pq.write_table(table, fh), follow_symlinks=False)
 
 
 class FolderTakenOver(PrunerError):

@@ -27,6 +27,7 @@ limit: a file one byte over it is refused before it is read, and 55 MB of deep n
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -35,8 +36,9 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import BinaryIO, Callable, TextIO
 
+from ..files import write_atomic
 from ..formats import DEFAULT_MAX_BYTES
 from . import environment
 
@@ -141,6 +143,16 @@ def measure_command(args: list[str], *, cpu_limit_s: int | None = None) -> tuple
     return code, wall, cpu, peak_mb
 
 
+def _as_text(write: Callable[[int, TextIO], None], size: int) -> Callable[[BinaryIO], None]:
+    """``write(size, fh)`` as the streaming writer ``write_atomic`` takes: the case's text, UTF-8, in chunks."""
+    def fill(binary: BinaryIO) -> None:
+        text = io.TextIOWrapper(binary, encoding="utf-8", newline="")
+        write(size, text)
+        text.flush()
+        text.detach()  # the binary file stays open: write_atomic syncs and renames it
+    return fill
+
+
 def _args(command: str, path: str) -> list[str]:
     return ["inspect", path] if command == "inspect" else ["prune", path, "-o", os.devnull]
 
@@ -153,8 +165,7 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
         for case in cases:
             for size_mb in sizes_mb:
                 path = os.path.join(folder, f"{case}-{size_mb}mb.json")
-                with open(path, "w", encoding="utf-8") as fh:
-                    CASES[case][1](size_mb * MB, fh)
+                write_atomic(path, _as_text(CASES[case][1], size_mb * MB))
                 for command in COMMANDS:
                     if progress:
                         progress(f"{case}, {size_mb} MB: {command}")
@@ -163,8 +174,7 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
                                     round(cpu, 2), round(peak, 1)))
                 os.unlink(path)
         over = os.path.join(folder, "over-the-limit.json")
-        with open(over, "wb") as fh:  # sparse: refused from its size, never read
-            fh.truncate(DEFAULT_MAX_BYTES + 1)
+        write_atomic(over, lambda fh: fh.truncate(DEFAULT_MAX_BYTES + 1))  # sparse: refused from its size, never read
         if progress:
             progress("a file one byte over the limit: inspect")
         code, wall, cpu, peak = measure_command(["inspect", over])
@@ -172,8 +182,7 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
                         round(wall, 2), round(cpu, 2), round(peak, 1)))
         # Deep nesting is charged CONTAINER_BYTES per array and object: 55 MB of it is over the limit.
         deep = os.path.join(folder, "deep-over-the-limit.jsonl")
-        with open(deep, "w", encoding="utf-8") as fh:
-            _deep_nesting(55 * MB, fh)
+        write_atomic(deep, _as_text(_deep_nesting, 55 * MB))
         if progress:
             progress("deep nesting charged over the limit: inspect")
         code, wall, cpu, peak = measure_command(["inspect", deep])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
+from ..files import write_atomic
 from .types import positive_int, positive_int_list
 
 NAME = "bench-batch"
@@ -40,11 +40,7 @@ def is_default_run(args) -> bool:
 
 
 def write_json(path: str, results: dict) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump(results, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(results, indent=2, sort_keys=True) + "\n")
 
 
 def run(args) -> int:

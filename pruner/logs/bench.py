@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from ..files import write_atomic
 from .discover import discover
 from .run import run_logs
 
@@ -44,8 +45,9 @@ def real_claude_files(real: Path) -> list[Path]:
 def _link(src: Path, dst: Path) -> None:
     try:
         os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
+    except OSError:  # another file system: a copy, streamed
+        with open(src, "rb") as source:
+            write_atomic(dst, lambda fh: shutil.copyfileobj(source, fh))
 
 
 def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | None = None) -> int:

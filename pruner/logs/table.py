@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -26,6 +25,7 @@ import pyarrow.parquet as pq
 
 from ..batch.lock import LOCK, acquire, release
 from ..errors import ConfigurationError
+from ..files import write_atomic
 
 TABLE = "sessions.parquet"
 SUMMARY = "_pruner_logs.json"
@@ -76,18 +76,10 @@ def save_rows(out: str, rows: dict[str, dict[str, Any]], table_schema: pa.Schema
     """Replace the table with ``rows`` (sorted by key) in one rename."""
     ordered = [{name: r.get(name) for name in table_schema.names} for _, r in sorted(rows.items())]
     table = pa.Table.from_pylist(ordered, schema=table_schema)
-    path = os.path.join(out, TABLE)
-    tmp = os.path.join(out, f".{TABLE}.{uuid.uuid4().hex}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_atomic(os.path.join(out, TABLE), lambda fh: pq.write_table(table, fh), follow_symlinks=False)
 
 
 def save_summary(out: str, body: dict[str, Any]) -> None:
-    from ..files import write_atomic
     write_atomic(os.path.join(out, SUMMARY), json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 from ..errors import PrunerError
+from ..files import write_atomic
 from . import pages, regenerate
 
 
@@ -33,9 +33,7 @@ def main(argv: list[str]) -> int:
         if new == text:
             print(f"{path}: generated parts already up to date")
             continue
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, new)
         print(f"{path}: generated parts updated")
     return status
 
