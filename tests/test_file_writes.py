@@ -125,3 +125,61 @@ def test_no_file_is_written_outside_write_atomic():
                 bad.append(f"{rel}:{line} ({function}): {kind}")
     assert not bad, "files written without pruner.files.write_atomic:\n" + "\n".join(bad)
     assert seen == set(ALLOWED), f"allowed writes that no longer exist (remove them): {set(ALLOWED) - seen}"
+
+
+# --- write_atomic's three kinds of content ---------------------------------------------------------
+
+def test_write_atomic_writes_text_bytes_and_a_streaming_writer(tmp_path):
+    from pruner.files import write_atomic
+
+    target = tmp_path / "out.bin"
+    write_atomic(target, "é\n")
+    assert target.read_bytes() == "é\n".encode("utf-8")
+    write_atomic(target, b"\x00\xff")
+    assert target.read_bytes() == b"\x00\xff"
+    write_atomic(target, lambda fh: [fh.write(bytes([k]) * 1000) for k in range(3)])
+    assert target.read_bytes() == b"\x00" * 1000 + b"\x01" * 1000 + b"\x02" * 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]  # no temporary file left
+
+
+def test_a_streaming_writer_that_fails_leaves_the_previous_file_and_no_temporary(tmp_path):
+    from pruner.files import write_atomic
+
+    target = tmp_path / "table.parquet"
+    target.write_bytes(b"previous")
+
+    def half_then_fail(fh):
+        fh.write(b"half a table")
+        raise RuntimeError("the writer broke")
+
+    try:
+        write_atomic(target, half_then_fail)
+    except RuntimeError as exc:
+        assert str(exc) == "the writer broke"
+    else:
+        raise AssertionError("the writer's error was swallowed")
+    assert target.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.parquet"]
+
+
+def test_a_streaming_writer_reaches_a_device_written_in_place():
+    from pruner.files import write_atomic
+
+    calls = []
+    write_atomic("/dev/null", lambda fh: calls.append(fh.write(b"x" * 10)))
+    assert calls == [10]
+
+
+def test_a_parquet_table_written_by_the_batch_reads_back(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pruner.batch.worker import write_atomically
+
+    table = pa.table({"session_id": ["a", "b"], "tokens": [3, 4]})
+    path = tmp_path / "part-0.parquet"
+    (tmp_path / "elsewhere").write_bytes(b"keep")
+    path.symlink_to(tmp_path / "elsewhere")  # a planted link is replaced, never written through
+    write_atomically(table, str(path))
+    assert not path.is_symlink() and (tmp_path / "elsewhere").read_bytes() == b"keep"
+    assert pq.read_table(path).to_pylist() == [{"session_id": "a", "tokens": 3}, {"session_id": "b", "tokens": 4}]
