@@ -1,4 +1,8 @@
-"""Shared test settings.
+"""Shared test settings and fixtures.
+
+The paths every test file uses (``ROOT``, ``SAMPLES``, ``REAL_DATA``) are defined once, in
+``tests/support/paths.py``: import them from there in a module that needs them at import time (a
+``parametrize`` list), or take the fixtures below.
 
 Hypothesis runs 500 examples per property when ``CI`` is set (as the issue asks)
 and 100 otherwise, with no deadline: these machines are noisy and speed is
@@ -13,10 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
-REAL_DATA = ROOT.parent / "shared" / "data" / "real"
-SAMPLES = ROOT / "sample_sessions"
+from tests.support.paths import REAL_DATA, ROOT, SAMPLES, TESTS  # noqa: F401 (TESTS: for importers)
 
 # Fixtures shared by several test files (imported as ``tests.…``: the repository
 # root is on sys.path because tests/ is a package).
@@ -40,3 +41,23 @@ def real_data() -> Path:
 @pytest.fixture
 def samples() -> Path:
     return SAMPLES
+
+
+@pytest.fixture
+def root() -> Path:
+    """The repository root."""
+    return ROOT
+
+
+@pytest.fixture
+def fresh_streamlit_caches():
+    """Empty Streamlit caches before and after the test, so no test sees another's cached values
+    (the dashboard's loaders and analyses are cached). Use it per module with
+    ``pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")``."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()

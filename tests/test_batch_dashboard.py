@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard import components, corpus_charts, session_state, ui
@@ -17,7 +16,7 @@ from pruner.errors import ConfigurationError, FormatError
 from tests.conftest import ROOT, SAMPLES
 from tests.support.batch import serial_results
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_streamlit_caches")]
 APP = ROOT / "dashboard" / "app.py"
 EVIL_NAME = "<img src=x onerror=alert(1)>.jsonl"
 
@@ -33,14 +32,6 @@ def batch_folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("corpus-out") / "out"
     run_batch([str(src)], out, workers=1)
     return src, out
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
 
 
 def test_read_corpus_totals_equal_the_serial_loop(batch_folder):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,8 @@ from pruner.bench.baselines import no_pruning, oracle, truncate_to_budget
 from pruner.bench.run import SCHEMA, load_results, run_benchmark, summarise
 from pruner.rules import RULES, Removal, register_rule
 from pruner.bench.workloads import generate, missing_facts, session_truth
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "sample_sessions" / "bench" / "results.json"
 
 

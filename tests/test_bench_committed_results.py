@@ -11,7 +11,6 @@ After changing the passes or the generator: ``pruner bench`` then
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,9 @@ from pruner.bench.run import TIMING_RUNS, config_dict, run_benchmark
 from pruner.bench.workloads import SIZES, WORKLOADS, generate
 from pruner.engine.prune import PruneConfig, message_tokens
 from pruner.tokens import get_counter
+from tests.support.paths import SAMPLES
 
-RESULTS = Path(__file__).resolve().parents[1] / "sample_sessions" / "bench" / "results.json"
+RESULTS = SAMPLES / "bench" / "results.json"
 TIMING_KEYS = {"prune_ms", "prune_ms_min", "prune_ms_max", "ms_per_1000_messages", "timing_runs", "replay_s",
                "replay_s_by_strategy"}
 

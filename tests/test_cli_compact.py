@@ -12,9 +12,8 @@ from pruner.compaction import CompactionSettings, compact
 from pruner.formats.export import validate_openai_messages
 from pruner.formats import load_session
 from pruner.compaction.sections import SUMMARY_SECTIONS
+from tests.support.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_sessions"
 PI_SESSION = ROOT.parent / "shared" / "data" / "real" / "pi" / "large-session.jsonl"
 KEY = "sk-cli-test-4c8e1a9b77d2"
 

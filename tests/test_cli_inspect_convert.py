@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,13 +13,13 @@ from pruner.formats.export import validate_openai_messages
 from pruner.formats.export import validate_anthropic_messages
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
+from tests.support.paths import REAL_DATA
 
 SAMPLES = {
     "openai_chat.json": "openai_chat", "openai_responses.json": "openai_responses",
     "anthropic_messages.json": "anthropic", "claude_code.jsonl": "claude_code", "pi_session.jsonl": "pi",
     "codex_rollout.jsonl": "codex", "swe_agent.traj": "swe_agent", "native_demo.jsonl": "native",
 }
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real"
 
 
 @pytest.fixture(params=sorted(SAMPLES))
@@ -119,7 +118,7 @@ def test_multi_dialogue_file(tmp_path, capsys):
 
 
 def test_console_script_runs_inspect_on_real_tau_bench():
-    tau = REAL / "tau-bench" / "gpt-4o-airline.json"
+    tau = REAL_DATA / "tau-bench" / "gpt-4o-airline.json"
     if not tau.exists():
         pytest.skip("real transcripts absent")
     proc = subprocess.run([sys.executable, "-m", "pruner", "inspect", str(tau), "--json"],

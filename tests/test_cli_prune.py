@@ -6,15 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from pruner import Message, Session, ToolCall, prune
 from pruner.formats.export import validate_openai_messages
 from pruner.formats import load_session, save_session
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "sample_sessions" / "native_demo.jsonl"
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pruner.cli.reference import END, PAGE, START, reference, splice
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_reference_page_matches_help():

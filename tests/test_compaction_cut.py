@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -21,9 +20,10 @@ from pruner.model import Message, Session, ToolCall
 from pruner.engine.prune import message_tokens
 from pruner.tokens import get_counter
 from tests.strategies import sessions
+from tests.support.paths import REAL_DATA
 
 COUNTER = get_counter("o200k_base")
-PI_SESSION = Path(__file__).resolve().parents[2] / "shared" / "data" / "real" / "pi" / "large-session.jsonl"
+PI_SESSION = REAL_DATA / "pi" / "large-session.jsonl"
 
 
 def tokens(m: Message) -> int:

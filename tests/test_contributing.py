@@ -5,14 +5,14 @@ placeholder, and is carried by the incremental pruner through its tracker."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from pruner import IncrementalPruner, Message, Session, ToolCall, prune
 from pruner.rules import EXPLANATIONS, RULES, placeholder_text, short_name
+from tests.support.paths import ROOT
 
-GUIDE = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
+GUIDE = ROOT / "CONTRIBUTING.md"
 
 
 def _example(heading: str) -> str:

@@ -7,37 +7,26 @@ The app runs in-process, so ``dashboard.loading``, ``analysis`` and
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from dashboard import analysis, loading, session_state, ui
+from dashboard.logic import benchmarks as bench_logic
+from pruner import PruneConfig, STATUSES, load_session, prune
+from pruner.formats import detect_format
+from tests.support.paths import ROOT, SAMPLES
 
-from dashboard import analysis, loading, session_state, ui  # noqa: E402
-from dashboard.logic import benchmarks as bench_logic  # noqa: E402
-from pruner import PruneConfig, STATUSES, load_session, prune  # noqa: E402
-from pruner.formats import detect_format  # noqa: E402
+pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 
 
 APP = ROOT / "dashboard" / "app.py"
-SAMPLES = ROOT / "sample_sessions"
 DEMO = SAMPLES / "native_demo.jsonl"
 #: One sample of each supported format (the contract's names).
 FORMAT_SAMPLES = ("openai_chat.json", "openai_responses.json", "anthropic_messages.json", "claude_code.jsonl",
                   "pi_session.jsonl", "codex_rollout.jsonl", "swe_agent.traj", "native_demo.jsonl")
 SECRET = "sk-test-0123456789-do-not-echo"
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches(monkeypatch):
-    """Each test starts with empty Streamlit caches."""
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 @pytest.fixture

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from dashboard import charts, tables  # noqa: E402
-from dashboard.theme import STATUS_COLOURS  # noqa: E402
-from pruner import STATUSES  # noqa: E402
-from tests.support.figures import spec  # noqa: E402
+from dashboard import charts, tables
+from dashboard.theme import STATUS_COLOURS
+from pruner import STATUSES
+from tests.support.figures import spec
+from tests.support.paths import ROOT
 
 DEMO = ROOT / "sample_sessions" / "native_demo.jsonl"
 

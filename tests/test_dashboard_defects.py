@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import time
 import tomllib
-from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -21,20 +20,13 @@ from dashboard.logic import compaction as compaction_logic
 from dashboard.logic import explorer as explorer_logic
 from pruner import PruneConfig, load_session, prune
 from pruner.errors import ExportError
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
+
 APP = ROOT / "dashboard" / "app.py"
 DEMO = ROOT / "sample_sessions" / "native_demo.jsonl"
 SECRET = "sk-typed-in-the-page-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 @pytest.fixture

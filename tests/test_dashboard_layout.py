@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-from pathlib import Path
 
 import pytest
 
 from pruner import PruneConfig
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "dashboard"
 
 

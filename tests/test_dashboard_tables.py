@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from dashboard import tables, ui  # noqa: E402
-from pruner import (ROLES, STATUSES, Decision, Message, PruneConfig, Session, ToolCall,  # noqa: E402
+from dashboard import tables, ui
+from pruner import (ROLES, STATUSES, Decision, Message, PruneConfig, Session, ToolCall,
                     get_counter, load_session, message_tokens, prune)
+from tests.support.paths import ROOT
 
 DEMO = ROOT / "sample_sessions" / "native_demo.jsonl"
 

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from dashboard import tables, timeline  # noqa: E402
-from dashboard.theme import STATUS_COLOURS, STATUS_SYMBOLS  # noqa: E402
-from pruner import ROLES, STATUSES, Decision, Message, Session, get_counter, load_session, message_tokens, prune  # noqa: E402
-from tests.support.figures import spec  # noqa: E402
+from dashboard import tables, timeline
+from dashboard.theme import STATUS_COLOURS, STATUS_SYMBOLS
+from pruner import ROLES, STATUSES, Decision, Message, Session, get_counter, load_session, message_tokens, prune
+from tests.support.figures import spec
+from tests.support.paths import ROOT
 
 DEMO = ROOT / "sample_sessions" / "native_demo.jsonl"
 

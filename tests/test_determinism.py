@@ -14,9 +14,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from tests.support.paths import REAL_DATA, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-REAL = ROOT.parent / "shared" / "data" / "real"
 SEEDS = ("0", "1", "4242")
 
 CHILD = r"""
@@ -39,7 +38,7 @@ for path in sys.argv[1:]:
 
 def _files() -> list[Path]:
     samples = sorted(p for p in (ROOT / "sample_sessions").iterdir() if p.is_file())
-    real = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj"))
+    real = sorted(p for p in REAL_DATA.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj"))
     return samples + real
 
 
@@ -58,7 +57,7 @@ def test_every_sample_and_real_file_prunes_to_the_same_bytes_under_every_hash_se
     outputs = {seed: _run(seed, files) for seed in SEEDS}
     first = outputs[SEEDS[0]]
     assert {line.split()[0] for line in first} == {p.name for p in files}, "every file produced output"
-    if REAL.is_dir():
+    if REAL_DATA.is_dir():
         assert sum(line.startswith("gpt-4o-airline.json ") for line in first) == 200  # every tau-bench dialogue
     for seed in SEEDS[1:]:
         assert outputs[seed] == first, f"PYTHONHASHSEED={seed} changed the output"

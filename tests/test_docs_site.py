@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 import pruner
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 OUTBOUND_AUDIT = ROOT / "tests" / "support" / "outbound"
 TIMEOUT_S = 300
 

@@ -10,9 +10,8 @@ writing a file.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 THE_HELPER = "pruner/files.py"
 
 #: Writes that are not "a file's new content" and why; (module, enclosing function, call).

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ruff_is_clean():

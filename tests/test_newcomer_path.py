@@ -7,11 +7,10 @@ printing what the README shows; then the links that lead on into the documentati
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from tests.test_readme_examples import examples, example_env, run_console, run_python  # noqa: F401
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 MAX_LINES = 250
 

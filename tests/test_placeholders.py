@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +20,8 @@ from pruner import Message, PruneConfig, Session, ToolCall, load_session, prune
 from pruner.bench.workloads import generate
 from pruner.formats.export import dumps
 from pruner.rules import RULES
+from tests.support.paths import SAMPLES
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_sessions"
 WHERE = r" at turn (?P<turn>\d+) \(id (?P<id>[^)]+)\)"
 #: What each rule's placeholder must say, given the decision: a pattern with the message it points at.
 EXPECTED = {

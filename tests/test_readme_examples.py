@@ -37,8 +37,8 @@ import pytest
 
 from pruner.readme import pages
 from tests.support.openai_server import FakeOpenAIServer
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = [p.relative_to(ROOT).as_posix() for p in pages(ROOT)] + ["CONTRIBUTING.md"]
 NOT_EXECUTED = re.compile(r"^<!-- not executed: (?P<reason>\S.{8,}?) -->$")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")

@@ -19,8 +19,8 @@ from pruner.readme import pages, regenerate, section_regions, splice_sections, s
 from pruner.readme.sections import SECTIONS
 from pruner.readme.__main__ import main as readme_main
 from pruner.readme.tables import TABLES, FigureTable, load_results, render_table
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = pages(ROOT)
 BENCHMARKS = ROOT / "docs" / "explanation" / "benchmarks.md"
 

@@ -21,11 +21,11 @@ from pruner.formats import load_dialogues, load_session
 from pruner.model import Session, canonical_json, validate_session
 from pruner.engine.prune import prune
 from tests.support.docs import documentation_text
+from tests.support.paths import REAL_DATA
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real"
-TAU = REAL / "tau-bench" / "gpt-4o-airline.json"
-SWE = REAL / "swe-agent" / "marshmallow-1867.function_calling_replace.traj"
-PI = REAL / "pi" / "large-session.jsonl"
+TAU = REAL_DATA / "tau-bench" / "gpt-4o-airline.json"
+SWE = REAL_DATA / "swe-agent" / "marshmallow-1867.function_calling_replace.traj"
+PI = REAL_DATA / "pi" / "large-session.jsonl"
 
 
 def _need(path: Path) -> Path:
@@ -102,7 +102,7 @@ def _repeats(traj, key) -> list[int]:
 
 def test_tau_bench_exact_repeats_are_all_found():
     raw, sessions = _tau()
-    stated = re.search(r"(\d+) of them exact repeats", (REAL / "SOURCES.md").read_text())
+    stated = re.search(r"(\d+) of them exact repeats", (REAL_DATA / "SOURCES.md").read_text())
     identical = lambda f: (f["name"], f["arguments"])  # byte-identical arguments
     canonical = lambda f: (f["name"], canonical_json(json.loads(f["arguments"])))  # same JSON value
     n_identical = n_canonical = n_superseded = 0

@@ -24,8 +24,8 @@ from pruner.errors import ConfigurationError, ExportError, FormatError, InvalidS
 from pruner.formats import load_session, loads
 from pruner.formats.export import dumps
 from pruner.model import Message, Session, ToolCall
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 NATIVE_HEADER = {"pruner_session": 1, "name": "n", "source_format": "native", "metadata": {}}
 KEY = "sk-local-test-5e1d9b3c7a20"
 

@@ -3,10 +3,7 @@ through their JSON), and the page itself through Streamlit's AppTest."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard import replay_charts, ui
@@ -14,18 +11,11 @@ from dashboard.logic import replay as logic
 from pruner import load_session
 from pruner.bench.workloads import generate
 from pruner.replay import replay
+from tests.support.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
+
 APP = ROOT / "dashboard" / "app.py"
-SAMPLES = ROOT / "sample_sessions"
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
 
 
 @pytest.fixture(scope="module")

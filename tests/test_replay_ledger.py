@@ -19,8 +19,8 @@ from pruner.model import Message, Session, ToolCall
 from pruner.replay import CAUSES, ledger, ledger_summary, replay
 from pruner.replay.detect import match_model
 from pruner.replay.prices import default_prices
+from tests.support.paths import REAL_DATA
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real"
 PRICES = default_prices()
 SONNET = PRICES.get("claude-sonnet-4-5")  # $3 input, $0.30 read, $3.75 5m write, $6 1h write, $15 output
 T0 = 1_750_000_000.0
@@ -379,8 +379,8 @@ def _pi_raw(path: Path) -> dict[str, list[dict]]:
     return {"main": out}
 
 
-REAL_FILES = [("pi", REAL / "pi" / "large-session.jsonl")] + [
-    ("claude-code", p) for p in sorted((REAL / "claude-code").glob("*.jsonl"))]
+REAL_FILES = [("pi", REAL_DATA / "pi" / "large-session.jsonl")] + [
+    ("claude-code", p) for p in sorted((REAL_DATA / "claude-code").glob("*.jsonl"))]
 
 
 @pytest.mark.parametrize("kind, path", REAL_FILES, ids=[p.name for _, p in REAL_FILES])

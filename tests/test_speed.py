@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from pruner.bench.speed import measure_warm, session_of_size, time_runs
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_session_of_size_is_exact_and_valid():

@@ -8,7 +8,6 @@ import hashlib
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -20,9 +19,8 @@ from pruner.model import canonical_json
 from pruner.rules import RULES, Removal, register_rule
 from pruner.bench.workloads import (WORKLOADS, generate, lost_items, missing_facts, oracle_messages,
                               session_truth)
+from tests.support.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_sessions"
 
 
 def test_parameters_are_the_issue_table():

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.support.paths import REAL_DATA, ROOT, SAMPLES
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app.py"
-SAMPLES = ROOT / "sample_sessions"
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "dashboard" / "screenshots"
 STATUSES = ("kept", "expired", "duplicate", "restored")
@@ -46,7 +45,6 @@ LARGE_UPLOAD_MESSAGES = 50_000
 TIMEOUT_MS = 240_000  # generous: CI machines are shared; speed is printed, never asserted
 #: The screen the issue names (a common laptop); every test runs at it unless it says otherwise.
 VIEWPORT = {"width": 1366, "height": 768}
-REAL_DATA = ROOT.parent / "shared" / "data" / "real"
 TAU_BENCH = REAL_DATA / "tau-bench" / "gpt-4o-airline.json"
 
 
@@ -293,8 +291,26 @@ def test_explorer_at_1366x768_shows_every_figure_and_the_inspector_beside_the_ti
     no_exception(page)
 
 
+#: The rows the data grid holds now, read from the accessible table glide-data-grid keeps beside its
+#: canvas (in step with what it draws): ``{"columns": [header, ...], "rows": [[cell, ...], ...]}`` of the
+#: last grid on the page, or null before it is drawn.
+GRID_ROWS = """() => {
+    const grid = [...document.querySelectorAll('[data-testid=stDataFrame]')].at(-1);
+    const table = grid && grid.querySelector('table[role=grid]');
+    if (!table) return null;
+    const columns = [...table.querySelectorAll('th[role=columnheader]')].map(th => th.textContent);
+    const rows = [...table.querySelectorAll('tr[role=row]')].map(r =>
+        [...r.querySelectorAll('td[role=gridcell]')].map(td => td.textContent)).filter(r => r.length);
+    return {columns, rows};
+}"""
+
+
 def test_sorting_the_table_orders_every_row_not_one_page(page, app_url):
-    """Issue 14: the 4th row showed 1,784 tokens while a row on page 2 had 1,795."""
+    """Issue 14: the 4th row showed 1,784 tokens while a row on page 2 had 1,795.
+
+    Waits for state, never for time or pixels: the grid's accessible table (roles ``columnheader`` and
+    ``gridcell``) must show the session's largest message first and its rows in descending order, each
+    row's tokens the library's count of the message at that row's position."""
     from pruner import get_counter, load_session, message_tokens
     name = "workload-tool_agent-200.jsonl"
     session = load_session(SAMPLES / name)
@@ -307,16 +323,19 @@ def test_sorting_the_table_orders_every_row_not_one_page(page, app_url):
     choose(page, "Sort by", "tokens")
     page.get_by_text("Descending", exact=True).click()
     page.get_by_text("Clicking a column header sorts this page only", exact=False).first.wait_for()
-    grid = page.locator("[data-testid=stDataFrame]").last
-    grid.scroll_into_view_if_needed()
-    page.wait_for_timeout(1500)  # the grid draws on a canvas after it is attached
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # the first row, below the header
     largest = max(tokens)
-    page.wait_for_function("n => document.querySelector('input[aria-label=\"Message # (position in the "
-                           "session)\"]')?.value !== String(n)", arg=-1)
-    wait_for_text(page, f"{largest:,} tokens")
-    assert tokens[inspected(page)] == largest
+    # The grid redraws after the rerun the sort started: wait until its first row is the largest message.
+    page.wait_for_function(f"""(expected) => {{
+        const shown = ({GRID_ROWS})();
+        const t = shown ? shown.columns.indexOf('tokens') : -1;
+        return t >= 0 && shown.rows.length > 1 && shown.rows[0][t] === expected;
+    }}""", arg=f"{largest:,}")
+    shown = page.evaluate(GRID_ROWS)
+    position, count = shown["columns"].index("position"), shown["columns"].index("tokens")
+    rows = [(int(r[position].replace(",", "")), int(r[count].replace(",", ""))) for r in shown["rows"]]
+    assert rows[0][1] == largest and tokens[rows[0][0]] == largest
+    assert [t for _, t in rows] == sorted((t for _, t in rows), reverse=True)
+    assert all(tokens[p] == t for p, t in rows), "a row's tokens differ from the library's count"
     no_exception(page)
 
 

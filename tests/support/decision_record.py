@@ -21,9 +21,8 @@ from functools import lru_cache
 from pruner import PruneConfig, Session, load_session, prune
 from pruner.bench.workloads import generate
 from pruner.formats import load_dialogues
+from tests.support.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "sample_sessions"
 SHARED = ROOT.parent / "shared" / "data"
 REAL = SHARED / "real"
 CORPORA = SHARED / "reference-corpora"

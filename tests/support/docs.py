@@ -7,9 +7,8 @@ and a page under ``docs/`` does not break the check, and removing it does.
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def documentation_text() -> str:
