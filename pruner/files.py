@@ -138,12 +138,14 @@ def write_atomic(path: str | os.PathLike, content: str | bytes | Callable[[Binar
     streamed into the temporary file, which replaces ``path`` only once the function returned).
     """
     file = os.fspath(path)
-    fill = content if callable(content) else None
-    data = None
+    fill: Callable[[BinaryIO], object] | None = None
+    data: bytes | None = None
     if isinstance(content, str):
         data = _encode(content, file)  # before touching anything: an encoding failure changes nothing
-    elif fill is None:
+    elif isinstance(content, (bytes, bytearray, memoryview)):
         data = bytes(content)
+    else:
+        fill = content
     target = os.path.realpath(file) if follow_symlinks else os.path.abspath(file)
     try:
         info = os.stat(target) if follow_symlinks else os.lstat(target)
@@ -159,7 +161,7 @@ def write_atomic(path: str | os.PathLike, content: str | bytes | Callable[[Binar
                 buffer = io.BytesIO()
                 fill(buffer)
                 data = buffer.getvalue()
-            _write_in_place(target, info.st_mode, data, file)
+            _write_in_place(target, info.st_mode, data or b"", file)
             return
         raise ExportError(f"{file}: this is {_kind(info.st_mode)}; give the path of a file to write")
     folder = os.path.dirname(target) or "."
@@ -171,10 +173,10 @@ def write_atomic(path: str | os.PathLike, content: str | bytes | Callable[[Binar
     try:
         try:
             with os.fdopen(fd, "wb") as fh:
-                if fill is None:
-                    fh.write(data)
-                else:
+                if fill is not None:
                     fill(fh)
+                elif data is not None:
+                    fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
             if info is not None:  # keep the permissions the previous file had
