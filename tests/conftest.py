@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support.paths import REAL_DATA, ROOT, SAMPLES, TESTS  # noqa: F401 (TESTS: for importers)
+from tests.support.paths import REAL_DATA, ROOT, SAMPLES
 
 # Fixtures shared by several test files (imported as ``tests.…``: the repository
 # root is on sys.path because tests/ is a package).

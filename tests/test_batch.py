@@ -15,7 +15,7 @@ from pruner.batch import BatchSettings, expand_inputs, plan_partitions, run_batc
 from pruner.batch.worker import Partition, run_partition
 from pruner.cli import main
 from pruner.errors import ConfigurationError
-from tests.conftest import REAL_DATA, SAMPLES
+from tests.support.paths import REAL_DATA, SAMPLES
 from tests.support.batch import batch_results, read_tables, serial_results
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REAL_DATA, ROOT, SAMPLES
+from tests.support.paths import REAL_DATA, ROOT, SAMPLES
 from tests.support.batch import batch_results, read_tables, serial_results
 
 pytestmark = pytest.mark.slow

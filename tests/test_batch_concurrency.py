@@ -21,7 +21,7 @@ import pytest
 
 from pruner.bench.workloads import generate
 from pruner.formats.export import dumps
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow
 

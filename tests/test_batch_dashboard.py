@@ -13,7 +13,7 @@ from pruner import STATUSES
 from dashboard.logic import corpus
 from pruner.batch import MANIFEST, run_batch
 from pruner.errors import ConfigurationError, FormatError
-from tests.conftest import ROOT, SAMPLES
+from tests.support.paths import ROOT, SAMPLES
 from tests.support.batch import serial_results
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_streamlit_caches")]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pruner.formats import load_session
 from pruner.model import Message, Session
 from pruner.replay import bill
-from tests.conftest import REAL_DATA
+from tests.support.paths import REAL_DATA
 
 CLAUDE_CODE = ["cctrace-phase0-main.jsonl", "ccviewer-5c0375b4.jsonl", "ccviewer-fe5e1c67.jsonl",
                "codemie-session-196820da.jsonl", "codemie-session-3fe1b6bc.jsonl", "codemie-session-624a4a58.jsonl",
@@ -295,7 +295,7 @@ def test_the_committed_calibration_figures_are_what_the_code_gives(calibrations)
 def test_replay_json_carries_the_bill_and_the_contract_fields(tmp_path):
     import subprocess
     import sys
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
 
     path = REAL_DATA / "claude-code" / "task-patterns-998db3cd.jsonl"
     if not path.is_file():

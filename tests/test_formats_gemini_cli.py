@@ -12,7 +12,7 @@ from pruner import load_session, prune, validate_session
 from pruner.formats import detect_format
 from pruner.replay import ModelPrice, ReplaySettings, replay
 from pruner.replay.cache import CACHE_MODELS, GoogleCache, google_minimum
-from tests.conftest import SAMPLES
+from tests.support.paths import SAMPLES
 from tests.test_replay import Priced, View, bill
 
 REAL = ("codemie-session-2025-12-01.json", "codemie-session-2026-01-16-file-ops.json")

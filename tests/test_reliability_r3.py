@@ -21,7 +21,7 @@ import time
 import pytest
 
 from pruner.errors import ConfigurationError
-from tests.conftest import SAMPLES
+from tests.support.paths import SAMPLES
 from tests.support.r3 import finishes, run_cli
 
 NATIVE = SAMPLES / "native_demo.jsonl"

@@ -24,7 +24,7 @@ from pruner.batch import BatchSettings, Folder, expand_inputs, run_batch
 from pruner.batch.worker import Partition, process_file, run_partition
 from pruner.errors import ConfigurationError, PrunerError
 from pruner.replay import ReplaySettings
-from tests.conftest import SAMPLES
+from tests.support.paths import SAMPLES
 from tests.support.r3 import finishes, make_fifo, run_cli
 
 NATIVE = SAMPLES / "native_demo.jsonl"

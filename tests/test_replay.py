@@ -21,7 +21,7 @@ from pruner.replay import (AnthropicCache, OpenAICache, ReplaySettings, STRATEGI
                            load_prices, replay, strategy_names)
 from pruner.replay.prices import parse_prices
 from pruner.replay.wire import TokenBook
-from tests.conftest import ROOT, SAMPLES
+from tests.support.paths import ROOT, SAMPLES
 from tests.strategies import sessions
 
 BUILTIN = ("as_recorded", "full", "truncate", "prune_every_request", "cache_aware_prune", "compact",

@@ -16,7 +16,7 @@ import pytest
 from pruner import load_session
 from pruner.bench.workloads import SIZES, WORKLOADS, generate
 from pruner.replay import replay
-from tests.conftest import SAMPLES
+from tests.support.paths import SAMPLES
 
 BOUND = 1.01
 

@@ -24,7 +24,7 @@ def pi_session(real_data_module):
 
 @pytest.fixture(scope="module")
 def real_data_module():
-    from tests.conftest import REAL_DATA
+    from tests.support.paths import REAL_DATA
     if not REAL_DATA.is_dir():
         pytest.skip(f"real transcripts not found at {REAL_DATA} (they live in ../shared/data/real)")
     return REAL_DATA
@@ -85,7 +85,7 @@ def test_without_inheriting_cold_events_every_strategy_is_cheaper(pi_session):
 def test_the_command_prints_the_calibration(real_data_module):
     import subprocess
     import sys
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
 
     p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(real_data_module / "pi" / "large-session.jsonl"),
                         "--strategies", "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)
@@ -105,7 +105,7 @@ def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_mo
     import re
     import subprocess
     import sys
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
 
     text = documentation_text()
     match = re.search(r"```text\n\$ pruner replay (\.\./shared/data/real/pi/large-session\.jsonl) "

@@ -17,7 +17,7 @@ from pruner import Message, Session
 from pruner.formats.native import dumps
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
 from pruner.replay.calibration import calibrate
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.strategies import sessions
 
 T0 = 1_760_000_000.0

@@ -19,7 +19,7 @@ from pruner.formats.native import dumps
 from pruner.replay import ReplaySettings, default_prices, replay
 from pruner.replay.requests import find_requests
 from pruner.tokens import get_counter
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 T0 = 1_760_000_000.0
 

@@ -236,12 +236,39 @@ def upload(page, path: Path) -> None:
     page.locator("input[type=file]").set_input_files(str(path))
 
 
-def choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the select box labelled ``label``."""
+#: The app is connected and no script run is going on or requested (Streamlit's own test attributes).
+APP_IDLE = "[data-testid=stApp][data-test-script-state=notRunning][data-test-connection-state=CONNECTED]"
+
+
+def wait_for_idle(page) -> None:
+    page.locator(APP_IDLE).wait_for(state="attached")
+
+
+def choose(page, label: str, option: str, *, attempts: int = 5) -> None:
+    """Pick ``option`` in the select box labelled ``label``, once the app is idle, and check it was picked.
+
+    A rerun that starts while the list is open (a URL-state write, a late widget event) mounts the
+    select box again and closes the list under the click: the option is then gone, and the click
+    would wait for it until the test's timeout. So each attempt waits for the app to be idle, and
+    the choice counts only when the box shows it."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     box = page.get_by_label(label, exact=True)
-    box.click()
-    box.press("ArrowDown")  # opens the list
-    page.get_by_role("option", name=option, exact=True).click()
+    for _ in range(attempts):
+        wait_for_idle(page)
+        box.click()
+        box.press("ArrowDown")  # opens the list
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=30_000)
+            page.wait_for_function("([label, option]) => [...document.querySelectorAll('input[role=combobox]')]"
+                                   ".some(i => i.getAttribute('aria-label') === label && i.value === option)",
+                                   arg=[label, option], timeout=30_000)
+        except PlaywrightTimeout:  # the list closed under the click: try again from an idle app
+            page.keyboard.press("Escape")
+            continue
+        wait_for_idle(page)
+        return
+    raise AssertionError(f"could not choose {option!r} in {label!r} in {attempts} attempts")
 
 
 def no_exception(page) -> None:
@@ -305,6 +332,28 @@ GRID_ROWS = """() => {
 }"""
 
 
+def switch_on(page, label: str, *, attempts: int = 5) -> None:
+    """Turn on the toggle labelled ``label`` (its text is clicked: the input itself is covered), once the
+    app is idle, and check that it is on; a rerun that swallowed the click is tried again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    switch = page.get_by_label(label, exact=True)
+    for _ in range(attempts):
+        wait_for_idle(page)
+        if switch.is_checked():
+            return
+        page.get_by_text(label, exact=True).click()
+        try:
+            page.wait_for_function("label => [...document.querySelectorAll('input[role=switch]')]"
+                                   ".some(i => i.getAttribute('aria-label') === label && i.checked)",
+                                   arg=label, timeout=30_000)
+        except PlaywrightTimeout:
+            continue
+        wait_for_idle(page)
+        return
+    raise AssertionError(f"could not turn on {label!r} in {attempts} attempts")
+
+
 def test_sorting_the_table_orders_every_row_not_one_page(page, app_url):
     """Issue 14: the 4th row showed 1,784 tokens while a row on page 2 had 1,795.
 
@@ -321,7 +370,7 @@ def test_sorting_the_table_orders_every_row_not_one_page(page, app_url):
     assert page.get_by_label("Turns", exact=True).count() == 0  # one accessible name per control
     choose(page, "Rows per page", "250")
     choose(page, "Sort by", "tokens")
-    page.get_by_text("Descending", exact=True).click()
+    switch_on(page, "Descending")
     page.get_by_text("Clicking a column header sorts this page only", exact=False).first.wait_for()
     largest = max(tokens)
     # The grid redraws after the rerun the sort started: wait until its first row is the largest message.

@@ -33,7 +33,7 @@ PLOT_TITLED = """(title) => [...document.querySelectorAll('.js-plotly-plot')].so
 def logs_folder(tmp_path_factory):
     from pruner.logs import discover, run_logs
     from pruner.replay import strategy_names
-    from tests.conftest import REAL_DATA as real_data
+    from tests.support.paths import REAL_DATA as real_data
 
     if not (real_data / "claude-code").is_dir():
         pytest.skip(f"real transcripts not found at {real_data}")
