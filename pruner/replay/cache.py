@@ -126,13 +126,31 @@ OPENAI_EXTENDED_RETENTION_MODELS = ("gpt-5.2", "gpt-5.1", "gpt-5.1-codex", "gpt-
 
 
 class ContextView(Protocol):
-    """What a cache model reads from a strategy's context (tokens in the pruner's units)."""
+    """What a cache model reads from a strategy's context (tokens in the pruner's units).
 
-    tokens: int
-    changed_at: int  # first position changed since the previous request
-    length: int  # messages
-    head: int  # leading system messages (a breakpoint follows them)
-    head_tokens: int
+    Read-only: a model only reads the context (``pruner.replay.wire.Wire`` computes these
+    as properties), so any object with these attributes, settable or not, is a view."""
+
+    @property
+    def tokens(self) -> int: ...
+
+    @property
+    def changed_at(self) -> int:
+        """The first position changed since the previous request."""
+        ...
+
+    @property
+    def length(self) -> int:
+        """Messages."""
+        ...
+
+    @property
+    def head(self) -> int:
+        """Leading system messages (a breakpoint follows them)."""
+        ...
+
+    @property
+    def head_tokens(self) -> int: ...
 
     def lookback_start(self, positions: int) -> int: ...
 
