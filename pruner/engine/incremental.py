@@ -35,6 +35,7 @@ from .index import SessionIndex
 from .prune import PruneConfig, PruneResult, collector_paused, prune
 from .result import finish
 from .rounds import settled
+from .trackers import duplicate_tracker, expiry_tracker, restoration_tracker
 from ..model import Message, Session, validate_messages
 from ..rules import RULES, Removal, rules_for
 from ..tokens import get_counter
@@ -89,11 +90,11 @@ class IncrementalPruner:
         self._counter = get_counter(self.config.encoding)
         if self._carry:
             self._gone = bytearray()  # 1 where pass 1 removes the message
-            self._expiry = [f.tracker(self._index, self.config) for f in rules_for("expired")]
+            self._expiry = [expiry_tracker(f, self._index, self.config) for f in rules_for("expired")]
             self._duplicate_family = rules_for("duplicate")[0]
             self._expired_family = next(iter(rules_for("expired")), None)
-            self._dups = self._duplicate_family.tracker(self._index, self.config, self._gone)
-            self._deps = rules_for("restored")[0].tracker(self._index, self.config, self._kept12)
+            self._dups = duplicate_tracker(self._duplicate_family, self._index, self.config, self._gone)
+            self._deps = restoration_tracker(rules_for("restored")[0], self._index, self.config, self._kept12)
             self._context = ContextTracker(self._index, self._counter, self.config.orphan_policy)
             self._witness: dict[int, int] = {}  # restored -> a kept message showing why pass 1 removed it
             self._was_settled = False

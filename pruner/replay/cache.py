@@ -84,10 +84,12 @@ the system prompt and tools stayed cached).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from ..registry import Registry, origin_of
 from .prices import ModelPrice
 from .scale import UNSCALED, TokenScale
 
@@ -188,8 +190,8 @@ class CacheState:
     requests: int = 0
 
 
-class CacheModel:
-    """Base: ``quote`` prices a request without changing anything; ``commit`` records it.
+class CacheModel(ABC):
+    """The cache model contract: ``quote`` prices a request without changing anything; ``commit`` records it.
 
     A model holds the provider's rules only: the request's price row (its minimum cacheable
     length, whether writes cost extra) and the token scale at that request (our tokens ->
@@ -204,16 +206,19 @@ class CacheModel:
     def new_state(self) -> CacheState:
         return CacheState()
 
+    @abstractmethod
     def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
               time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
-        raise NotImplementedError
+        """The request's input split as the provider bills it; ``state`` is left unchanged."""
 
+    @abstractmethod
     def commit(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
                time: float | None, usage: CacheUsage) -> None:
-        raise NotImplementedError
+        """Record the request (billed as ``usage``) in ``state``."""
 
+    @abstractmethod
     def describe(self, price: ModelPrice) -> str:
-        raise NotImplementedError
+        """One sentence: the rules this model applies at ``price``'s model."""
 
 
 def _position(e: _Entry) -> int:
@@ -463,5 +468,16 @@ class GoogleCache(OpenAICache):
                 f"input {price.cached_input} USD per MTok, no write fee")
 
 
-CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache,
-                                             "google": GoogleCache}
+#: The cache model of each provider; a second model for a provider that has one is refused, naming both.
+CACHE_MODELS: Registry[type[CacheModel]] = Registry("cache model", origin=origin_of)
+M = TypeVar("M", bound=type[CacheModel])
+
+
+def register_cache_model(cls: M) -> M:
+    """Class decorator: register a ``CacheModel`` subclass as the model of its ``provider``."""
+    CACHE_MODELS.add(cls.provider, cls)
+    return cls
+
+
+for _model in (AnthropicCache, OpenAICache, GoogleCache):
+    register_cache_model(_model)
