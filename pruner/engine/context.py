@@ -102,7 +102,7 @@ class ContextTracker:
         entered: list[int] = []
         left: list[int] = []
         placeholders: dict[str, str | None] = {}
-        self._replaced: dict[str, str | None] = {}  # call id -> placeholder before this refresh
+        self._replaced = {}  # call id -> placeholder before this refresh
         for i in sorted(touched - owners):
             self._set(i, alive(i), entered, left)
         for a in sorted(owners):

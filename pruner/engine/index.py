@@ -125,8 +125,8 @@ class SessionIndex:
                     self.referrers.append(i)
             self.defines.append(d)
             self.refs.append(r)
-            for c in m.tool_calls:
-                self.call_site[c.id] = (i, c)
+            for tool_call in m.tool_calls:
+                self.call_site[tool_call.id] = (i, tool_call)
             key = None
             access: tuple[FileAccess, ...] = ()
             owner = -1

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from itertools import repeat
-from typing import Sequence
+from typing import ItemsView, Sequence
 
 import numpy as np
 
@@ -193,6 +193,10 @@ class NearRelation:
                 self.contained[v].append(x)
 
 
+#: What ``_Holders.add`` found: candidate containers (exact), or (holder, count) pairs.
+_Found = list[int] | ItemsView[int, int] | tuple[()]
+
+
 class _Holders:
     """The first ``HOLDERS`` holders of every shingle. A text's shingles are mostly new, so
     those are entered in bulk (a dict update and a list extend, in C); only the shingles
@@ -210,7 +214,7 @@ class _Holders:
                 table.add(f.shingles, x, -1)  # enter only: nothing to look up
         return table
 
-    def add(self, shingles: np.ndarray, x: int, slack: int):
+    def add(self, shingles: np.ndarray, x: int, slack: int) -> tuple[_Found, int, bool]:
         """Enter text ``x``, which any text containing it holds all but ``slack`` shingles of.
 
         Returns ``(found, crowded, exact)``. Most shingles of a new text are new: when more than
@@ -225,9 +229,9 @@ class _Holders:
         known = [r for r in rows if r >= 0]
         fresh = len(keys) - len(known)
         groups = [holders[r] for r in known]
-        sizes = [1 if type(p) is int else len(p) for p in groups]
+        sizes = [1 if isinstance(p, int) else len(p) for p in groups]
         crowded = sizes.count(HOLDERS)
-        found = None
+        found: _Found | None = None
         exact = False
         if fresh <= slack:
             listed = fresh + len(known) - crowded  # shingles whose every holder is listed
@@ -239,17 +243,17 @@ class _Holders:
                 hits: dict[int, int] = {}
                 for _, k in chosen:
                     p = groups[k]
-                    for v in ((p,) if type(p) is int else p):
+                    for v in ((p,) if isinstance(p, int) else p):
                         hits[v] = hits.get(v, 0) + 1
                 found = [v for v, c in hits.items() if c >= need]
             else:
                 hits = {}
                 for p in groups:
-                    for v in ((p,) if type(p) is int else p):
+                    for v in ((p,) if isinstance(p, int) else p):
                         hits[v] = hits.get(v, 0) + 1
                 found = hits.items()
         for r, p, n in zip(known, groups, sizes):
-            if n == 1:
+            if isinstance(p, int):  # n == 1: a lone holder
                 holders[r] = [p, x]
             elif n < HOLDERS:
                 p.append(x)
@@ -260,14 +264,14 @@ class _Holders:
             holders.extend(repeat(x, len(new)))
         return (found if found is not None else ()), crowded, exact
 
-    def look_up(self, shingles: np.ndarray, x: int):
+    def look_up(self, shingles: np.ndarray, x: int) -> tuple[ItemsView[int, int], int]:
         """``(finds, crowded)`` for text ``x``, already entered: the first holders of its shingles now."""
         holders, row = self.holders, self.row
         finds: dict[int, int] = {}
         crowded = 0
         for k in shingles.tolist():
             p = holders[row[k]]
-            if type(p) is int:
+            if isinstance(p, int):
                 finds[p] = finds.get(p, 0) + 1
                 continue
             for v in p:

@@ -25,7 +25,7 @@ from .result import PruneResult, PruneStats, finish  # noqa: F401  (PruneResult,
 from .rounds import family_of, settled
 from ..errors import ConfigurationError
 from ..model import Message, Session, canonical_json, is_validated, validate_session
-from ..rules import REMOVAL_STAGES, Removal, rules_for
+from ..rules import REMOVAL_STAGES, Removal, Rule, rules_for
 from ..tokens import DEFAULT_ENCODING, get_counter
 
 ORPHAN_POLICIES = ("placeholder", "drop_pair")
@@ -161,10 +161,11 @@ def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter, 
     return finish(session, index, alive, final, ever_restored, first_removal, config, counter, rounds, start)
 
 
-def _settled(index: SessionIndex, alive: bytearray, removals, restorations) -> bool:
-    families: dict[str, object] = {}
+def _settled(index: SessionIndex, alive: bytearray, removals: dict[int, tuple[str, Removal]],
+             restorations: list[Removal]) -> bool:
+    families: dict[str, Rule | None] = {}
 
-    def removed_by(i: int):
+    def removed_by(i: int) -> Rule | None:
         rule = removals[i][1].rule
         if rule not in families:
             families[rule] = family_of(rule)

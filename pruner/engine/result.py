@@ -51,18 +51,22 @@ class Decisions(Sequence[Decision]):
     __slots__ = ("_build", "_items", "_n")
 
     def __init__(self, build: Callable[[], tuple[Decision, ...]], n: int):
-        self._build, self._items, self._n = build, None, n
+        self._build: Callable[[], tuple[Decision, ...]] | None = build
+        self._items: tuple[Decision, ...] | None = None
+        self._n = n
 
     def _all(self) -> tuple[Decision, ...]:
         if self._items is None:
+            assert self._build is not None  # dropped only once the items are built
             was_enabled = gc.isenabled()
             gc.disable()  # thousands of acyclic objects: no collection needs to walk the heap for them
             try:
-                self._items = self._build()
+                self._items = items = self._build()
             finally:
                 if was_enabled:
                     gc.enable()
             self._build = None
+            return items
         return self._items
 
     def __len__(self) -> int:
@@ -190,7 +194,7 @@ def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str
         # Decision(...) without the frozen dataclass's per-field __init__: a result holds one per
         # message, built thousands at a time; the objects are the same (fields in __dict__).
         new, cls = object.__new__, Decision
-        out = []
+        out: list[Decision] = []
         add = out.append
         for m in msgs:
             d = new(cls)

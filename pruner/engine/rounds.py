@@ -31,7 +31,7 @@ def family_of(rule_name: str) -> Rule | None:
     return None
 
 
-def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], bool],
+def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], int],
             removed_by: Callable[[int], "Rule | None"], witness: dict[int, int] | None = None) -> bool:
     """True when a second round of the passes over the kept messages changes nothing.
 
@@ -62,9 +62,9 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
                 return False
             continue
         if expired is None:
-            expired = [f for f in rules_for("expired") if f.removes_again is not None]
-        for f in expired:  # any pass-1 reason removes it again
-            found = f.removes_again(index, r, kept)
+            expired = [f.removes_again for f in rules_for("expired") if f.removes_again is not None]
+        for again in expired:  # any pass-1 reason removes it again
+            found = again(index, r, kept)
             if found:
                 break
         else:

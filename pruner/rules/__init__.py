@@ -56,7 +56,8 @@ class Removal(NamedTuple):
     into the decision), ``related`` (the position it points at) and ``detail`` (the facts
     its explanation needs). A named tuple: rules make thousands per prune."""
 
-    index: int
+    # The field shadows tuple.index (a method); renaming a public field is out of the question.
+    index: int  # type: ignore[assignment]
     rule: str
     related: int | None = None
     detail: tuple[Any, ...] = ()
@@ -81,7 +82,8 @@ class RuleFamily(Protocol):
 class RemovesAgain(Protocol):
     """``fn(index, i, kept) -> witness index | True | None`` (see the module docstring)."""
 
-    def __call__(self, index: SessionIndex, i: int, kept: Callable[[int], bool], /) -> int | bool | None: ...
+    # kept(i): truthy when message i is kept (a bool, or alive's 0/1)
+    def __call__(self, index: SessionIndex, i: int, kept: Callable[[int], int], /) -> int | bool | None: ...
 
 
 #: ``fn(related, message) -> str``: a placeholder computed from the messages.

@@ -108,8 +108,8 @@ class DuplicateTracker:
                 positions.remove(j)
         while heap:  # earlier texts first, so every verdict reads settled ones
             p, u = heapq.heappop(heap)
-            positions = occ.get(u)
-            if positions and positions[0] == p:
+            waiting = occ.get(u)
+            if waiting and waiting[0] == p:
                 self._judge(rel, u, changed, died, revived, heap)
         for i in range(start, len(text_no)):
             t = text_no[i]
@@ -195,7 +195,7 @@ def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
                 add(new(Removal, (i, "near_duplicate", p, (1.0,))))
             continue
         first[t] = i
-        if near and containers[t]:
+        if containers is not None and containers[t]:  # None: near duplicates are off
             best = _original_for(containers[t], first, copy_of, i)
             if best is not None:
                 share = best[2] / len(texts[t].shingles)

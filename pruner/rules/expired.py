@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
+from typing import cast
 
 from ..engine.fileops import READ
 from ..engine.index import SessionIndex
@@ -47,8 +48,9 @@ class SupersedeTracker:
         """Take in messages from ``start`` on; returns the messages whose removal changed."""
         index, changed = self.index, set()
         keyed = index.keyed
+        keys = cast("list[str]", index.result_key)  # index.keyed lists the messages that have a key
         for i in keyed[self._seen:]:
-            key = index.result_key[i]
+            key = keys[i]
             prev = self._last_of_key.get(key)
             if prev is not None:
                 self._next_newer[prev] = i
@@ -75,7 +77,7 @@ def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
     """
     out: list[Removal] = []
     next_newer: dict[str, int] = {}
-    keys = index.result_key
+    keys = cast("list[str]", index.result_key)  # index.keyed lists the messages that have a key
     new = tuple.__new__  # a Removal without the named tuple's Python-level __new__: thousands per prune
     for i in reversed(index.keyed):  # position decides "newer", never the id
         if not alive[i]:
@@ -191,7 +193,9 @@ class TTLTracker:
         index, changed = self.index, set()
         expiring = index.expiring
         for i in expiring[self._seen:]:
-            heapq.heappush(self._heap, (index.messages[i].expires_after_turn, i))
+            turn = index.messages[i].expires_after_turn
+            if turn is not None:  # always: index.expiring lists the messages that have one
+                heapq.heappush(self._heap, (turn, i))
         self._seen = len(expiring)
         last = index.last_turn
         while self._heap and self._heap[0][0] < last:
@@ -214,8 +218,9 @@ def expire_by_ttl(index: SessionIndex, alive, config) -> list[Removal]:
     last = index.last_turn
     msgs = index.messages
     new = tuple.__new__  # see supersede_calls
-    return [new(Removal, (i, "ttl", None, (msgs[i].expires_after_turn, last)))
-            for i in index.expiring if msgs[i].expires_after_turn < last and alive[i]]
+    # index.expiring lists the messages that have an expires_after_turn (the None test only narrows it)
+    return [new(Removal, (i, "ttl", None, (t, last)))
+            for i in index.expiring if (t := msgs[i].expires_after_turn) is not None and t < last and alive[i]]
 
 
 @explains("ttl")
