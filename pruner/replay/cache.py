@@ -87,11 +87,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..registry import Registry, origin_of
 from .prices import ModelPrice
 from .scale import UNSCALED, TokenScale
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .settings import ReplaySettings
 
 #: How many block positions Anthropic checks back from a breakpoint (prompt-caching page).
 ANTHROPIC_LOOKBACK_BLOCKS = 20
@@ -203,6 +206,11 @@ class CacheModel(ABC):
     def __init__(self, *, ttl: str = "5m"):
         self.ttl_name = ttl
 
+    @classmethod
+    def from_settings(cls, settings: ReplaySettings) -> CacheModel:
+        """The model as the replay's settings configure it (default: their cache TTL)."""
+        return cls(ttl=settings.ttl)
+
     def new_state(self) -> CacheState:
         return CacheState()
 
@@ -219,6 +227,10 @@ class CacheModel(ABC):
     @abstractmethod
     def describe(self, price: ModelPrice) -> str:
         """One sentence: the rules this model applies at ``price``'s model."""
+
+    @abstractmethod
+    def minimum(self, price: ModelPrice) -> int:
+        """The shortest request (provider tokens) that can be cached at ``price``'s model."""
 
 
 def _position(e: _Entry) -> int:
@@ -337,8 +349,11 @@ class OpenAICache(CacheModel):
         super().__init__(ttl=ttl)
         self.retention_name = retention
 
-    @staticmethod
-    def minimum(price: ModelPrice) -> int:
+    @classmethod
+    def from_settings(cls, settings: ReplaySettings) -> CacheModel:
+        return cls(ttl=settings.ttl, retention=settings.openai_retention)
+
+    def minimum(self, price: ModelPrice) -> int:
         return max(OPENAI_MIN_TOKENS, price.min_cacheable_tokens)
 
     def retention(self, price: ModelPrice) -> float:
@@ -402,7 +417,7 @@ class OpenAICache(CacheModel):
             return uncached("ttl" if expired and not invalidated else "prefix" if invalidated else "ttl")
         rest = total - cached
         miss = "prefix" if invalidated else ""
-        position = p if common >= (hit.tokens if hit is not None else 0) else hit.position
+        position = hit.position if hit is not None and common < hit.tokens else p
         return CacheUsage(cached, rest, 0, miss, position) if has_write_fee else \
             CacheUsage(cached, 0, rest, miss, position)
 
@@ -456,7 +471,7 @@ class GoogleCache(OpenAICache):
     def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
         super().__init__(ttl=ttl, retention="in_memory")
 
-    def minimum(self, price: ModelPrice) -> int:  # type: ignore[override]
+    def minimum(self, price: ModelPrice) -> int:
         return price.min_cacheable_tokens or google_minimum(price.model)
 
     def retention(self, price: ModelPrice) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Mapping
 
-from ..engine.context import ContextChange
+from ..engine.context import Context, ContextChange
 from ..engine.incremental import IncrementalPruner
 from ..engine.prune import PruneConfig
 from ..model import Session
@@ -30,7 +30,7 @@ class PrunerFeed:
         self.message_of = lambda mid: messages[index_of[mid]]
         self.seconds = 0.0
         self._at: int | None = None
-        self._last = None
+        self._last: tuple[Context, ContextChange] | None = None
 
     @classmethod
     def of(cls, env) -> "PrunerFeed":

@@ -150,7 +150,9 @@ def _chain_sent(sub: Session, positions: Iterable[int]) -> dict[int, _Sent]:
     """What ``as_recorded`` sends at each recorded request: everything before it, following the
     compactions (the summary, then the messages it kept), compared with the previous recorded request.
     Costs what changed: a context only changes before its end where a summary appears."""
-    msgs, out, ctx, prev = sub.messages, {}, [], 0
+    msgs, prev = sub.messages, 0
+    out: dict[int, _Sent] = {}
+    ctx: list[int] = []
     for pos in sorted(positions):
         before = len(ctx)
         kept, changed = before, None
@@ -216,7 +218,8 @@ def _rules(price: ModelPrice | None, fallback_provider: str, models: Mapping[str
     model = models.get(provider)
     if model is None or isinstance(model, AnthropicCache):
         return _Rules(provider, True, AnthropicCache.minimum(row), ANTHROPIC_TTLS["5m"], 1)
-    retention = model.retention(row) if callable(getattr(model, "retention", None)) else OPENAI_RETENTION_S
+    held = getattr(model, "retention", None)  # OpenAI's and Google's: how long a prefix is held, per model
+    retention = held(row) if callable(held) else OPENAI_RETENTION_S
     return _Rules(provider, False, model.minimum(row), retention, getattr(model, "increment", OPENAI_INCREMENT))
 
 
@@ -360,7 +363,7 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
     cause, detail, changed = "", f"read {u.read:,} tokens from the cache", None
     if status != "hit":
         cause, detail, changed = _cause(rec, prev, done, sub, rules, gap)
-        if status == "partial":
+        if status == "partial" and prev is not None:  # held > 0: there is a previous request
             detail += f"; read {u.read:,} of the {held:,} tokens request {prev.index} left cached"
     if price is None:
         detail += f"; model {rec.billed.model} has no price: its dollars are unknown"

@@ -14,9 +14,16 @@ the same summary).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 
 from .ledger import CAUSES, LedgerEntry
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Replay
+
+#: Entries, or a replay (its ``ledger``).
+Entries: TypeAlias = "Iterable[LedgerEntry] | Replay"
 
 #: How the summary line names each cause ("33 misses with no visible cause cost $12.40, ...").
 _PHRASES = {"first_request": "at the session's first request", "subagent_start": "at a subagent's start",
@@ -26,13 +33,13 @@ _PHRASES = {"first_request": "at the session's first request", "subagent_start":
             "minimum cacheable length", "no_visible_cause": "with no visible cause"}
 
 
-def _entries(entries_or_replay) -> Sequence[LedgerEntry]:
-    if hasattr(entries_or_replay, "session") and hasattr(entries_or_replay, "runs"):
-        return entries_or_replay.ledger  # a Replay
-    return tuple(entries_or_replay)
+def _entries(entries_or_replay: Entries) -> Sequence[LedgerEntry]:
+    if isinstance(entries_or_replay, Iterable):
+        return tuple(entries_or_replay)
+    return entries_or_replay.ledger  # a Replay (not iterable)
 
 
-def ledger_summary(entries: Iterable[LedgerEntry]) -> dict[str, dict[str, Any]]:
+def ledger_summary(entries: Entries) -> dict[str, dict[str, Any]]:
     """``{cause: {"misses", "partials", "dollars"}}`` for every cause, in ``CAUSES`` order (a replay
     may be passed instead of its entries). ``misses`` counts misses, ``partials`` partial hits;
     ``dollars`` is what both re-billed."""
@@ -48,7 +55,7 @@ def ledger_summary(entries: Iterable[LedgerEntry]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def ledger_json(entries: Iterable[LedgerEntry]) -> dict[str, Any]:
+def ledger_json(entries: Entries) -> dict[str, Any]:
     """What ``--json`` carries under ``"ledger"``: the causes, every entry, the summary, the totals."""
     entries = tuple(_entries(entries))
     return {"causes": dict(CAUSES), "entries": [e.as_dict() for e in entries], "summary": ledger_summary(entries),

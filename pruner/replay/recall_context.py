@@ -72,9 +72,9 @@ class _ChainIndex:
         vocabulary: set[str] = set()
         for p, m in enumerate(messages):
             if m.role == "assistant":
-                terms = reply_terms(message_text(m))
-                replies[p] = tuple(sorted(terms))
-                vocabulary |= terms
+                reply = reply_terms(message_text(m))
+                replies[p] = tuple(sorted(reply))
+                vocabulary |= reply
         self.replies = replies
         self.vocabulary = frozenset(vocabulary)
         self._by_text: dict[str, frozenset[str]] = {}
@@ -249,7 +249,7 @@ class _Holder:
             else:
                 old.pop(cid, None)
 
-    def _compaction(self, request: int, summary: Message, left: list[int], gone: list[Message]) -> None:
+    def _compaction(self, request: int, summary: Message, left: list[int], gone: Sequence[Message]) -> None:
         if self.open is not None:
             self.closed.append(self.open.close())
         replaced_terms: set[str] = set()

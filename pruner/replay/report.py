@@ -200,7 +200,7 @@ def show_context(r: Replay, strategy: str, request: int) -> list[str]:
     for k, m in enumerate(messages):
         kind = m.metadata.get("kind") if isinstance(m.metadata, dict) else None
         label = {"placeholder": " [placeholder: the result was left out]",
-                 "compaction_summary": " [compaction summary]"}.get(kind, "")
+                 "compaction_summary": " [compaction summary]"}.get(kind, "") if isinstance(kind, str) else ""
         if m.role == "summary":
             label = " [summary recorded in the session]"
         calls = "".join(f"\n    -> call {c.id} {c.name}({escape(str(c.arguments))})" for c in m.tool_calls)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 from ..errors import ConfigurationError
 from ..model import MAIN_CHAIN, Message, Session
 from ..registry import Registry, origin_of
-from .requests import Request
+from .requests import Request, price_of
 from .wire import TokenBook, Wire
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,7 +97,7 @@ class ReplayEnv:
 
     def cache_model(self, request: Request) -> "CacheModel":
         """The cache rules that bill ``request`` (its model's provider)."""
-        return self.cache_models[request.price.provider]
+        return self.cache_models[price_of(request).provider]
 
     def position_after_call(self, messages: Sequence[Message], call_id: str) -> int:
         """Where ``call_id``'s result goes in ``messages`` (session messages in session order):

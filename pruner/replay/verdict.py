@@ -146,7 +146,7 @@ def reason(replay: "Replay", strategy: str, loss: Loss) -> str:
     row = replay.runs[strategy].rows[loss.left_at]
     kinds = [e.kind for e in row.events]
     kind = next((k for k in ("compact", "truncate", "clear", "prune") if k in kinds), None)
-    what = _WHY.get(kind, "dropped")
+    what = _WHY.get(kind, "dropped") if kind is not None else "dropped"
     text = f"{what} at request {loss.left_at}"
     if loss.placeholder is not None:
         text += f" (placeholder {loss.placeholder!r})"

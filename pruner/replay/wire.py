@@ -24,7 +24,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from itertools import compress, count
 from operator import is_not
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from ..engine.prune import message_tokens
 from ..model import Message
@@ -50,7 +50,15 @@ def system_head(messages: Sequence[Message]) -> int:
     return n
 
 
-def lookback_start(messages: Sequence[Message], positions: int) -> int:
+class Messages(Protocol):
+    """What ``lookback_start`` walks back over: a list of messages, or a view that indexes one."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int, /) -> Message: ...
+
+
+def lookback_start(messages: Messages, positions: int) -> int:
     """The first message a cache lookback of ``positions`` positions, ending at the last message's
     breakpoint, can reach. A run of consecutive tool results counts as one position, as a run of
     tool_use blocks does (``blocks``)."""
@@ -123,7 +131,8 @@ class Wire:
         self.tokens = 0  # messages plus substitutes
         self.changed_at = 0  # first position changed since mark()
         self._incoming: Mapping[str, str] = {}  # the last substitutes passed to sync_substitutes
-        self._lookback = None  # (list, its length, positions, valid while changed_at >= this, answer)
+        # (list, its length, positions, valid while changed_at >= this, answer)
+        self._lookback: tuple[list[Message], int, int, int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.messages)
