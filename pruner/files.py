@@ -131,6 +131,7 @@ def write_atomic(path: str | os.PathLike, text: str, *, follow_symlinks: bool = 
     file = os.fspath(path)
     data = _encode(text, file)  # before touching anything: an encoding failure changes nothing
     target = os.path.realpath(file) if follow_symlinks else os.path.abspath(file)
+    info: os.stat_result | None
     try:
         info = os.stat(target) if follow_symlinks else os.lstat(target)
         if stat.S_ISLNK(info.st_mode):

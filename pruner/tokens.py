@@ -236,8 +236,7 @@ class TokenCounter:
         missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
             self._count_uncached(missing)
-        get = cache.get
-        return [get(t) if t in cache else self.count(t) for t in texts]
+        return [cache[t] if t in cache else self.count(t) for t in texts]
 
     def count_is_exact(self, text: str) -> bool:
         """False when ``text``'s count cut a run longer than ``LONG_RUN`` (an approximation)."""

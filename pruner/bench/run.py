@@ -225,7 +225,7 @@ def failures(rows: Iterable[dict]) -> list[str]:
 def summarise(rows: list[dict]) -> dict[str, Any]:
     """The SUMMARY block, computed from the rows."""
     n = len(rows)
-    per_workload: dict[str, dict[str, Any]] = {}
+    per_workload: dict[str, list[dict[str, Any]]] = {}
     per_size: dict[tuple[str, int], list[dict]] = {}
     for r in rows:
         per_workload.setdefault(r["workload"], []).append(r)

@@ -172,7 +172,7 @@ def run_scaling(*, sizes=SCALING_SIZES, per_turn_turns: int = PER_TURN_TURNS, pe
         "ms_per_1000_messages_spread": round(max(flat) / min(flat), 2) if flat and min(flat) else None,
         "per_turn": per_turn, "reference_per_turn_s": REFERENCE_PER_TURN_SECONDS,
         "reference_per_turn_source": REFERENCE_PER_TURN_SOURCE}
-    if has_corpus:
+    if corpus is not None and has_corpus:
         from ..formats import load_session
 
         if progress:

@@ -92,7 +92,7 @@ def run(args) -> int:
     print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
           f"{session.last_turn:,} turns; format {session.source_format}", file=out)
     print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
-    windows = sorted({r.window for r in result.requests}) or [result.window]
+    windows = sorted({r.window for r in result.requests if r.window is not None}) or [result.window]
     print(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)

@@ -20,7 +20,7 @@ import inspect
 import os
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, cast
 
 from ..errors import ConfigurationError, FileTooLargeError, FormatError
 from ..files import check_byte_limit, read_limited, write_atomic
@@ -295,7 +295,7 @@ def save_session(session: Session, path: str | os.PathLike[str]) -> None:
     write_atomic(path, _MODULES["native"].dumps(session))
 
 
-def repairs(session: Session) -> list[dict[str, Any]]:
+def repairs(session: Session) -> list[Mapping[str, Any]]:
     """What the importer repaired to read ``session``'s file: entries ``{"kind", "count",
     "message", "lines"}`` whose ``message`` is a sentence for a person (see ``_repairs``)."""
     return repairs_of(session.metadata)

@@ -132,7 +132,7 @@ class Repairs:
         return metadata
 
 
-def repairs_of(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+def repairs_of(metadata: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The repairs recorded in a session's metadata (``[]`` when none)."""
     value = metadata.get(REPAIRS_KEY) if isinstance(metadata, Mapping) else None
     return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
