@@ -24,6 +24,7 @@ import errno
 import os
 import secrets
 import stat
+from typing import BinaryIO
 
 from .errors import ConfigurationError, ExportError, FileTooLargeError, FormatError
 
@@ -51,7 +52,7 @@ def check_byte_limit(max_bytes: object) -> int:
     return max_bytes
 
 
-def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a transcript file") -> tuple[str, bytes]:
+def read_limited(path: str | os.PathLike[str], max_bytes: int, *, what: str = "a transcript file") -> tuple[str, bytes]:
     """``(file name, bytes)`` of the regular file ``path``; ``FormatError`` when it cannot be read,
     ``FileTooLargeError`` when it holds more than ``max_bytes``."""
     check_byte_limit(max_bytes)
@@ -84,7 +85,7 @@ def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a tran
     return file, data
 
 
-def _read_upto(fh, limit: int) -> bytes:
+def _read_upto(fh: BinaryIO, limit: int) -> bytes:
     chunks, total = [], 0
     while total < limit:
         chunk = fh.read(min(limit - total, 1 << 24))
@@ -126,7 +127,7 @@ def _write_in_place(target: str, mode: int, data: bytes, file: str) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str | os.PathLike, text: str, *, follow_symlinks: bool = True) -> None:
+def write_atomic(path: str | os.PathLike[str], text: str, *, follow_symlinks: bool = True) -> None:
     """Write ``text`` (UTF-8) to ``path`` so that a failure leaves the previous file intact."""
     file = os.fspath(path)
     data = _encode(text, file)  # before touching anything: an encoding failure changes nothing

@@ -196,7 +196,7 @@ def validate_session(session: Session) -> None:
 
 def is_validated(session: Session) -> bool:
     """Whether ``validate_session`` already passed this very session object."""
-    return isinstance(session, Session) and session.__dict__.get("_validated", False)
+    return isinstance(session, Session) and session.__dict__.get("_validated", False) is True
 
 
 class IdSet(Protocol):

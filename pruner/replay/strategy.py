@@ -88,7 +88,7 @@ class ReplayEnv:
     call_owner: Mapping[str, int] = field(init=False, repr=False)
     result_of_call: Mapping[str, str] = field(init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         messages = self.session.messages
         object.__setattr__(self, "index_of", {m.id: i for i, m in enumerate(messages)})
         object.__setattr__(self, "call_owner", {c.id: i for i, m in enumerate(messages) for c in m.tool_calls})

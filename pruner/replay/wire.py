@@ -24,11 +24,14 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from itertools import compress, count
 from operator import is_not
-from typing import Callable, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol, Sequence
 
 from ..engine.prune import message_tokens
 from ..model import Message
 from ..tokens import DEFAULT_ENCODING, get_counter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.context import ContextChange
 
 def blocks(m: Message) -> int:
     """Lookback positions of a message on its own, the unit of Anthropic's cache lookback: its text
@@ -211,7 +214,7 @@ class Wire:
         self.tokens = tokens
         self.changed_at = min(self.changed_at, lcp)
 
-    def apply(self, messages: Sequence[Message], tokens: int, change, *, index_of: Mapping[str, int],
+    def apply(self, messages: Sequence[Message], tokens: int, change: ContextChange, *, index_of: Mapping[str, int],
               message_of: Callable[[str], Message], call_owner: Mapping[str, int]) -> None:
         """Send the incremental pruner's new context, given how it changed (``ContextChange``: ids that
         entered or left, placeholders set or removed). Costs what changed: each change is placed with

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from typing import cast
+from typing import TYPE_CHECKING, Callable, Sequence, cast
 
 from ..engine.fileops import READ
 from ..engine.index import SessionIndex
-from . import Removal, explains, register_rule
+from ..model import Message
+from . import Alive, Removal, explains, register_rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.prune import PruneConfig
 
 
 def _short(key: str, limit: int = 60) -> str:
@@ -24,7 +28,7 @@ def _short(key: str, limit: int = 60) -> str:
 
 # -- superseded_call --------------------------------------------------------------------------
 
-def _later_result_kept(index: SessionIndex, r: int, kept) -> int | None:
+def _later_result_kept(index: SessionIndex, r: int, kept: Callable[[int], int]) -> int | None:
     """A kept result of the same call after ``r`` (newest first: usually the first is kept)."""
     key = index.result_key[r]
     for j in reversed(index.by_key.get(key, ())) if key is not None else ():
@@ -38,7 +42,7 @@ def _later_result_kept(index: SessionIndex, r: int, kept) -> int | None:
 class SupersedeTracker:
     """Each result's next newer result of the same call, kept up to date as results arrive."""
 
-    def __init__(self, index: SessionIndex, config):
+    def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
         self._seen = 0  # how many of index.keyed have been taken in
         self._last_of_key: dict[str, int] = {}
@@ -69,7 +73,7 @@ class SupersedeTracker:
                removes_again=_later_result_kept,
                description="a tool result is replaced by a newer result of the same call "
                            "(same tool name and arguments, or the same explicit key)")
-def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
+def supersede_calls(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     """Every result but the newest of its key goes; each points at the next newer one.
 
     Pointing at the next newer result (not the newest) keeps a decision stable as
@@ -91,13 +95,14 @@ def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
 
 
 @explains("superseded_call")
-def _explain_superseded(r: Removal, messages) -> str:
+def _explain_superseded(r: Removal, messages: Sequence[Message]) -> str:
+    assert r.related is not None  # a superseded result points at its newer one
     return f"superseded by a newer result of {_short(r.detail[0])} at turn {messages[r.related].turn}"
 
 
 # -- file_state -------------------------------------------------------------------------------
 
-def _later_change_kept(index: SessionIndex, r: int, kept) -> int | None:
+def _later_change_kept(index: SessionIndex, r: int, kept: Callable[[int], int]) -> int | None:
     """A kept message after ``r`` that writes, edits or fully re-reads a file ``r`` read."""
     for a in index.file_access[r]:
         if a.op == READ:
@@ -112,7 +117,7 @@ class FileStateTracker:
     """For each file read, the first later change of the same file (a write, an edit or a
     full re-read), recorded when that change arrives."""
 
-    def __init__(self, index: SessionIndex, config):
+    def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
         self._seen = 0
         self._pending: dict[str, list[int]] = {}  # path -> reads not yet stale
@@ -149,7 +154,7 @@ class FileStateTracker:
                placeholder="[stale file read; the file changed{where}]",
                removes_again=_later_change_kept,
                description="a file read is stale once the same path is written, edited, or read again in full")
-def expire_stale_reads(index: SessionIndex, alive, config) -> list[Removal]:
+def expire_stale_reads(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     out: list[Removal] = []
     later: dict[str, tuple[int, str]] = {}  # path -> nearest later (index, op) that makes a read stale
     for i in reversed(index.file_ops):
@@ -167,15 +172,16 @@ def expire_stale_reads(index: SessionIndex, alive, config) -> list[Removal]:
 
 
 @explains("file_state")
-def _explain_file_state(r: Removal, messages) -> str:
+def _explain_file_state(r: Removal, messages: Sequence[Message]) -> str:
     path, op = r.detail
     what = "read again" if op == READ else ("written" if op == "write" else "edited")
+    assert r.related is not None  # a stale read points at the change that made it stale
     return f"stale read of {path}: the file was {what} at turn {messages[r.related].turn}"
 
 
 # -- ttl --------------------------------------------------------------------------------------
 
-def _ttl_passed(index: SessionIndex, r: int, kept) -> bool:
+def _ttl_passed(index: SessionIndex, r: int, kept: Callable[[int], int]) -> bool:
     eat = index.messages[r].expires_after_turn
     return eat is not None and eat < index.last_turn
 
@@ -183,7 +189,7 @@ def _ttl_passed(index: SessionIndex, r: int, kept) -> bool:
 class TTLTracker:
     """Messages whose ``expires_after_turn`` the conversation has passed."""
 
-    def __init__(self, index: SessionIndex, config):
+    def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
         self._seen = 0
         self._heap: list[tuple[int, int]] = []
@@ -214,7 +220,7 @@ class TTLTracker:
                placeholder="[expired after turn {message.expires_after_turn}]",
                removes_again=_ttl_passed,
                description="a message whose expires_after_turn is below the session's last turn")
-def expire_by_ttl(index: SessionIndex, alive, config) -> list[Removal]:
+def expire_by_ttl(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     last = index.last_turn
     msgs = index.messages
     new = tuple.__new__  # see supersede_calls
@@ -224,5 +230,5 @@ def expire_by_ttl(index: SessionIndex, alive, config) -> list[Removal]:
 
 
 @explains("ttl")
-def _explain_ttl(r: Removal, messages) -> str:
+def _explain_ttl(r: Removal, messages: Sequence[Message]) -> str:
     return f"expired after turn {r.detail[0]}; the session is at turn {r.detail[1]}"
