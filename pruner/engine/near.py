@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from itertools import repeat
-from typing import ItemsView, Sequence
+from typing import ItemsView, Iterable, Sequence, cast
 
 import numpy as np
 
@@ -155,9 +155,9 @@ class NearRelation:
             finds, crowded, exact = table.add(f.shingles, x, slack)
             self._late.append(crowded)
             if exact:  # candidates from the rarest shingles: count each one's overlap exactly
-                self._contain_exactly(x, finds)
+                self._contain_exactly(x, cast("list[int]", finds))  # exact: add() found candidates
             else:
-                self._contain(x, finds, crowded)
+                self._contain(x, cast("Iterable[tuple[int, int]]", finds), crowded)  # (holder, count) pairs
 
     def refresh(self, x: int) -> None:
         """Bring ``containers[x]`` up to date with every text so far (``x`` is judged later than
@@ -167,7 +167,7 @@ class NearRelation:
             finds, crowded = self._holder_table().look_up(f.shingles, x)
             self._contain(x, finds, crowded)
 
-    def _contain(self, x: int, finds, crowded: int) -> None:
+    def _contain(self, x: int, finds: Iterable[tuple[int, int]], crowded: int) -> None:
         """Record every found ``v`` that nearly contains ``x``. A count can only have missed the
         shingles ``v`` holds later than the holders looked up (at most ``late[v]``, and at most
         ``x``'s shingles in crowded groups); only where that could matter is the overlap counted."""
@@ -183,7 +183,7 @@ class NearRelation:
                     self.contained[v].append(x)
 
 
-    def _contain_exactly(self, x: int, candidates) -> None:
+    def _contain_exactly(self, x: int, candidates: Iterable[int]) -> None:
         """Record each candidate that nearly contains ``x``, counting the overlap exactly."""
         f, need = self.texts[x], self.threshold * len(self.texts[x].shingles)
         for v in candidates:
@@ -202,7 +202,7 @@ class _Holders:
     those are entered in bulk (a dict update and a list extend, in C); only the shingles
     seen before are walked one by one."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.row: dict[int, int] = {}  # shingle -> its row in holders
         self.holders: list[int | list[int]] = []  # a lone holder, or the first HOLDERS holders
 
@@ -282,7 +282,8 @@ class _Holders:
         return finds.items(), crowded
 
 
-def _pairs(holder: np.ndarray, starts: np.ndarray, group: np.ndarray, entries: np.ndarray, looks: np.ndarray):
+def _pairs(holder: np.ndarray, starts: np.ndarray, group: np.ndarray, entries: np.ndarray,
+           looks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(t, v)`` for each entry (``t`` holds a shingle) and each of the first ``looks`` holders ``v``
     of that shingle."""
     total = int(looks.sum())

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from .index import SessionIndex
+from ..model import Message
 from ..rules import RULES, Rule, rules_for
 
 
@@ -42,7 +43,7 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
     first, so a caller asking after every turn does not search again while the witness
     stays kept.
     """
-    msgs: Sequence = index.messages
+    msgs: Sequence[Message] = index.messages
     last = len(msgs) - 1
     while last >= 0 and not kept(last):
         last -= 1
