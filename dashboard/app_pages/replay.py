@@ -12,6 +12,7 @@ from dashboard import analysis, cache, charts, links, replay_charts, session_sta
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
+from pruner.money import money
 
 ss = st.session_state
 #: The request and strategy shown: kept outside the widgets' own state, which Streamlit drops on another page.
@@ -188,7 +189,7 @@ def request_view(r, key, strategy: str, k: int) -> None:
     c3.metric("Read from the cache", ui.compact_number(s["cached"]), help=f"{s['cached']:,} tokens")
     c4.metric("Written / fresh", f"{ui.compact_number(s['written'])} / {ui.compact_number(s['fresh'])}",
               help=f"{s['written']:,} written to the cache / {s['fresh']:,} fresh")
-    c5.metric("This request", logic.money(s["dollars"]), help=f"${s['dollars']:,.6f}")
+    c5.metric("This request", money(s["dollars"]), help=f"${s['dollars']:,.6f}")
     st.progress(min(1.0, s["input"] / s["window"]) if s["window"] else 0.0,
                 text=f"context window {s['window']:,} tokens: {100 * s['input'] / s['window']:.1f} % full"
                      + (" — the API would reject this request" if s["rejected"] else ""))

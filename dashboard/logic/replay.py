@@ -161,15 +161,6 @@ def requests_frame(r: Replay) -> pd.DataFrame:
                                        "rejected", "event_kinds", "events"])
 
 
-def money(dollars: float) -> str:
-    """Dollars as the CLI prints them: cents, or four places under a cent ("$42.60", "$0.0042").
-
-    >>> money(42.5959), money(0.00421), money(1234.5)
-    ('$42.60', '$0.0042', '$1,234.50')
-    """
-    return f"${dollars:,.2f}" if abs(dollars) >= 0.01 or dollars == 0 else f"${dollars:,.4f}"
-
-
 def infeasible(r: Replay) -> dict[str, str]:
     """The strategies that would send a request the API refuses, each with the reason (money engine's totals)."""
     out = {}
