@@ -30,7 +30,7 @@ def add_arguments(p) -> None:
                    help="a larger file becomes an error row (default %(default)s)")
     p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
                    help="treat results of this tool as retrieved documents (repeatable)")
-    add_prune_arguments(p, orphan_help="how a kept call whose result was pruned is counted (a placeholder, or dropped)")
+    add_prune_arguments(p, orphan_help="how a kept call whose result was pruned is counted: a placeholder, or dropped")
     p.add_argument("--replay", type=strategy_list, nargs="?", const=strategy_names(), default=None,
                    metavar="A,B", help="also replay every session request by request under these strategies (default: "
                                        "all) and bill it; writes the replay table (see pruner replay)")
