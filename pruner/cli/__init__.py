@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:
-        print(error_line(args.command, exc), file=sys.stderr)
+        command = next(a for a in parser._actions if a.dest == "command").choices[args.command]
+        flags = [o for a in command._actions for o in a.option_strings]
+        print(error_line(args.command, exc, flags=flags), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"pruner {args.command}: interrupted", file=sys.stderr)

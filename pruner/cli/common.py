@@ -25,12 +25,15 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u206
                      "\ud800-\udfff]")
 _UNSAFE_OR_NEWLINE = re.compile(_UNSAFE.pattern[:-1] + "\n\t]")
 
-#: How the CLI names the library setting an error says would change the outcome.
+#: How the CLI names the library settings an error says would change the outcome, for those that are
+#: no field of a settings dataclass (a field's flag is its own: ``setting_advice``).
 SETTING_FLAGS = {
     "max_bytes": "raise the limit with --max-bytes N",
     "dialogue": "choose one with --dialogue N",
     "format": "choose the format with --format NAME",
     "skip_bad_lines": "--skip-bad-lines skips such lines",
+    "out": "choose it with --out DIR",
+    "seeds": "set it with --seeds N",
 }
 
 
@@ -67,13 +70,43 @@ def say(lines: str | Iterable[str], *, file=None) -> None:
         print(terminal_safe(line), file=out)
 
 
-def error_line(command: str, exc: BaseException) -> str:
-    """The one stderr line for an error: its message, plus the flag for the setting it names."""
+def error_line(command: str, exc: BaseException, *, flags: Iterable[str] | None = None) -> str:
+    """The one stderr line for an error: its message, plus the flag for the setting it names (only
+    when ``command`` takes that flag: ``flags``, the command's option strings, None for any)."""
     text = f"pruner {command}: error: {exc}"
-    hint = SETTING_FLAGS.get(getattr(exc, "setting", None) or "")
+    hint = setting_advice(getattr(exc, "setting", None))
+    flag = re.search(r"--[a-z][a-z-]*", hint)
+    if flags is not None and flag and flag.group() not in set(flags):
+        hint = ""
     if hint:
         text += f" ({hint})"
     return terminal_safe(text, one_line=True)
+
+
+def setting_advice(setting: str | None) -> str:
+    """The CLI's words for the library setting ``setting``: its flag ("" when no flag sets it).
+
+    >>> setting_advice("reserve_tokens"), setting_advice("inherit_cold"), setting_advice("nothing")
+    ('set it with --reserve-tokens N', 'set it with --no-inherit-cold', '')
+    """
+    if not setting:
+        return ""
+    if setting in SETTING_FLAGS:
+        return SETTING_FLAGS[setting]
+    from ..compaction.settings import CompactionSettings  # the settings a flag sets (cli/ imports them all)
+    from ..replay.settings import ReplaySettings
+
+    for cls in (ReplaySettings, CompactionSettings, PruneConfig):
+        try:
+            s = describe(cls, setting)
+        except KeyError:
+            continue
+        if isinstance(s.default, bool):
+            return f"set it with {s.flag}"
+        value = s.metavar or ("N" if s.minimum is not None else "X" if isinstance(s.default, float)
+                              else "{" + ",".join(s.choices) + "}" if s.choices else "VALUE")
+        return f"set it with {s.flag} {value}"
+    return ""
 
 
 def warn(message: str) -> None:

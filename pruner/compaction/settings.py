@@ -52,15 +52,16 @@ class CompactionSettings:
         for name in ("context_window", "reserve_tokens", "keep_recent_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigurationError(f"compaction setting {name} must be a non-negative integer, got {value!r}")
+                raise ConfigurationError(f"compaction setting {name} must be a non-negative integer, got {value!r}",
+                                         setting=name)
         if self.context_window <= 0:
-            raise ConfigurationError("compaction setting context_window must be positive")
+            raise ConfigurationError("compaction setting context_window must be positive", setting="context_window")
         if self.reserve_tokens >= self.context_window:
             raise ConfigurationError(f"compaction setting reserve_tokens ({self.reserve_tokens}) must be smaller "
-                              f"than context_window ({self.context_window})")
+                              f"than context_window ({self.context_window})", setting="reserve_tokens")
         if self.encoding not in ENCODINGS:
             raise ConfigurationError(f"compaction setting encoding is {self.encoding!r}; choose one of "
-                              f"{', '.join(ENCODINGS)}")
+                              f"{', '.join(ENCODINGS)}", setting="encoding")
 
     @property
     def threshold(self) -> int:

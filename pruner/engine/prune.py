@@ -68,10 +68,11 @@ class PruneConfig:
     def __post_init__(self):
         threshold = self.near_duplicate_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]")
+            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]",
+                                     setting="near_duplicate_threshold")
         if self.orphan_policy not in ORPHAN_POLICIES:
             raise ConfigurationError(f"orphan_policy is {self.orphan_policy!r}; "
-                                     f"expected one of {', '.join(ORPHAN_POLICIES)}")
+                                     f"expected one of {', '.join(ORPHAN_POLICIES)}", setting="orphan_policy")
         object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
 
     def stage_on(self, stage: str) -> bool:

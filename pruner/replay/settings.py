@@ -89,28 +89,33 @@ class ReplaySettings:
 
     def __post_init__(self):
         if self.provider not in CACHE_MODELS:
-            raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}")
+            raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}",
+                                     setting="provider")
         if self.ttl not in ANTHROPIC_TTLS:
-            raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}")
+            raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}", setting="ttl")
         if self.openai_retention not in OPENAI_RETENTIONS:
             raise ConfigurationError(f"openai_retention is {self.openai_retention!r}; expected one of "
-                                     f"{', '.join(OPENAI_RETENTIONS)}")
+                                     f"{', '.join(OPENAI_RETENTIONS)}", setting="openai_retention")
         for name in ("reserve_tokens", "keep_recent_tokens", "clear_trigger", "clear_keep", "clear_at_least"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigurationError(f"replay setting {name} must be a whole number >= 0, got {value!r}")
+                raise ConfigurationError(f"replay setting {name} must be a whole number >= 0, got {value!r}",
+                                         setting=name)
         for name in ("context_window", "truncate_budget"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-                raise ConfigurationError(f"replay setting {name} must be a positive whole number, got {value!r}")
+                raise ConfigurationError(f"replay setting {name} must be a positive whole number, got {value!r}",
+                                         setting=name)
         if self.scale is not None and not (isinstance(self.scale, (int, float)) and self.scale > 0):
-            raise ConfigurationError(f"replay setting scale must be a positive number, got {self.scale!r}")
+            raise ConfigurationError(f"replay setting scale must be a positive number, got {self.scale!r}",
+                                     setting="scale")
         if not 0 <= self.cache_aware_budget < 1:
-            raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)")
+            raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)",
+                                     setting="cache_aware_budget")
         object.__setattr__(self, "clear_exclude_tools", tuple(self.clear_exclude_tools))
         if self.clear_trigger_type not in CLEAR_TRIGGER_TYPES:
             raise ConfigurationError(f"clear_trigger_type is {self.clear_trigger_type!r}; expected one of "
-                                     f"{', '.join(CLEAR_TRIGGER_TYPES)}")
+                                     f"{', '.join(CLEAR_TRIGGER_TYPES)}", setting="clear_trigger_type")
         if not isinstance(self.clear_tool_inputs, bool):
             object.__setattr__(self, "clear_tool_inputs", tuple(self.clear_tool_inputs))
 
