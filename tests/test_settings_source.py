@@ -58,7 +58,8 @@ def _names_a_field(name: str) -> bool:
 def _settings_contexts(tree: ast.AST):
     """``(name, literal node)`` for each literal written where a setting's value goes: assigned to a
     name that is a settings field (``reserve_tokens: int = 16_384``, also in another dataclass) or its
-    constant (``RESERVE_TOKENS = 16_384``, ``DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8``), or passed as ``default=``, ``value=`` or ``<field>=``."""
+    constant (``RESERVE_TOKENS = 16_384``, ``DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8``), or passed as
+    ``default=``, ``value=`` or ``<field>=``."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
