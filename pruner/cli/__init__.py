@@ -3,7 +3,7 @@
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
 input (``PrunerError``) become one line on stderr and exit status 2, with the
-flag for the setting the error names (``common.SETTING_FLAGS``). Everything a
+flag for the setting the error names (``common.setting_advice``). Everything a
 subcommand prints goes through ``common.TerminalSafeStream``: transcripts and
 servers are untrusted, and no control character they hold may act on a terminal.
 """
