@@ -16,7 +16,7 @@ from pruner.money import money
 
 ss = st.session_state
 FOLDER_ENV = "PRUNER_CORPUS_DIR"
-EXPLORER_PAGE = "app_pages/explorer.py"
+EXPLORER_PAGE = session_state.EXPLORER_PAGE
 
 
 def open_folder(folder: str) -> None:
