@@ -89,6 +89,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ..errors import ConfigurationError
 from ..registry import Registry, origin_of
 from .prices import ModelPrice
 from .scale import UNSCALED, TokenScale
@@ -246,7 +247,7 @@ class AnthropicCache(CacheModel):
 
     def __init__(self, *, ttl: str = "5m"):
         if ttl not in ANTHROPIC_TTLS:
-            raise ValueError(f"ttl must be one of {', '.join(ANTHROPIC_TTLS)}")
+            raise ConfigurationError(f"ttl is {ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}", setting="ttl")
         super().__init__(ttl=ttl)
         self.ttl = ANTHROPIC_TTLS[ttl]
 
@@ -345,7 +346,8 @@ class OpenAICache(CacheModel):
 
     def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
         if retention not in OPENAI_RETENTIONS:
-            raise ValueError(f"retention must be one of {', '.join(OPENAI_RETENTIONS)}")
+            raise ConfigurationError(f"openai_retention is {retention!r}; expected one of "
+                                     f"{', '.join(OPENAI_RETENTIONS)}", setting="openai_retention")
         super().__init__(ttl=ttl)
         self.retention_name = retention
 
