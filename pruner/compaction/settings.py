@@ -48,7 +48,7 @@ class CompactionSettings:
     encoding: str = setting(DEFAULT_ENCODING, label="Token counter encoding", choices=ENCODINGS,
                             help="tiktoken encoding")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("context_window", "reserve_tokens", "keep_recent_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

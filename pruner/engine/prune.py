@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
+from typing import Iterator
 from dataclasses import dataclass
 
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
@@ -27,7 +28,7 @@ from ..errors import ConfigurationError
 from ..model import Message, Session, canonical_json, is_validated, validate_session
 from ..rules import REMOVAL_STAGES, Removal, Rule, rules_for
 from ..setting_fields import setting
-from ..tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
+from ..tokens import DEFAULT_ENCODING, ENCODINGS, HeuristicCounter, TokenCounter, get_counter
 
 ORPHAN_POLICIES = ("placeholder", "drop_pair")
 DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8
@@ -65,7 +66,7 @@ class PruneConfig:
     encoding: str = setting(DEFAULT_ENCODING, label="Token counter encoding", choices=ENCODINGS,
                             help="tiktoken encoding")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         threshold = self.near_duplicate_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
             raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]",
@@ -78,14 +79,14 @@ class PruneConfig:
     def stage_on(self, stage: str) -> bool:
         return {"expired": self.expire, "duplicate": self.deduplicate, "restored": self.restore}[stage]
 
-    def family_on(self, family) -> bool:
+    def family_on(self, family: Rule) -> bool:
         """A rule family runs when its stage is on and neither it nor a name it emits is disabled."""
         off = self.disabled_rules
         return self.stage_on(family.stage) and family.name not in off and not (
             family.stage == "restored" and off.intersection(family.emits))
 
 
-def message_tokens(m: Message, counter) -> int:
+def message_tokens(m: Message, counter: TokenCounter | HeuristicCounter) -> int:
     """Tokens of a message's content and of its tool calls' names and arguments."""
     n = counter.count(m.content)
     for c in m.tool_calls:
@@ -94,7 +95,8 @@ def message_tokens(m: Message, counter) -> int:
     return n
 
 
-def run_passes(index: SessionIndex, config: PruneConfig):
+def run_passes(index: SessionIndex,
+               config: PruneConfig) -> tuple[bytearray, dict[int, tuple[str, Removal]], list[Removal]]:
     """One round of the three passes: ``(alive, removals, restorations)``, positions in ``index``."""
     alive = bytearray(b"\x01") * len(index.messages)
     removals: dict[int, tuple[str, Removal]] = {}  # position -> (status, removal)
@@ -117,7 +119,7 @@ def run_passes(index: SessionIndex, config: PruneConfig):
 
 
 @contextmanager
-def collector_paused():
+def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for the duration.
 
     Pruning allocates many small, acyclic objects (dicts, lists, tuples). With a
@@ -153,7 +155,8 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
         return _prune(session, index, config, counter, start)
 
 
-def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter, start: float) -> PruneResult:
+def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter: TokenCounter | HeuristicCounter,
+           start: float) -> PruneResult:
     final: dict[int, tuple[str, Removal]] = {}
     ever_restored: dict[int, Removal] = {}
     first_removal: dict[int, str] = {}
@@ -185,8 +188,8 @@ def _settled(index: SessionIndex, alive: bytearray, removals: dict[int, tuple[st
     return settled(index, [r.index for r in restorations], kept=alive.__getitem__, removed_by=removed_by)
 
 
-def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final, ever_restored,
-                 first_removal) -> tuple[bytearray, int]:
+def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final: dict[int, tuple[str, Removal]],
+                 ever_restored: dict[int, Removal], first_removal: dict[int, str]) -> tuple[bytearray, int]:
     """Prune the kept set again (as a session of its own) until a round changes nothing."""
     msgs = index.messages
     current = [i for i in range(len(msgs)) if alive[i]]

@@ -87,7 +87,7 @@ class ReplaySettings:
     cache_aware_budget: float = 0.005
     prune: PruneConfig = field(default_factory=PruneConfig)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.provider not in CACHE_MODELS:
             raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}",
                                      setting="provider")
