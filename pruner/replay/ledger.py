@@ -31,7 +31,7 @@ and dollars. See ``docs/cache-ledger.md``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
@@ -44,6 +44,9 @@ from .recording import cache_models
 from .requests import find_requests
 from .settings import ReplaySettings
 from .wire import lookback_start
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Replay
 
 #: The causes, in order of precedence (the first that applies is the one reported), each with the
 #: sentence the CLI and the dashboard show.
@@ -374,13 +377,12 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
                        changed_message_id=sub.messages[changed].id if changed is not None else None)
 
 
-def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
+def ledger_of(replay: Replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
     """The ledger of a ``Replay``'s session, numbered as the replay numbers its requests, priced with
     ``prices``, else with the rows the replay priced its requests at (so a user's prices file carries
     over), its settings' model for requests that record none."""
     if prices is None:
-        rows = {r.price.model: r.price for r in replay.requests if getattr(r, "price", None) is not None
-                and getattr(r, "priced", True)}
+        rows = {r.price.model: r.price for r in replay.requests if r.price is not None and r.priced}
         rows.setdefault(replay.price.model, replay.price)
         prices = PriceTable(models=tuple(rows.values()), retrieved=replay.price.retrieved or "unknown",
                             origin=replay.prices_label)

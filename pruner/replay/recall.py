@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import Replay
     from .facts import FactBook
     from .requests import Request
+    from .wire import Wire
 
 #: Losses kept per request and strategy (the counts are always exact).
 LOSSES_PER_REQUEST = 50
@@ -128,7 +129,8 @@ class RecallCollector:
         self.session = session
         self.requests = requests
         self._indices: dict[str, _ChainIndex] = {}
-        self._recorded: dict[str, tuple[_Holder, list]] = {}  # chain -> (holder, [context list, next position])
+        # chain -> (holder, [context list, next position])
+        self._recorded: dict[str, tuple[_Holder, list[Any]]] = {}
         self._used: list[tuple[str, ...] | None] = [None] * len(requests)
         self._holders: dict[tuple[str, str], _Holder] = {}
         self._missing: dict[str, list[int]] = {}
@@ -145,7 +147,7 @@ class RecallCollector:
 
     def _session_of(self, chain: str) -> Session:
         if chain != "main":
-            for cid, sub in getattr(self.session, "chains", ()):
+            for cid, sub in self.session.chains:
                 if cid == chain:
                     return sub
         return self.session
@@ -291,7 +293,7 @@ class RecallCollector:
 
     def observer(self, name: str) -> Callable[[Any, Any], None]:
         """What the replay calls after each strategy step: ``observer(request, wire)``."""
-        def observe(req, wire) -> None:
+        def observe(req: Request, wire: Wire) -> None:
             if not wire.track_ids:
                 self.observe(name, req, wire.messages, wire.substitutes, wire.changed_at)
                 return
@@ -336,8 +338,9 @@ def measures(s: StrategyRecall) -> dict[str, Any]:
 
 def context_recall(replay: "Replay") -> RecallReport:
     """The replay's recall report: the one computed while it ran, else from its snapshots (or its contexts)."""
-    if getattr(replay, "recall", None) is not None:
-        return replay.recall
+    recorded: RecallReport | None = getattr(replay, "recall", None)
+    if recorded is not None:
+        return recorded
     collector = RecallCollector(replay.session, replay.requests)
     for req in replay.requests:
         for name, run in replay.runs.items():

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import compress, count
 from operator import is_not
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..compaction.cut import SUMMARY_KINDS
 from ..model import Message
@@ -50,7 +50,7 @@ class SummaryRecall:
             return None
         return round(self.offline_held / self.candidates, 4)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         d = {"request": self.request, "summary_id": self.summary_id, "candidates": self.candidates,
              "held": self.held, "recall": self.recall, "summary_tokens": self.summary_tokens,
              "missing_examples": list(self.examples)}
@@ -134,7 +134,8 @@ class _Holder:
         self.index = index
         self.sent = [0] * len(index.messages)  # copies of each session message in the context
         self.mirror: list[Message] = []
-        self.extras: dict[int, list] = {}  # id(message) -> [message, terms, copies] (not session messages)
+        # id(message) -> [message, terms, copies] (not session messages)
+        self.extras: dict[int, list[Any]] = {}
         self.extra_terms: dict[str, int] = {}
         self.subs: dict[str, str] = {}
         self.sub_terms: dict[str, set[str]] = {}  # term -> call ids whose placeholder holds it

@@ -161,7 +161,7 @@ def chain_lines(r: Replay) -> list[str]:
             if not row.priced and not row.aborted and (stop is None or row.request < stop):
                 unpriced[row.chain] = unpriced.get(row.chain, 0) + 1
 
-        def chain_money(c: str, v: dict, unpriced: dict[str, int] = unpriced) -> str:  # not free: unpriced
+        def chain_money(c: str, v: dict[str, Any], unpriced: dict[str, int] = unpriced) -> str:  # not free: unpriced
             left_out = min(unpriced.get(c, 0), v["requests"])
             if left_out and left_out >= v["requests"]:
                 return "unpriced"
