@@ -15,6 +15,7 @@ Built on the money modules' own results, never re-derived here:
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -78,6 +79,12 @@ def _bill_and_ledger_columns(row: dict[str, Any], b, entries, prices) -> None:
         row[f"rebilled_{cause}"] = v["dollars"]
 
 
+@functools.lru_cache(maxsize=1)
+def _shipped_prices():
+    """The shipped price table, parsed once per process (a worker reads thousands of small sessions)."""
+    return default_prices()
+
+
 def _error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -88,7 +95,7 @@ def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     from ..replay.fast_bill import bill_ledger_facts
     from .row import session_facts
 
-    prices = default_prices()
+    prices = _shipped_prices()
     row: dict[str, Any] = {"strategies": "", "money_error": None}
     try:
         b, entries, facts = bill_ledger_facts(session, prices)
