@@ -233,6 +233,9 @@ def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...
         for s in todo:
             yield s, read_session(s, strategies)
         return
+    # Largest first: the last tasks are small, so no worker sits idle while another reads a big session
+    # (the table is saved sorted by key, so the order of reading changes nothing in it).
+    todo = tuple(sorted(todo, key=lambda s: (-s.size, s.key)))
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
         # chunks keep the per-task overhead small for thousands of small files
@@ -241,3 +244,4 @@ def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...
             yield s, row
     finally:  # an interrupted run does not wait for the sessions not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+
