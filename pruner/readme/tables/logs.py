@@ -39,6 +39,12 @@ def render(results: dict[str, Any]) -> str:
            f"| {rerun['command_s']:,.2f} s | {rerun['read_by_command']} sessions read | {TARGETS['rerun']} "
            f"| {_met(rerun['command_s'] < 2)} | |"]
     parse = ", ".join(f"{name} {mb:,.0f} MB/s" for name, mb in results["json_mb_per_s"].items())
+    if bill.get("cpu_seconds") and every.get("cpu_seconds"):
+        out += ["", f"CPU time: the bill-and-ledger reading took {bill['cpu_seconds']:,.1f} CPU seconds "
+                    f"({bill['mb_per_cpu_second']:,.1f} MB per CPU second: {bill['mb_per_s_if_idle']:,.0f} MB/s were "
+                    f"that time spread over {w} idle cores); every strategy took {every['cpu_seconds']:,.1f} "
+                    f"({every['mb_per_cpu_second']:,.2f} MB per CPU second: {every['mb_per_s_if_idle']:,.1f} MB/s on "
+                    f"{w} idle cores). The wall-clock figures above are what the shared machine gave."]
     if "bill_only_sessions" in bill:
         out += ["", f"The bill-and-ledger reading read {bill['bill_only_sessions']:,} of its {bill['files']:,} "
                     "sessions with the bill-only reader (usage, ids, chains and times; no text, no tokens) and the "
