@@ -14,13 +14,15 @@ unchanged, and give what they give on the whole session
 (``tests/test_logs_usage_reader.py`` checks it on every shared real file).
 
 Where the full reader would do something this one does not model, it returns
-``None`` and the caller reads the file the full way: a recorded compaction, a
-file the format detection does not call Claude Code, a lone surrogate escape,
-subagent files beside the session, a file over the size limit, a line the
-full reader would refuse (no ``uuid``, a content that is not text or blocks,
-a tool call without id or name, a result answering no call), a session that
-records no ``cwd``. So a damaged file gets the full reader's error, never a
-different answer.
+``None`` and the caller reads the file the full way: a file the format
+detection does not call Claude Code, subagent files beside the session, a
+file over the size limit, a line only the strict JSON reader takes (a lone
+surrogate escape, which the full reader repairs), a line the full reader
+would refuse (no ``uuid``, a content that is not text or blocks, a tool call
+without id or name, a result answering no call), a repeated message id, a
+session that records no ``cwd``. So a damaged file gets the full reader's
+error, never a different answer. Recorded compactions are read (their
+positions; the summary's text is not kept).
 
 JSON: each line is decoded by msgspec, and any line msgspec refuses is read
 by the strict standard-library reader (``pruner.jsonio.loads_json``), which
@@ -79,9 +81,15 @@ def _records(data: bytes) -> list[tuple[int, dict]]:
         if not line:
             continue
         try:
-            obj = loads_line(raw)
-        except (JsonProblem, RecursionError):
-            continue  # the full reader skips it too (a repair)
+            obj = _decode(raw)
+        except Exception:
+            try:
+                loads_json(raw.decode("utf-8"))
+            except (JsonProblem, RecursionError):
+                continue  # not JSON to the strict reader either: the full reader skips it too (a repair)
+            # The strict reader takes what msgspec refuses (a lone surrogate, which the full reader
+            # repairs; nesting deeper than msgspec's limit): the full reader reads this file.
+            raise _Unsupported() from None
         if not isinstance(obj, dict):
             continue
         key = _identity(obj)
@@ -272,8 +280,6 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             _check_size(data, DEFAULT_MAX_BYTES, file)  # counts the brackets only where they could matter
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
-        if b"\\ud" in data or b"\\uD" in data:  # a surrogate escape: the full reader may repair it
-            return None
         if _detected(data, file) != NAME:
             return None
         return _session(_records(data), file), digest
