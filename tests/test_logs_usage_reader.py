@@ -240,6 +240,13 @@ def claude_files(draw) -> list[str]:
                 lines.append(_line(type="user", uuid=uid + "r", parentUuid=uid, message={"role": "user",
                                    "content": results}, **common))
                 uid = uid + "r"
+                again = draw(st.sampled_from(["", "", "", "", "repeat", "unknown"]))
+                if again:  # a call answered twice (the second result is unlinked), or a result for no call
+                    call = f"c{n}-0" if again == "repeat" else "never-made"
+                    lines.append(_line(type="user", uuid=uid + "x", parentUuid=uid, message={"role": "user",
+                                       "content": [{"type": "tool_result", "tool_use_id": call, "content": "?"}]},
+                                       **common))
+                    uid = uid + "x"
         parent[chain] = uid
     return lines
 
