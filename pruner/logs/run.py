@@ -238,8 +238,9 @@ def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...
     todo = tuple(sorted(todo, key=lambda s: (-s.size, s.key)))
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
-        # chunks keep the per-task overhead small for thousands of small files
-        chunk = max(1, min(64, len(todo) // (8 * workers)))
+        # chunks keep the per-task overhead small for thousands of small files; a replay takes seconds, so
+        # one session per task there (chunks of big sessions would leave a worker idle at the end)
+        chunk = 1 if strategies else max(1, min(64, len(todo) // (8 * workers)))
         for s, row in zip(todo, pool.map(partial(read_session, strategies=strategies), todo, chunksize=chunk)):
             yield s, row
     finally:  # an interrupted run does not wait for the sessions not yet started
