@@ -46,9 +46,10 @@ def render(results: dict[str, Any]) -> str:
                     f"({every['mb_per_cpu_second']:,.2f} MB per CPU second: {every['mb_per_s_if_idle']:,.1f} MB/s on "
                     f"{w} idle cores). The wall-clock figures above are what the shared machine gave."]
     if "bill_only_sessions" in bill:
+        rest = bill["files"] - bill["bill_only_sessions"]
         out += ["", f"The bill-and-ledger reading read {bill['bill_only_sessions']:,} of its {bill['files']:,} "
-                    "sessions with the bill-only reader (usage, ids, chains and times; no text, no tokens) and the "
-                    "rest in full; both give the same row."]
+                    "sessions with the bill-only reader (usage, ids, chains and times; no text, no tokens)"
+                    + (f" and {rest:,} in full" if rest else "") + "; it gives the row the full reading gives."]
     out += ["", f"Peak memory (max RSS): {bill['self_mb']:,.0f} MB in the run's own process, "
                 f"{bill['workers_mb']:,.0f} MB in its largest worker, for a {bill['mb']:,.0f} MB folder whose largest "
                 f"file is {results['largest_file_mb']:.1f} MB: each worker holds one session at a time, so memory "
