@@ -50,7 +50,7 @@ from ._common import identity_by
 from .anthropic import anthropic_usage
 from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, SYNTHETIC_MODEL, _seconds
 
-_decode: Callable[[str], Any] = msgspec.json.Decoder().decode
+_decode: Callable[[bytes], Any] = msgspec.json.Decoder().decode
 _identity = identity_by("uuid", "leafUuid", "messageId")
 _CALL = ToolCall(id="call", name="tool", arguments={})  # a placeholder: only the number of calls is read
 __all__ = ["loads_line", "read_usage"]

@@ -92,7 +92,7 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _cpu_rate(mb: float, cpu: float, cpus: int) -> dict[str, float]:
+def _cpu_rate(mb: float, cpu: float, cpus: int) -> dict[str, float | None]:
     """What the run cost in CPU time, and the rate that makes on ``cpus`` cores doing nothing else: on a
     shared machine the wall-clock rate says how busy the others were; this one does not."""
     return {"cpu_seconds": round(cpu, 2), "mb_per_cpu_second": round(mb / cpu, 2) if cpu > 0 else None,
