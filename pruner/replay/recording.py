@@ -87,7 +87,8 @@ def find_price(prices: PriceTable, model: str) -> ModelPrice | None:
     """The row for a recorded model id, or None (never another model's row)."""
     finder = getattr(prices, "find", None)
     if finder is not None:
-        return finder(model)
+        found: ModelPrice | None = finder(model)
+        return found
     # Until PriceTable.find lands (branch money-import): the row whose id or alias is the name, or the
     # name with a release date after it (gpt-4o-2024-08-06); never a longer prefix match, which would
     # price gpt-5.1-codex as gpt-5.1.
