@@ -99,6 +99,13 @@ def price_of(request: Request) -> ModelPrice:
     return request.price
 
 
+def scale_of(request: Request) -> TokenScale:
+    """``request.scale``, set with its price (see ``price_of``)."""
+    if request.scale is None:
+        raise AssertionError(f"request {request.index} was read before the replay scaled it")
+    return request.scale
+
+
 def window_of_request(request: Request) -> int:
     """``request.window``, set with its price (see ``price_of``)."""
     if request.window is None:
