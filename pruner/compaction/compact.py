@@ -151,7 +151,9 @@ class CompactionResult:
 
     def to_dict(self, *, include_request: bool = False) -> dict[str, Any]:
         """A JSON-ready report (message ids instead of messages)."""
-        ids = lambda ms: [m.id for m in ms]
+        def ids(ms: Sequence[Message]) -> list[str]:
+            return [m.id for m in ms]
+
         out: dict[str, Any] = {
             "session": self.session.name if self.session else "", "triggered": self.triggered,
             "trigger_reason": self.trigger_reason, "context_tokens": self.context_tokens,
@@ -200,7 +202,8 @@ def _same(a: Message, b: Message) -> bool:
     return (a.role, a.content, a.tool_calls, a.tool_call_id) == (b.role, b.content, b.tool_calls, b.tool_call_id)
 
 
-def _summarise(plan: CompactionPlan, summarizer: Summarizer, previous: str | None):
+def _summarise(plan: CompactionPlan, summarizer: Summarizer, previous: str | None,
+               ) -> tuple[str | None, str | None, SummaryRequest | None, SummaryRequest | None]:
     """``(history text or None, prefix text or None, history request, prefix request)``."""
     history_msgs = plan.messages(plan.to_summarize)
     prefix_msgs = plan.messages(plan.turn_prefix)
