@@ -307,3 +307,34 @@ def test_missing_fact_replies_lose_recall_and_orders_agree_on_a_benchmark_config
         for b in STRATEGIES_PRICED:
             assert not (totals[a]["requests_missing_facts"] < totals[b]["requests_missing_facts"]
                         and totals[a]["context_recall"] < totals[b]["context_recall"]), (a, b)
+
+
+def test_defect_a_grouped_number_in_the_context_held_its_comma_groups():
+    """A context's ``44,190`` yielded the piece ``190``, so a new calculator call's operand ``190`` (chosen
+    by the model, not read anywhere) counted as used and, once the old result left, as lost: on tool_agent
+    2,000 these chance matches were 3-6 of each strategy's losses. The reply side already read a grouped
+    number as one term for this very reason. Here the test counts the used terms its own way: the reply's
+    numbers of three or more digits (grouped numbers whole) that stand as whole numbers in the context."""
+    msgs = [Message(id="s", role="system", content="You are a data agent."),
+            Message(id="u0", role="user", content="What is the shard total?"),
+            Message(id="a0", role="assistant", content="",
+                    tool_calls=(ToolCall(id="c0", name="sql", arguments={"query": "SELECT SUM(x) FROM shards"}),)),
+            Message(id="t0", role="tool", tool_call_id="c0", tool_name="sql",
+                    content="Key figure: shard total = 44,190. (2,500 rows)"),
+            Message(id="a1", role="assistant", content="The shard total is 44,190 over 2,500 rows."),
+            Message(id="u1", role="user", content="Now multiply something else."),
+            Message(id="a2", role="assistant", content="",
+                    tool_calls=(ToolCall(id="c1", name="calculator", arguments={"expression": "190 * 7 + 500"}),)),
+            Message(id="t1", role="tool", tool_call_id="c1", tool_name="calculator", content="190 * 7 + 500 = 1830"),
+            Message(id="a3", role="assistant", content="It is 1830.")]
+    s = Session.of(msgs, name="grouped")
+    r = replay(s, ["as_recorded", "full"])
+    number = re.compile(r"(?<![\d,])\d{1,3}(?:,\d{3})+(?![\d,])|(?<![\d,])\d{3,}(?![\d,])")
+    expected = 0
+    for req in r.requests:
+        reply = set(number.findall(message_text(s.messages[req.position])))
+        context = set().union(*(number.findall(message_text(m)) for m in r.context("as_recorded", req.index)))
+        expected += len(reply & context)
+    assert expected == 3  # 44,190 and 2,500 at a1; 1830 nowhere before a3; 190 and 500 never whole
+    assert r.runs["full"].totals["used_terms"] == expected
+    assert "190" not in context_terms("Key figure: shard total = 44,190.")
