@@ -338,3 +338,58 @@ def test_defect_a_grouped_number_in_the_context_held_its_comma_groups():
     assert expected == 3  # 44,190 and 2,500 at a1; 1830 nowhere before a3; 190 and 500 never whole
     assert r.runs["full"].totals["used_terms"] == expected
     assert "190" not in context_terms("Key figure: shard total = 44,190.")
+
+
+def _own_reply_kind(messages, p: int, earlier_calls: set) -> str:
+    """The test's own reading of what a generated reply needs, from its calls' names and arguments and the
+    text before it: a fact it uses (metadata), an edit or write of a file, a re-run of earlier arguments,
+    a fetch of a document whose title an earlier message showed; else a new call, or plain text."""
+    from pruner.model import canonical_json
+
+    m = messages[p]
+    if (m.metadata or {}).get("uses") or (m.metadata or {}).get("untagged_uses"):
+        return "fact"
+    if not m.tool_calls:
+        return "text"
+    before = "\n".join(x.content for x in messages[:p])
+    for c in m.tool_calls:
+        args = c.arguments if isinstance(c.arguments, dict) else json.loads(c.arguments)
+        if c.name in ("edit_file", "write_file") or (c.name, canonical_json(args)) in earlier_calls:
+            return "reuse"
+        if c.name == "fetch_source" and args["doc"].split("#")[0] + " " in before.replace("]", " ").replace("(", " "):
+            return "reuse"
+    return "new"
+
+
+def test_lost_terms_split_by_the_kind_of_reply_and_the_labelled_order_agrees():
+    """The benchmark's account of an order disagreement: each strategy's lost terms, split by the reply they
+    were lost at, add up to its terms missing, match the test's own classification of the replies, and at
+    the replies the ground truth labels (those using a fact) recall and facts missing order alike."""
+    from pruner.bench import cost, recall_agreement
+    from pruner.model import canonical_json
+
+    s = generate("tool_agent", turns=500, seed=0)
+    figures, _ = cost.measure(s)
+    r = replay(s, cost.STRATEGIES_PRICED, settings=cost.settings(), snapshots=False)
+    calls: set = set()
+    own: dict[int, str] = {}
+    for p, m in enumerate(s.messages):
+        if m.role == "assistant":
+            own[p] = _own_reply_kind(s.messages, p, calls)
+        for c in m.tool_calls:
+            args = c.arguments if isinstance(c.arguments, dict) else json.loads(c.arguments)
+            calls.add((c.name, canonical_json(args)))
+    assert {k for k in own.values()} == {"fact", "reuse", "new", "text"}
+    for name, f in figures.items():
+        sr = r.recall.strategies[name]
+        expected = {k: 0 for k in recall_agreement.REPLY_KINDS}
+        for req in r.requests:
+            expected[own[req.position]] += sr.per_request[req.index]
+        assert f["terms_missing_by_reply"] == expected, name
+        assert sum(expected.values()) == f["terms_missing"]
+    side = recall_agreement.labelled(figures)
+    for a in side:
+        for b in side:
+            assert not (side[a]["requests_missing_facts"] < side[b]["requests_missing_facts"]
+                        and side[a]["context_recall"] < side[b]["context_recall"]), (a, b)
+    assert any(f["terms_missing_by_reply"]["reuse"] for f in figures.values())  # the unlabelled losses exist
