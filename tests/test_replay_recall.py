@@ -380,7 +380,12 @@ def test_lost_terms_split_by_the_kind_of_reply_and_the_labelled_order_agrees():
             args = c.arguments if isinstance(c.arguments, dict) else json.loads(c.arguments)
             calls.add((c.name, canonical_json(args)))
     assert {k for k in own.values()} == {"fact", "reuse", "new", "text"}
+    used = {k: 0 for k in recall_agreement.REPLY_KINDS}
+    for req in r.requests:
+        used[own[req.position]] += r.recall.used_per_request[req.index]
+    assert used["reuse"] and used["new"] and used["fact"]
     for name, f in figures.items():
+        assert f["used_terms_by_reply"] == used, name
         sr = r.recall.strategies[name]
         expected = {k: 0 for k in recall_agreement.REPLY_KINDS}
         for req in r.requests:

@@ -35,15 +35,15 @@ from ..model import Session
 
 #: The kinds of reply lost terms are split by (see the module docstring), in print order.
 REPLY_KINDS = ("fact", "reuse", "new", "text")
-_REUSED = ("call:", "chunk:")  # items whose second appearance means the call reused the first one
+_REUSED = ("call:", "chunk:", "file:")  # items whose second appearance means the call reused the first one
 _FILE_CALLS = ("edit_file", "write_file")  # they copy lines of a file the context showed
 
 
 def reply_kinds(session: Session) -> dict[int, str]:
     """Per assistant position of a generated session, the kind of reply (``REPLY_KINDS``), from its ground
     truth: a reply that uses a fact; a call whose result repeats an item an earlier message carried (a
-    re-run, a fetch of a document already retrieved) or that edits or writes a file; a call with new
-    arguments; any other reply. Nothing here reads the text: only the generator's metadata."""
+    re-run, a re-read of a file, a fetch of a document already retrieved) or that edits or writes a file;
+    a call with new arguments; any other reply. Nothing here reads the text: only the generator's metadata."""
     messages = session.messages
     results = {m.tool_call_id: m for m in messages if m.tool_call_id is not None}
     seen: set[str] = set()
