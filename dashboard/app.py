@@ -18,6 +18,8 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+from dashboard import early_keys  # noqa: E402
+
 PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 
 #: (file in app_pages/ without .py, title, Material icon name): one line per page, the first is the default.
@@ -43,6 +45,9 @@ st.set_page_config(page_title="pruner", page_icon="✂️", layout="wide")
 st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         "[data-testid='stMain']:focus:not(:focus-visible), [data-testid='stMainBlockContainer']:focus:not("
         ":focus-visible), section:focus:not(:focus-visible) { outline: none; }</style>")
+
+# Before any page draws: a ← / → pressed before a page's stepper buttons are mounted is kept.
+early_keys.keep_early_presses()
 
 navigation = st.navigation([
     st.Page(PAGES_DIR / f"{name}.py", title=title, icon=f":material/{icon}:", url_path=name, default=i == 0)

@@ -8,7 +8,7 @@ from pruner.replay import strategy_names, verdict
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, charts, early_keys, links, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, links, replay_charts, session_state, ui
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
@@ -348,8 +348,6 @@ def request_part(r, key, loaded, choice) -> None:
 
 def render() -> None:
     st.title("Replay: what the model receives at every request, and what it costs")
-    # Before the long replay runs: a ← / → pressed before the stepper's buttons are mounted is kept.
-    early_keys.keep_early_presses("replay", {"ArrowLeft": "replay_prev", "ArrowRight": "replay_next"})
     loading_note = st.empty()
     if not session_state.link_was_read():
         # As on the explorer: a tiny chart first, so the browser fetches and compiles plotly.js while the
