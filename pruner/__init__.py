@@ -17,7 +17,7 @@ from .engine.prune import PruneConfig, PruneResult, PruneStats, message_tokens, 
 from .replay import ReplaySettings, calibrate, replay
 from .tokens import ENCODINGS, get_counter
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 """The version of pruner (``pruner --version`` prints it); CHANGELOG.md says what each changed."""
 
 __all__ = [

@@ -282,7 +282,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
         raise PrunerError(f"sizes must be positive numbers of turns, got {list(sizes)}")
     if isinstance(seeds, int):
         if seeds < 1:
-            raise PrunerError(f"--seeds must be at least 1, got {seeds}")
+            raise PrunerError(f"seeds must be at least 1, got {seeds}", setting="seeds")
         seeds = range(seeds)
     seed_values = [int(x) for x in seeds]
     if not seed_values:
@@ -348,13 +348,13 @@ def rows_to_csv(rows: list[dict]) -> str:
 
 def load_results(path) -> BenchmarkResults:
     """Read a results JSON file written by ``pruner bench --json``; ``PrunerError`` says what is wrong."""
-    data = load_json_file(path, error=PrunerError, expected="expected a file written by 'pruner bench --json'")
+    data = load_json_file(path, error=PrunerError, expected="expected the JSON results of pruner bench")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise PrunerError(f"{path}: field 'schema' is not {SCHEMA!r}; expected a file written by "
-                          "'pruner bench --json'")
+        raise PrunerError(f"{path}: field 'schema' is not {SCHEMA!r}; expected the JSON results of "
+                          "pruner bench")
     for key in ("rows", "summary"):
         if key not in data:
-            raise PrunerError(f"{path}: missing field '{key}'; regenerate it with 'pruner bench --json'")
+            raise PrunerError(f"{path}: missing field '{key}'; run pruner bench again to regenerate it")
     if not isinstance(data["rows"], list) or not all(isinstance(r, dict) for r in data["rows"]):
         raise PrunerError(f"{path}: field 'rows' must be a list of objects")
     return BenchmarkResults(rows=data["rows"], summary=data["summary"], baselines=data.get("baselines", []),

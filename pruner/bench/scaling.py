@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from ..engine.incremental import IncrementalPruner
 from ..engine.prune import PruneConfig, prune
-from .speed import CORPORA
+from .speed import CORPORA, WORKLOAD
 from .workloads import generate
 
 SCALING_SIZES = (2_000, 10_000, 50_000, 100_000)
@@ -43,7 +43,6 @@ REFERENCE_PER_TURN_SECONDS = 10.0
 REFERENCE_PER_TURN_SOURCE = ("the reference pruner, a full re-prune after every turn of its 2,000-turn tool-agent "
                              "corpus, measured once on this machine class (issue 13); not measured in this run")
 REFERENCE_CORPUS = CORPORA / "tool_agent-2000.jsonl"
-WORKLOAD = "tool_agent"
 CACHE_LIMIT = 800_000  # messages; below the 1,000,000-entry token and feature caches
 
 

@@ -26,7 +26,8 @@ from .rounds import family_of, settled
 from ..errors import ConfigurationError
 from ..model import Message, Session, canonical_json, is_validated, validate_session
 from ..rules import REMOVAL_STAGES, Removal, rules_for
-from ..tokens import DEFAULT_ENCODING, get_counter
+from ..setting_fields import setting
+from ..tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
 
 ORPHAN_POLICIES = ("placeholder", "drop_pair")
 DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8
@@ -45,22 +46,33 @@ class PruneConfig:
     ``drop_pair``: drop the call too when its assistant message holds nothing else.
     """
 
-    expire: bool = True
-    deduplicate: bool = True
-    restore: bool = True
+    expire: bool = setting(True, label="Pass 1: expire superseded, stale and timed-out messages",
+                           help="pass 1: expire superseded, stale and timed-out messages",
+                           flag_help="switch off pass 1 (expired context)")
+    deduplicate: bool = setting(True, label="Pass 2: remove exact and near duplicates", flag="--no-dedupe",
+                                help="pass 2: remove exact and near duplicates",
+                                flag_help="switch off pass 2 (duplicate context)")
+    restore: bool = setting(True, label="Pass 3: restore what kept messages depend on",
+                            help="pass 3: restore what kept messages depend on",
+                            flag_help="switch off pass 3 (dependency restoration)")
     disabled_rules: frozenset[str] = frozenset()
-    near_duplicate_threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD
+    near_duplicate_threshold: float = setting(DEFAULT_NEAR_DUPLICATE_THRESHOLD, label="Near-duplicate threshold",
+                                              help="share of a text's word 3-grams already in one kept text",
+                                              metavar="X")
     file_tools: FileTools = DEFAULT_FILE_TOOLS
-    orphan_policy: str = "placeholder"
-    encoding: str = DEFAULT_ENCODING
+    orphan_policy: str = setting("placeholder", label="Orphaned calls", choices=ORPHAN_POLICIES,
+                                 help="what the export sends for a kept call whose result was pruned")
+    encoding: str = setting(DEFAULT_ENCODING, label="Token counter encoding", choices=ENCODINGS,
+                            help="tiktoken encoding")
 
     def __post_init__(self):
         threshold = self.near_duplicate_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]")
+            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]",
+                                     setting="near_duplicate_threshold")
         if self.orphan_policy not in ORPHAN_POLICIES:
             raise ConfigurationError(f"orphan_policy is {self.orphan_policy!r}; "
-                                     f"expected one of {', '.join(ORPHAN_POLICIES)}")
+                                     f"expected one of {', '.join(ORPHAN_POLICIES)}", setting="orphan_policy")
         object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
 
     def stage_on(self, stage: str) -> bool:

@@ -88,6 +88,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..errors import ConfigurationError
 from .prices import ModelPrice
 from .scale import UNSCALED, TokenScale
 
@@ -211,7 +212,7 @@ class AnthropicCache(CacheModel):
 
     def __init__(self, *, ttl: str = "5m"):
         if ttl not in ANTHROPIC_TTLS:
-            raise ValueError(f"ttl must be one of {', '.join(ANTHROPIC_TTLS)}")
+            raise ConfigurationError(f"ttl is {ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}", setting="ttl")
         super().__init__(ttl=ttl)
         self.ttl = ANTHROPIC_TTLS[ttl]
 
@@ -310,7 +311,8 @@ class OpenAICache(CacheModel):
 
     def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
         if retention not in OPENAI_RETENTIONS:
-            raise ValueError(f"retention must be one of {', '.join(OPENAI_RETENTIONS)}")
+            raise ConfigurationError(f"openai_retention is {retention!r}; expected one of "
+                                     f"{', '.join(OPENAI_RETENTIONS)}", setting="openai_retention")
         super().__init__(ttl=ttl)
         self.retention_name = retention
 

@@ -271,7 +271,7 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
                                   if not r.priced and not (r.recorded is not None and r.recorded.aborted)))
     if unpriced:
         notes.append(f"no prices for {', '.join(unpriced)}: those requests are counted (tokens) but not billed; "
-                     "pass --prices with a row for them")
+                     "give a price table with a row for them")
     if any(r.recorded is not None and r.recorded.aborted for r in requests):
         notes.append("requests recorded as aborted (zero usage) are billed at $0 for every strategy")
     facts = FactBook.of(session)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .ledger import CAUSES, LedgerEntry
+from pruner.money import money
 
 #: How the summary line names each cause ("33 misses with no visible cause cost $12.40, ...").
 _PHRASES = {"first_request": "at the session's first request", "subagent_start": "at a subagent's start",
@@ -57,10 +58,6 @@ def ledger_json(entries: Iterable[LedgerEntry]) -> dict[str, Any]:
             "unpriced_requests": sum(1 for e in entries if not e.priced)}
 
 
-def _money(x: float) -> str:
-    return f"${x:,.2f}" if x >= 1 or x == 0 else f"${x:,.4f}"
-
-
 def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
     """The ledger as text: one line per miss or partial (when ``misses``), then the summary by cause.
     Text from the transcript (chain ids, model names) is passed as it is: the CLI escapes it."""
@@ -76,17 +73,17 @@ def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
 
     out = [f"cache ledger: {len(entries)} recorded requests, {sum(e.status == 'hit' for e in entries)} hits, "
            f"{sum(e.status == 'partial' for e in entries)} partial, {sum(e.status == 'miss' for e in entries)} "
-           f"misses; re-billed {_money(rebilled)} of the {_money(bill)} bill (each request at its own model's "
+           f"misses; re-billed {money(rebilled)} of the {money(bill)} bill (each request at its own model's "
            "list price)"]
     if misses:
         for e in broken:
             out.append(f"  request {e.request} [{e.chain}] {e.status} {e.cause}: {e.detail}; "
-                       f"re-billed {_money(e.rebilled_dollars)}")
+                       f"re-billed {money(e.rebilled_dollars)}")
     for cause, row in ledger_summary(entries).items():
         if row["misses"] or row["partials"]:
             counted = " and ".join(f"{n} {word}{'' if n == 1 else plural}" for n, word, plural in (
                 (row["misses"], "miss", "es"), (row["partials"], "partial hit", "s")) if n)
-            out.append(f"  {counted} {_PHRASES[cause]} cost {_money(row['dollars'])}, {share(row['dollars'])}")
+            out.append(f"  {counted} {_PHRASES[cause]} cost {money(row['dollars'])}, {share(row['dollars'])}")
     unpriced = sum(1 for e in entries if not e.priced)
     if unpriced:
         out.append(f"  {unpriced} requests are of models without a price: their dollars are not counted")

@@ -114,8 +114,8 @@ def default_price(settings: ReplaySettings, prices: PriceTable) -> ModelPrice:
 def window_of(settings: ReplaySettings, price: ModelPrice, fallback: ModelPrice) -> int:
     window = settings.context_window or price.context_window or fallback.context_window
     if window is None:
-        raise ConfigurationError(f"the price table gives no context window for {price.model}; pass one "
-                                 "(--context-window)")
+        raise ConfigurationError(f"the price table gives no context window for {price.model}; set "
+                                 "context_window", setting="context_window")
     return window
 
 
