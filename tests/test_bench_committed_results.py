@@ -24,7 +24,7 @@ from pruner.tokens import get_counter
 
 RESULTS = Path(__file__).resolve().parents[1] / "sample_sessions" / "bench" / "results.json"
 TIMING_KEYS = {"prune_ms", "prune_ms_min", "prune_ms_max", "ms_per_1000_messages", "timing_runs", "replay_s",
-               "replay_s_by_strategy"}
+               "replay_s_by_strategy", "recall_cost"}
 
 
 def _without_timings(value):

@@ -49,7 +49,8 @@ ROW (``to_csv`` writes the same fields, one line per row; ``removed_by_rule`` an
   names the prices) and ``context_recall``, ``used_terms``, ``terms_missing``, ``reply_facts_missing``,
   ``reply_facts_unseen`` (``pruner.bench.recall_agreement``); the CSV has ``dollars_<strategy>``,
   ``cached_share_<strategy>`` and ``context_recall_<strategy>``;
-  ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings)
+  ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings); on tool_agent at 2,000
+  turns only, ``recall_cost``: the same replay timed without and with recall (``pruner.bench.cost.recall_cost``)
 
 BASELINE: ``workload``, ``turns``, ``seed``, ``method`` (``none`` | ``truncation`` | ``oracle``
 | ``pruner``), ``messages_after``, ``tokens_after``, ``reduction_pct``, ``pct_of_oracle``,
@@ -302,6 +303,8 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
             row, base = measure(session, config=config, timing_runs=timing_runs)
             if cost:
                 row["cost"], row["replay_s_by_strategy"], row["replay_s"] = cost_columns.timed(session)
+                if cost_columns.times_recall(session):  # issue 20: what recall adds to a replay's time
+                    row["recall_cost"] = cost_columns.recall_cost(session)
         finally:
             gc.unfreeze()
         rows.append(row)
@@ -318,7 +321,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
 
 # ----- files ------------------------------------------------------------------------------
 
-_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy")
+_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy", "recall_cost")
 _COST_COLUMNS = ("dollars", "cached_share", "context_recall")
 
 

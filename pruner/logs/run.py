@@ -227,6 +227,28 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
     return summary
 
 
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker process: stopping is the parent's job, and a worker never outlives it.
+
+    A forked worker inherited the parent's SIGTERM handler (an orderly stop that commits the table, which
+    only the parent may do) and survived the parent's SIGKILL, reading on with no one to hand its rows to.
+    Now Ctrl-C reaches the parent alone (it cancels what is not started), SIGTERM ends a worker, and on
+    Linux the worker gets SIGTERM when its parent dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: a worker ends when it next finds its queue closed
+        pass
+    if os.getppid() != parent:  # the parent died before the request above was made
+        os._exit(1)
+
+
 def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]):
     """(session, row) in order; with more than one worker, read in worker processes."""
     if workers <= 1 or len(todo) < 2:
@@ -236,7 +258,7 @@ def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...
     # Largest first: the last tasks are small, so no worker sits idle while another reads a big session
     # (the table is saved sorted by key, so the order of reading changes nothing in it).
     todo = tuple(sorted(todo, key=lambda s: (-s.size, s.key)))
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),))
     try:
         # chunks keep the per-task overhead small for thousands of small files; a replay takes seconds, so
         # one session per task there (chunks of big sessions would leave a worker idle at the end)
