@@ -2,7 +2,7 @@
 
 Start it from a checkout with ``streamlit run dashboard/app.py``. Each page is
 one file in ``app_pages/`` (with its logic in ``logic/``) and one line in
-``PAGES`` below; CONTRIBUTING.md says how to add one.
+``PAGES`` below (the contract: ``dashboard/pages.py``); CONTRIBUTING.md says how to add one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
+
+from dashboard import early_keys  # noqa: E402
+from dashboard.pages import registered_pages  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 
@@ -44,8 +47,12 @@ st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         "[data-testid='stMain']:focus:not(:focus-visible), [data-testid='stMainBlockContainer']:focus:not("
         ":focus-visible), section:focus:not(:focus-visible) { outline: none; }</style>")
 
+# Before any page draws: a ← / → pressed before a page's stepper buttons are mounted is kept.
+early_keys.keep_early_presses()
+
 navigation = st.navigation([
-    st.Page(PAGES_DIR / f"{name}.py", title=title, icon=f":material/{icon}:", url_path=name, default=i == 0)
-    for i, (name, title, icon) in enumerate(PAGES)
+    st.Page(PAGES_DIR / f"{page.name}.py", title=page.title, icon=f":material/{page.icon}:", url_path=page.name,
+            default=i == 0)
+    for i, page in enumerate(registered_pages(PAGES))
 ])
 navigation.run()

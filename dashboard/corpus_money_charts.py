@@ -16,16 +16,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .corpus_charts import FORMAT_PALETTE
+from pruner.money import money
 
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 40}
 
 
 def _esc(value) -> str:
     return html.escape(str(value), quote=True)
-
-
-def money(x: float) -> str:
-    return f"${x:,.2f}" if abs(x) >= 0.995 or x == 0 else f"${x:,.4f}"
 
 
 def stacked_days(frame: pd.DataFrame, title: str) -> go.Figure:

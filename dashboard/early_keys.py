@@ -3,9 +3,14 @@
 Streamlit registers a button's ``shortcut`` only when the browser has mounted that button, which on a
 page's first load happens about a second after the rest of the run's output is drawn (the button's
 code is fetched lazily). The Replay page's heading "Request 0 of n" is visible before its ← / → buttons
-exist, so a key pressed then went nowhere. This listener, drawn at the top of the page before the long
-replay runs, keeps the latest such press and clicks the button as soon as it is mounted and enabled.
-While the button is mounted it does nothing: Streamlit's own shortcut handles the key, once.
+exist, so a key pressed then went nowhere; the Guide and the Explorer step the same way. This listener,
+drawn by the app before any page (so its code is fetched on the first load, whichever page that is),
+keeps the latest such press and clicks the button as soon as it is mounted and enabled. While the
+button is mounted it does nothing: Streamlit's own shortcut handles the key, once.
+
+It is installed when the browser has fetched the ``st.html`` element's code, which it does at the same
+time as the page's first elements; a press before that (a few hundred milliseconds after the first
+paint, on a cold browser) is not seen. ``window.__prunerEarlyKeys`` is true once it listens.
 """
 
 from __future__ import annotations
@@ -16,23 +21,26 @@ import streamlit as st
 
 _SCRIPT = """<script>
 (() => {
-  const keys = %(keys)s, path = %(path)s, flag = "__prunerEarlyKeys_" + path;
-  if (window[flag]) return;  // one listener per page, whatever the reruns
+  const pages = %(pages)s, flag = "__prunerEarlyKeys";
+  if (window[flag]) return;  // one listener per window, whatever the reruns and page changes
   window[flag] = true;
   let pending = null, observer = null;
   const button = key => document.querySelector(`.st-key-${key} button`);
-  const onPage = () => window.location.pathname.replace(/\\/+$/, "").endsWith("/" + path);
+  const here = () => {
+    const path = window.location.pathname.replace(/\\/+$/, "");
+    return Object.keys(pages).find(name => path.endsWith("/" + name));
+  };
   const typing = el => el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
   const flush = () => {
-    if (pending === null || !onPage()) return;
-    const b = button(pending);
+    if (pending === null || here() !== pending.page) return;
+    const b = button(pending.key);
     if (b && !b.disabled) { pending = null; observer.disconnect(); observer = null; b.click(); }
   };
   window.addEventListener("keydown", event => {
-    const key = keys[event.key];
-    if (!key || !onPage() || typing(event.target) || event.altKey || event.ctrlKey || event.metaKey) return;
+    const page = here(), key = page && pages[page][event.key];
+    if (!key || typing(event.target) || event.altKey || event.ctrlKey || event.metaKey) return;
     if (button(key)) return;  // mounted: Streamlit's shortcut takes this press
-    pending = key;
+    pending = {page, key};
     if (!observer) {
       observer = new MutationObserver(flush);
       observer.observe(document.body, {childList: true, subtree: true, attributes: true});
@@ -42,8 +50,16 @@ _SCRIPT = """<script>
 </script>"""
 
 
-def keep_early_presses(path: str, keys: dict[str, str]) -> None:
-    """On the page at URL ``path``: a press of a key in ``keys`` (``event.key`` → the button's widget
-    key) made before that button is mounted clicks it once it is."""
-    st.html(_SCRIPT % {"keys": json.dumps(keys, sort_keys=True), "path": json.dumps(path)},
-            unsafe_allow_javascript=True, width="content")
+#: URL path of a page → ``event.key`` → the widget key of the button that key presses (its ``shortcut``).
+STEPPERS = {
+    "explorer": {"ArrowLeft": "inspect_prev", "ArrowRight": "inspect_next"},
+    "guide": {"ArrowLeft": "guide_prev", "ArrowRight": "guide_next"},
+    "replay": {"ArrowLeft": "replay_prev", "ArrowRight": "replay_next"},
+}
+
+
+def keep_early_presses(pages: dict[str, dict[str, str]] = STEPPERS) -> None:
+    """On each page of ``pages`` (URL path → ``event.key`` → the button's widget key): a press of one
+    of its keys made before that button is mounted clicks it once it is. Drawn once, by the app."""
+    st.html(_SCRIPT % {"pages": json.dumps(pages, sort_keys=True)}, unsafe_allow_javascript=True,
+            width="content")

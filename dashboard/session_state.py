@@ -24,6 +24,7 @@ FILE = "pruner_dialogue_file"  # the LoadedFile whose dialogues the picker lists
 ERROR = "load_error"  # the last load's ui.Problem, or None
 _SETTINGS = "pruner_settings"
 _LINK_READ = "pruner_link_read"
+_SOURCE_SEEN = "pruner_link_source"  # the URL's source parameters when the app last read or wrote them
 _LINK_PROBLEM = "pruner_link_problem"  # the ui.Problem of a link whose session could not be opened
 ss = st.session_state
 
@@ -85,12 +86,22 @@ def attempt(action: Callable[[], None]) -> bool:
     return True
 
 
+def _source_in(params: Mapping[str, str]) -> dict[str, str]:
+    return {k: params[k] for k in links.SOURCE_KEYS if k in params}
+
+
 def read_link(check: Callable[[LoadedSession], object]) -> None:
-    """Once per visit: apply the settings and open the source the URL names."""
+    """Apply the settings and open the source the URL names: on a visit's first run, and whenever the URL
+    names another source than the app last read or wrote there (a link followed inside the app, such as a
+    sample on the Start page), unless that is what is open."""
+    params = st.query_params.to_dict()
+    source = _source_in(params)
     if ss.get(_LINK_READ):
-        return
-    ss[_LINK_READ] = True
-    params = dict(st.query_params)
+        loaded = current()
+        if (not links.names_a_source(params) or source == ss.get(_SOURCE_SEEN)
+                or (loaded is not None and source == links.source_params(loaded))):
+            return
+    ss[_LINK_READ], ss[_SOURCE_SEEN] = True, source
     if any(k in params for k in links.SETTING_KEYS):
         attempt(lambda: set_settings(links.settings_from(params)))
     if not links.names_a_source(params):
@@ -115,7 +126,7 @@ def link_was_read() -> bool:
 
 
 def ensure_session(check: Callable[[LoadedSession], object] = lambda loaded: None) -> LoadedSession | None:
-    """The current session: on a visit's first run what the URL names, else (or failing that) the demo."""
+    """The current session: what the URL names (see ``read_link``), else what is open, else the demo."""
     read_link(check)
     loaded = current()
     if loaded is not None or dialogue_file() is not None or link_problem() is not None:
@@ -217,5 +228,6 @@ def write_link(page: Mapping[str, str] | None = None, page_keys: tuple[str, ...]
     else:
         wanted = links.merged(st.query_params.to_dict(), loaded=loaded, config=settings(), page=page,
                               page_keys=page_keys)
+    ss[_SOURCE_SEEN] = _source_in(wanted)
     if wanted != st.query_params.to_dict():
         st.query_params.from_dict(wanted)

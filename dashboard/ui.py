@@ -22,6 +22,8 @@ import streamlit as st
 
 from pruner.errors import PrunerError
 
+from .controls import label_of
+
 log = logging.getLogger("pruner.dashboard")
 
 GENERIC_ERROR = ("Something unexpected went wrong while building this view; try another file or other "
@@ -74,7 +76,7 @@ def text_block(text: str, *, height: int | None = None) -> None:
 
 def show_error(exc: BaseException, *, what_to_do: str = "") -> None:
     """An ``st.error`` for a ``PrunerError``: its message (escaped) plus what to do next."""
-    message = escape_markdown(str(exc))
+    message = escape_markdown(for_dashboard(exc))
     if what_to_do:
         message += "\n\n" + what_to_do
     st.error(message, icon=":material/error:")
@@ -83,7 +85,7 @@ def show_error(exc: BaseException, *, what_to_do: str = "") -> None:
 def error_text(exc: BaseException) -> str:
     """The text an error shows: the ``PrunerError`` message, or the generic one for anything else."""
     if isinstance(exc, PrunerError):
-        return str(exc)
+        return for_dashboard(exc)
     log.error("unexpected error in the dashboard", exc_info=exc)
     return GENERIC_ERROR
 
@@ -103,30 +105,31 @@ def guarded(render: Callable[[], None]) -> None:
         st.error(GENERIC_ERROR, icon=":material/error:")
 
 
-# The library's messages are written for the command line and Python; a dashboard user has
-# neither, so advice that names a flag is replaced by the dashboard's own control, or dropped.
-_CLI_ADVICE = (
-    (re.compile(r"\s*\(use --format NAME to choose\)"), " (choose it in the Format box)"),
-    (re.compile(r"choose one with --format NAME"), "choose one in the Format box"),
-    (re.compile(r"choose another format with --format NAME"), "choose another format in the Format box"),
-    (re.compile(r";?\s*raise it with --max-bytes[^;]*"), ""),
-    (re.compile(r"with --dialogue N \(or dialogue=N in Python\)"), "from the dialogue list"),
-    (re.compile(r"\s*\(or pass --skip-bad-lines\)"), " (or tick Skip unreadable lines under the uploader)"),
-)
-_ANY_FLAG_CLAUSE = re.compile(r"\s*\([^()]*--[a-z][a-z-]*[^()]*\)|[;,]?\s*[^;,()]*\s--[a-z][a-z-]*[^;,()]*")
+#: The dashboard's words for the library settings an error names that are no settings-dataclass field
+#: (those are named by their control's label); the CLI names its flags instead. The upload limit
+#: (``max_bytes``) has its own hint (``load_hint``).
+SETTING_WORDS = {
+    "format": "choose it in the Format box",
+    "dialogue": "choose one from the dialogue list",
+    "skip_bad_lines": "or tick Skip unreadable lines under the uploader",
+    "out": "enter another folder",
+}
 
 
-def for_dashboard(message: str) -> str:
-    """A library message with its command-line advice replaced by what to do in the dashboard.
+def for_dashboard(exc: BaseException) -> str:
+    """A ``PrunerError``'s message with what to do in the dashboard about the setting it names
+    (library messages name no flag: ``pruner.errors``).
 
-    >>> for_dashboard("x.json: unknown format; supported: native (use --format NAME to choose)")
+    >>> from pruner.errors import ConfigurationError, FormatError
+    >>> for_dashboard(FormatError("unknown format; supported: native", file="x.json", setting="format"))
     'x.json: unknown format; supported: native (choose it in the Format box)'
-    >>> for_dashboard("big.json: the file is 9 bytes, over the 5-byte limit; raise it with --max-bytes (or max_bytes=)")
-    'big.json: the file is 9 bytes, over the 5-byte limit'
+    >>> for_dashboard(ConfigurationError("reserve_tokens must be smaller", setting="reserve_tokens"))
+    'reserve_tokens must be smaller (change “Reserve tokens”)'
     """
-    for pattern, replacement in _CLI_ADVICE:
-        message = pattern.sub(replacement, message)
-    return _ANY_FLAG_CLAUSE.sub("", message)  # any flag advice written after this module
+    setting = getattr(exc, "setting", None)
+    label = label_of(setting)
+    words = f"change “{label}”" if label else SETTING_WORDS.get(setting or "", "")
+    return f"{exc} ({words})" if words else str(exc)
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ def describe_load_error(exc: BaseException) -> Problem:
     if not isinstance(exc, PrunerError):
         log.error("unexpected error while loading", exc_info=exc)
         return Problem(GENERIC_ERROR, "")
-    message = for_dashboard(str(exc))
+    message = for_dashboard(exc)
     return Problem(message, load_hint(exc, message))
 
 

@@ -13,18 +13,30 @@ limit").
 >>> err = FileTooLargeError(size=500, limit=100, file="big.json")
 >>> str(err), err.setting, err.limit
 ('big.json: the file is 500 bytes, over the 100-byte limit', 'max_bytes', 100)
+>>> ConfigurationError("reserve_tokens must be a whole number", setting="reserve_tokens").setting
+'reserve_tokens'
 """
 
 from __future__ import annotations
 
 
-class PrunerError(ValueError):
+class PrunerError(Exception):
     """Base class for every error caused by the input rather than by a bug.
 
-    ``setting``: the library setting that would change the outcome, or None.
+    ``setting``: the library setting that would change the outcome, or None
+    (``ConfigurationError("...", setting="reserve_tokens")``).
+
+    Not a ``ValueError`` (since 0.4.0): a summariser's network failure or a busy
+    batch folder is no bad value, and ``except ValueError`` around a library call
+    must not swallow them.
     """
 
     setting: str | None = None
+
+    def __init__(self, *args: object, setting: str | None = None):
+        super().__init__(*args)
+        if setting is not None:
+            self.setting = setting
 
 
 class InvalidSessionError(PrunerError):
@@ -48,13 +60,12 @@ class FormatError(PrunerError):
         self.line = line
         self.path = path
         self.detail = message
-        self.setting = setting
         where = file or "<input>"
         if line is not None:
             where += f":{line}"
         if path:
             where += f": {path}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(f"{where}: {message}", setting=setting)
 
 
 class FileTooLargeError(FormatError):

@@ -54,7 +54,7 @@ def check_byte_limit(max_bytes: object) -> int:
     return max_bytes
 
 
-def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a transcript file") -> tuple[str, bytes]:
+def read_limited(path: str | os.PathLike[str], max_bytes: int, *, what: str = "a transcript file") -> tuple[str, bytes]:
     """``(file name, bytes)`` of the regular file ``path``; ``FormatError`` when it cannot be read,
     ``FileTooLargeError`` when it holds more than ``max_bytes``."""
     check_byte_limit(max_bytes)
@@ -87,7 +87,7 @@ def read_limited(path: str | os.PathLike, max_bytes: int, *, what: str = "a tran
     return file, data
 
 
-def _read_upto(fh, limit: int) -> bytes:
+def _read_upto(fh: BinaryIO, limit: int) -> bytes:
     chunks, total = [], 0
     while total < limit:
         chunk = fh.read(min(limit - total, 1 << 24))
@@ -129,7 +129,7 @@ def _write_in_place(target: str, mode: int, data: bytes, file: str) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str | os.PathLike, content: str | bytes | Callable[[BinaryIO], object], *,
+def write_atomic(path: str | os.PathLike[str], content: str | bytes | Callable[[BinaryIO], object], *,
                  follow_symlinks: bool = True) -> None:
     """Write ``content`` to ``path`` so that a failure leaves the previous file intact.
 
@@ -147,6 +147,7 @@ def write_atomic(path: str | os.PathLike, content: str | bytes | Callable[[Binar
     else:
         fill = content
     target = os.path.realpath(file) if follow_symlinks else os.path.abspath(file)
+    info: os.stat_result | None
     try:
         info = os.stat(target) if follow_symlinks else os.lstat(target)
         if stat.S_ISLNK(info.st_mode):

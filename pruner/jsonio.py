@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from typing import Any
 
@@ -98,7 +99,7 @@ def loads_json(text: str) -> Any:
 _ENCODERS: dict[int | None, json.JSONEncoder] = {}  # reused: json.dumps with options builds one per call
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
@@ -127,7 +128,7 @@ def dumps_json(value: Any, *, indent: int | None = None, escape: bool = True) ->
 SETTINGS_FILE_MAX_BYTES = 64 * 1024 * 1024
 
 
-def load_json_file(path, *, error: type[PrunerError], expected: str = "",
+def load_json_file(path: str | os.PathLike[str], *, error: type[PrunerError], expected: str = "",
                    max_bytes: int = SETTINGS_FILE_MAX_BYTES) -> Any:
     """The strict JSON in the regular file ``path``; ``error`` (a ``PrunerError`` class) naming
     the file when it cannot be read or is not JSON. Reads with a bound and only regular files, so

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, MutableMapping, Protocol
 
 from .errors import InvalidSessionError
 from .jsonio import loads_json
@@ -196,10 +196,18 @@ def validate_session(session: Session) -> None:
 
 def is_validated(session: Session) -> bool:
     """Whether ``validate_session`` already passed this very session object."""
-    return isinstance(session, Session) and session.__dict__.get("_validated", False)
+    return isinstance(session, Session) and session.__dict__.get("_validated", False) is True
 
 
-def validate_messages(messages: Iterable[Message], *, seen: dict[str, int], call_ids: set[str],
+class IdSet(Protocol):
+    """What ``validate_messages`` needs of the call ids seen so far: a set, or a view that adds to one."""
+
+    def __contains__(self, item: object, /) -> bool: ...
+
+    def add(self, item: str, /) -> None: ...
+
+
+def validate_messages(messages: Iterable[Message], *, seen: MutableMapping[str, int], call_ids: IdSet,
                       start: int = 0, answered: dict[str, int] | None = None) -> None:
     """Validate messages that follow ``start`` earlier ones (whose ids, call ids and
     answered call ids are in ``seen``, ``call_ids`` and ``answered``); all are

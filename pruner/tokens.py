@@ -46,7 +46,7 @@ import re
 import threading
 from bisect import bisect_right, insort
 from importlib import resources
-from typing import Iterable
+from typing import Any, Iterable
 
 from .errors import PrunerError
 
@@ -95,10 +95,11 @@ CUT_MARGIN = 3
 # A cheap first look (Python's re): a piece longer than LONG_RUN needs a run at least half
 # that long of non-whitespace, of whitespace, or of the "/" and newline tail.
 _MAYBE_LONG = re.compile(r"\S{%d,}|\s{%d,}|[\r\n/]{%d,}" % ((LONG_RUN // 2,) * 3))
-_SPLIT_PATTERNS = None  # compiled on first use, with ``regex`` (which tiktoken requires) for \p{..}
+# compiled on first use, with ``regex`` (which tiktoken requires) for \p{..}
+_SPLIT_PATTERNS: tuple[Any, Any] | None = None
 
 
-def split_patterns():
+def split_patterns() -> tuple[Any, Any]:
     """(runs of one class longer than LONG_RUN, places where a cut is exact)."""
     global _SPLIT_PATTERNS
     if _SPLIT_PATTERNS is None:
@@ -236,8 +237,7 @@ class TokenCounter:
         missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
             self._count_uncached(missing)
-        get = cache.get
-        return [get(t) if t in cache else self.count(t) for t in texts]
+        return [cache[t] if t in cache else self.count(t) for t in texts]
 
     def count_is_exact(self, text: str) -> bool:
         """False when ``text``'s count cut a run longer than ``LONG_RUN`` (an approximation)."""
@@ -296,7 +296,7 @@ _COUNTERS: dict[str, TokenCounter | HeuristicCounter] = {}
 _COUNTERS_LOCK = threading.Lock()
 
 
-def get_counter(encoding: str = DEFAULT_ENCODING, *, allow_fallback: bool = True):
+def get_counter(encoding: str = DEFAULT_ENCODING, *, allow_fallback: bool = True) -> TokenCounter | HeuristicCounter:
     """The shared counter for ``encoding`` (``o200k_base`` or ``cl100k_base``).
 
     If the BPE data cannot be loaded and ``allow_fallback`` is true, returns a

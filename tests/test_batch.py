@@ -235,7 +235,7 @@ def test_cli_prints_the_summary_and_json(tmp_path, capsys):
     (["batch", "SAMPLE", "--out", "OUT", "--scheduler", "not an address"], "not a scheduler address"),
     (["batch", "SAMPLE", "--out", "OUT", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"],
      "not allowed with argument"),
-    (["batch", "SAMPLE", "--out", "SAMPLE"], "--out must be a folder"),
+    (["batch", "SAMPLE", "--out", "SAMPLE"], "a batch folder must be a folder (choose it with --out DIR)"),
 ])
 def test_cli_bad_arguments_are_one_line_and_exit_2(tmp_path, capsys, argv, message):
     sample = str(SAMPLES / "native_demo.jsonl")

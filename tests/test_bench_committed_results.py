@@ -24,7 +24,7 @@ from tests.support.paths import SAMPLES
 
 RESULTS = SAMPLES / "bench" / "results.json"
 TIMING_KEYS = {"prune_ms", "prune_ms_min", "prune_ms_max", "ms_per_1000_messages", "timing_runs", "replay_s",
-               "replay_s_by_strategy"}
+               "replay_s_by_strategy", "recall_cost"}
 
 
 def _without_timings(value):

@@ -244,3 +244,22 @@ def test_defect_17_the_notice_says_what_the_library_recorded():
     notice = explorer_logic.repairs_notice(session)
     assert notice.startswith("To open this file the reader dropped 2 exact repeats")
     assert "kept under a new id: u1 -> u1#2" in notice
+
+
+def test_defect_the_early_key_listener_names_every_stepper_button_the_pages_draw():
+    # The listener that keeps a ← / → pressed before a page's buttons mount (dashboard/early_keys.py) names
+    # each page's buttons by widget key; a renamed key or a new stepper would silently lose early presses.
+    import ast
+
+    from dashboard.early_keys import STEPPERS
+    arrows = {"Left": "ArrowLeft", "Right": "ArrowRight"}
+    found: dict[str, dict[str, str]] = {}
+    for path in sorted((ROOT / "dashboard" / "app_pages").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "button":
+                kw = {k.arg: k.value for k in node.keywords}
+                shortcut, key = kw.get("shortcut"), kw.get("key")
+                if isinstance(shortcut, ast.Constant) and shortcut.value in arrows:
+                    assert isinstance(key, ast.Constant), f"{path.name}:{node.lineno}: an arrow button needs a key"
+                    found.setdefault(path.stem, {})[arrows[shortcut.value]] = key.value
+    assert found == STEPPERS

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -220,3 +222,38 @@ def test_done_when_the_billed_total_is_the_sum_of_every_files_own_bill_subagents
     with_sub = next(r for r in rows if r["source"].endswith("3fe1b6bc.jsonl"))
     assert with_sub["requests_subagent"] > 0 and with_sub["subagent_files"] == 1
     assert expected[with_sub["source"]] > session_dollars("claude_code", [Path(with_sub["source"])])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")  # a zombie has ended; only its exit status is left to collect
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc (Linux)")
+def test_defect_a_killed_runs_workers_do_not_outlive_it(home, tmp_path):
+    """A run's worker processes inherited its SIGTERM handler and outlived its SIGKILL, reading on with no one
+    to hand their rows to (they had to be killed by process id). Now each dies with its parent."""
+    out, pids = tmp_path / "out", tmp_path / "pids"
+    script = ("import os, signal, multiprocessing\n"
+              "from pruner.logs import discover, run_logs\n"
+              "def progress(done, todo, *rest):\n"
+              "    if done == 1:\n"
+              "        workers = [p.pid for p in multiprocessing.active_children()]\n"
+              f"        open({str(pids)!r}, 'w').write(' '.join(map(str, workers)))\n"
+              "        os.kill(os.getpid(), signal.SIGKILL)\n"
+              f"found = [s for loc in discover({{'HOME': {str(home)!r}}}) for s in loc.sessions]\n"
+              f"run_logs(found, {str(out)!r}, workers=2, progress=progress)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr
+    workers = [int(p) for p in pids.read_text().split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in workers if _alive(p)]
+    for p in left:  # leave nothing running after the test, whatever it found
+        os.kill(p, signal.SIGKILL)
+    assert left == []

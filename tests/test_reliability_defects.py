@@ -605,3 +605,19 @@ def test_defect_03_a_lone_surrogate_in_one_dialogue_is_replaced_in_that_dialogue
     contents = [s.messages[-1].content for s in sessions]
     assert contents == ["fine \U0001F600", "half \ufffd!", "fine too"]
     assert [bool(repairs(s)) for s in sessions] == [False, True, False]
+
+
+def test_defect_03_a_lone_surrogate_escaped_inside_tool_call_json_arguments_is_replaced():
+    # The quick scan read the file's text only: in an OpenAI tool call the arguments are a JSON string inside
+    # the JSON, so the lone escape stood as "\\\\ud800" (an escaped backslash), was not seen, and the decoded
+    # arguments kept a character no UTF-8 file holds (found by tests/test_fuzz_formats.py in CI).
+    from pruner.formats import repairs
+    text = json.dumps([{"role": "developer"},
+                       {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+                           "name": "search", "arguments": json.dumps({"q": "half \ud83d!"})}}]}])
+    assert "\\\\ud83d" in text  # the escape is nested, as the fuzzer drew it
+    session = loads(text, file="chat.json", format="openai_chat")
+    assert session.messages[-1].tool_calls[0].arguments == {"q": "half \ufffd!"}
+    assert [r["kind"] for r in repairs(session)] == ["replaced_surrogates"]
+    back = loads(dumps(session, to="native"), file="back.jsonl", format="native")
+    assert back.messages == session.messages

@@ -11,6 +11,7 @@ from pruner.bench import workloads
 
 
 from dashboard import charts, replay_charts, tables, ui
+from dashboard.controls import control
 from dashboard.logic import benchmarks as logic
 from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
 
@@ -37,8 +38,8 @@ def run_form() -> None:
             expire = c1.checkbox("Pass 1: expire", value=default.expire, key="bench_expire")
             dedupe = c2.checkbox("Pass 2: deduplicate", value=default.deduplicate, key="bench_dedupe")
             restore = c3.checkbox("Pass 3: restore", value=default.restore, key="bench_restore")
-            threshold = c4.slider("Near-duplicate threshold", 0.5, 1.0, float(default.near_duplicate_threshold),
-                                  0.05, key="bench_threshold")
+            threshold = c4.slider(**control(PruneConfig, "near_duplicate_threshold"), min_value=0.5, max_value=1.0,
+                                  value=float(default.near_duplicate_threshold), step=0.05, key="bench_threshold")
             submitted = st.form_submit_button("Run benchmark", type="primary")
         if submitted:
             if not chosen or not chosen_sizes:

@@ -7,10 +7,12 @@ import time
 
 import streamlit as st
 
+from pruner.compaction import CompactionSettings
 from pruner.formats.export.openai import to_openai_messages
 from pruner.formats.native import dumps as native_dumps
 
 from dashboard import charts, components, session_state, tables, ui
+from dashboard.controls import control
 from dashboard.logic import compaction as logic
 from dashboard.recorded import recorded_context
 
@@ -25,14 +27,12 @@ def settings_form(loaded, compact_input) -> logic.PreviewSettings:
     with st.form(f"compaction_settings_{loaded.key}"):
         st.subheader("Compaction settings")
         c1, c2, c3 = st.columns(3)
-        window = c1.number_input("Context window (tokens)", min_value=1_000, max_value=10_000_000, step=1_000,
-                                 value=applied.context_window, key="cmp_window")
-        reserve = c2.number_input("Reserve tokens", min_value=0, max_value=9_999_999, step=1_024,
-                                  value=applied.reserve_tokens, key="cmp_reserve",
-                                  help="Compaction triggers once the context exceeds window − reserve.")
-        keep = c3.number_input("Keep-recent tokens", min_value=0, max_value=10_000_000, step=500,
-                               value=applied.keep_recent_tokens, key="cmp_keep",
-                               help="How much of the newest history stays verbatim.")
+        window = c1.number_input(**control(CompactionSettings, "context_window"), min_value=1_000,
+                                 max_value=10_000_000, step=1_000, value=applied.context_window, key="cmp_window")
+        reserve = c2.number_input(**control(CompactionSettings, "reserve_tokens"), min_value=0, max_value=9_999_999,
+                                  step=1_024, value=applied.reserve_tokens, key="cmp_reserve")
+        keep = c3.number_input(**control(CompactionSettings, "keep_recent_tokens"), min_value=0,
+                               max_value=10_000_000, step=500, value=applied.keep_recent_tokens, key="cmp_keep")
         c1, c2 = st.columns(2)
         pruned_first = c1.toggle("Prune first (current pruning settings)", value=applied.pruned_first,
                                  key="cmp_pruned_first")

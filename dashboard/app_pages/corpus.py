@@ -12,10 +12,11 @@ from dashboard import cache, components, corpus_charts, links, session_state, ui
 from dashboard import corpus_money_charts as money_charts
 from dashboard.logic import corpus as logic
 from dashboard.logic import corpus_money as money_logic
+from pruner.money import money
 
 ss = st.session_state
 FOLDER_ENV = "PRUNER_CORPUS_DIR"
-EXPLORER_PAGE = "app_pages/explorer.py"
+EXPLORER_PAGE = session_state.EXPLORER_PAGE
 
 
 def open_folder(folder: str) -> None:
@@ -251,16 +252,16 @@ def logs_view(shown) -> None:
     causes = paid["causes"].set_index("cause")
     unseen = causes.loc["no_visible_cause"] if "no_visible_cause" in causes.index else None
     cols = st.columns(4)
-    cols[0].metric("Billed", money_charts.money(paid["billed"]), help="Every request of every chain (subagents "
+    cols[0].metric("Billed", money(paid["billed"]), help="Every request of every chain (subagents "
                    "included) at list prices, each at its own recorded model.")
     cols[1].metric("Sessions", f"{paid['sessions']:,}")
     cols[2].metric("On cache writes", f"{100 * paid['cache_write_share']:.1f} %",
-                   help=money_charts.money(paid["cache_writes"]))
+                   help=money(paid["cache_writes"]))
     missed = float(paid["causes"]["dollars"].sum())
-    cols[3].metric("Paid above a hit on misses", money_charts.money(missed),
+    cols[3].metric("Paid above a hit on misses", money(missed),
                    help=f"{100 * missed / paid['billed']:.1f} % of the bill" if paid["billed"] else None)
     if unseen is not None:
-        st.markdown(f"Misses with no visible cause: **{money_charts.money(float(unseen['dollars']))}**, "
+        st.markdown(f"Misses with no visible cause: **{money(float(unseen['dollars']))}**, "
                     f"{100 * float(unseen['share']):.1f} % of the bill ({int(unseen['misses']):,} misses).")
     if paid["unpriced_requests"]:
         st.caption(f"{paid['unpriced_requests']:,} requests are unpriced (their model has no price row): $0 here.")

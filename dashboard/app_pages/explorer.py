@@ -8,11 +8,12 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from pruner import ENCODINGS, ROLES, STATUSES
+from pruner import ROLES, STATUSES, PruneConfig
 from pruner.bench import workloads
 from pruner.formats import FORMATS
 
 from dashboard import analysis, cache, charts, components, loading, session_state, tables, ui
+from dashboard.controls import control, options
 from dashboard.logic import explorer as logic
 from dashboard.recorded import compaction_turns, recorded_context, recorded_series, sent_tokens
 from dashboard.theme import STATUS_MEANINGS
@@ -99,17 +100,17 @@ def settings_form() -> None:
     with st.form("prune_settings"):
         st.subheader("Pruning settings")
         # the widget keys are session_state.SETTINGS_WIDGETS (cleared when another page sets the settings)
-        expire = st.checkbox("Pass 1: expire superseded, stale and timed-out messages",
-                             value=current.expire, key="set_expire")
-        dedupe = st.checkbox("Pass 2: remove exact and near duplicates", value=current.deduplicate,
+        expire = st.checkbox(**control(PruneConfig, "expire", with_help=False), value=current.expire,
+                             key="set_expire")
+        dedupe = st.checkbox(**control(PruneConfig, "deduplicate", with_help=False), value=current.deduplicate,
                              key="set_deduplicate")
-        restore = st.checkbox("Pass 3: restore what kept messages depend on", value=current.restore,
+        restore = st.checkbox(**control(PruneConfig, "restore", with_help=False), value=current.restore,
                               key="set_restore")
-        threshold = st.slider("Near-duplicate threshold", min_value=0.5, max_value=1.0, step=0.05,
-                              value=float(current.near_duplicate_threshold), key="set_threshold",
-                              help="Share of a text's word 3-grams already in one kept text.")
-        encoding = st.selectbox("Token counter encoding", ENCODINGS, index=ENCODINGS.index(current.encoding),
-                                key="set_encoding")
+        threshold = st.slider(**control(PruneConfig, "near_duplicate_threshold"), min_value=0.5, max_value=1.0,
+                              step=0.05, value=float(current.near_duplicate_threshold), key="set_threshold")
+        encodings = options(PruneConfig, "encoding")
+        encoding = st.selectbox(**control(PruneConfig, "encoding"), options=encodings,
+                                index=encodings.index(current.encoding), key="set_encoding")
         if st.form_submit_button("Apply settings", type="primary"):
             session_state.set_settings(replace(current, expire=expire, deduplicate=dedupe, restore=restore,
                                                near_duplicate_threshold=float(threshold), encoding=encoding))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pruner.replay import strategy_names, verdict
+from pruner.replay import ReplaySettings, strategy_names, verdict
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, charts, early_keys, links, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, links, replay_charts, session_state, ui
+from dashboard.controls import control, options
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
+from pruner.money import money
 
 ss = st.session_state
 #: The request and strategy shown: kept outside the widgets' own state, which Streamlit drops on another page.
@@ -55,22 +57,23 @@ def settings_form(loaded) -> logic.ReplayChoice:
         with st.form("replay_settings"):
             c1, c2, c3 = st.columns(3)
             model = c1.selectbox("Model", names, index=model_index, key="replay_model")
-            window = c2.number_input("Context window (0: the model's)", min_value=0, max_value=10_000_000,
+            window = c2.number_input(**control(ReplaySettings, "context_window"), min_value=0, max_value=10_000_000,
                                      value=applied.context_window or 0, step=10_000, key="replay_window")
-            ttl = c3.selectbox("Cache TTL (Anthropic)", ["5m", "1h"], index=["5m", "1h"].index(applied.ttl),
+            ttls = options(ReplaySettings, "ttl")
+            ttl = c3.selectbox(**control(ReplaySettings, "ttl"), options=ttls, index=ttls.index(applied.ttl),
                                key="replay_ttl")
             strategies = st.multiselect("Strategies", strategy_names(), default=applied.names(),
                                         key="replay_strategies")
             c1, c2, c3, c4 = st.columns(4)
-            reserve = c1.number_input("Reserve tokens", min_value=0, value=applied.reserve_tokens, step=1_024,
-                                      key="replay_reserve", help="compact and truncate above window − reserve")
-            keep = c2.number_input("Keep-recent tokens", min_value=0, value=applied.keep_recent_tokens, step=1_000,
-                                   key="replay_keep")
-            trigger = c3.number_input("clear_tool_uses trigger", min_value=0, value=applied.clear_trigger,
-                                      step=10_000, key="replay_trigger")
-            clear_keep = c4.number_input("clear_tool_uses keep", min_value=0, value=applied.clear_keep,
-                                         key="replay_clear_keep")
-            inherit = st.checkbox("A request the recording shows cold is cold for every strategy",
+            reserve = c1.number_input(**control(ReplaySettings, "reserve_tokens"), min_value=0,
+                                      value=applied.reserve_tokens, step=1_024, key="replay_reserve")
+            keep = c2.number_input(**control(ReplaySettings, "keep_recent_tokens"), min_value=0,
+                                   value=applied.keep_recent_tokens, step=1_000, key="replay_keep")
+            trigger = c3.number_input(**control(ReplaySettings, "clear_trigger"), min_value=0,
+                                      value=applied.clear_trigger, step=10_000, key="replay_trigger")
+            clear_keep = c4.number_input(**control(ReplaySettings, "clear_keep"), min_value=0,
+                                         value=applied.clear_keep, key="replay_clear_keep")
+            inherit = st.checkbox(**control(ReplaySettings, "inherit_cold", with_help=False),
                                   value=applied.inherit_cold, key="replay_inherit")
             st.markdown("**Prices** (USD per million tokens; leave as they are to use the dated table)")
             row = logic.default_prices().get(model, provider)
@@ -188,7 +191,7 @@ def request_view(r, key, strategy: str, k: int) -> None:
     c3.metric("Read from the cache", ui.compact_number(s["cached"]), help=f"{s['cached']:,} tokens")
     c4.metric("Written / fresh", f"{ui.compact_number(s['written'])} / {ui.compact_number(s['fresh'])}",
               help=f"{s['written']:,} written to the cache / {s['fresh']:,} fresh")
-    c5.metric("This request", logic.money(s["dollars"]), help=f"${s['dollars']:,.6f}")
+    c5.metric("This request", money(s["dollars"]), help=f"${s['dollars']:,.6f}")
     st.progress(min(1.0, s["input"] / s["window"]) if s["window"] else 0.0,
                 text=f"context window {s['window']:,} tokens: {100 * s['input'] / s['window']:.1f} % full"
                      + (" — the API would reject this request" if s["rejected"] else ""))
@@ -348,8 +351,6 @@ def request_part(r, key, loaded, choice) -> None:
 
 def render() -> None:
     st.title("Replay: what the model receives at every request, and what it costs")
-    # Before the long replay runs: a ← / → pressed before the stepper's buttons are mounted is kept.
-    early_keys.keep_early_presses("replay", {"ArrowLeft": "replay_prev", "ArrowRight": "replay_next"})
     loading_note = st.empty()
     if not session_state.link_was_read():
         # As on the explorer: a tiny chart first, so the browser fetches and compiles plotly.js while the

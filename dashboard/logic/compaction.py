@@ -287,7 +287,7 @@ def dashboard_error(text: str, *, api_key: str) -> str:
     if api_key:  # the key was typed, not read from the environment
         text = text.replace("check OPENAI_API_KEY", "check the key typed into the API key field")
         text = text.replace("set the OPENAI_API_KEY variable", "type one into the API key field")
-    return ui.for_dashboard(text)
+    return text
 
 
 def _compact(compact_input: CompactInput, preview: PreviewSettings, choice: SummarizerChoice, encoding: str,
@@ -303,7 +303,7 @@ def _compact(compact_input: CompactInput, preview: PreviewSettings, choice: Summ
         return result, (dashboard_error(result.error, api_key=api_key) if result.error else None)
     except Exception as exc:  # a setting the endpoint cannot take (a garbage base URL, say): still summarise offline
         if isinstance(exc, PrunerError):
-            reason = str(exc)
+            reason = ui.for_dashboard(exc)
         else:
             log.warning("endpoint summariser failed: %s", type(exc).__name__)
             reason = f"the endpoint could not be called ({type(exc).__name__}: {exc})"

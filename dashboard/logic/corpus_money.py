@@ -26,6 +26,7 @@ from pruner.replay import CAUSES, strategy_names
 from pruner.replay.verdict import DEFAULT_MIN_RECALL
 
 from ..loading import LoadedSession
+from pruner.money import money
 
 RECORDING = "as_recorded"
 
@@ -142,10 +143,6 @@ def strategy_points(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
                        "recall": recall, "recording": s == RECORDING})
     return pd.DataFrame(points, columns=["strategy", "dollars", "sessions", "feasible_sessions", "feasible",
                                          "recall", "recording"])
-
-
-def money(x: float) -> str:
-    return f"${x:,.2f}" if abs(x) >= 0.995 or x == 0 else f"${x:,.4f}"
 
 
 def verdict_sentence(points: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RECALL) -> str:

@@ -30,25 +30,23 @@ from pruner.replay.prices import PriceTable
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-#: Sessions up to this many requests x messages keep every request's context (instant stepping).
-SNAPSHOT_LIMIT = 3_000_000
 KIND_LABELS = {"placeholder": "placeholder: the result was left out", "compaction_summary": "compaction summary"}
 
 
 @dataclass(frozen=True)
 class ReplayChoice:
-    """The settings form's values (hashable: the cache key)."""
+    """The settings form's values (hashable: the cache key); the defaults are ``ReplaySettings``'s."""
 
-    provider: str = "anthropic"
-    model: str = DEFAULT_MODELS["anthropic"]
+    provider: str = ReplaySettings.provider
+    model: str = DEFAULT_MODELS[ReplaySettings.provider]
     strategies: tuple[str, ...] = ()
-    context_window: int | None = None
-    ttl: str = "5m"
-    reserve_tokens: int = 16_384
-    keep_recent_tokens: int = 20_000
-    clear_trigger: int = 100_000
-    clear_keep: int = 3
-    inherit_cold: bool = True
+    context_window: int | None = ReplaySettings.context_window
+    ttl: str = ReplaySettings.ttl
+    reserve_tokens: int = ReplaySettings.reserve_tokens
+    keep_recent_tokens: int = ReplaySettings.keep_recent_tokens
+    clear_trigger: int = ReplaySettings.clear_trigger
+    clear_keep: int = ReplaySettings.clear_keep
+    inherit_cold: bool = ReplaySettings.inherit_cold
     # The user's edits to the model's prices (USD per million tokens), or None to keep the table's.
     input_price: float | None = None
     cached_price: float | None = None
@@ -136,10 +134,9 @@ def models(provider: str) -> list[str]:
 
 
 def run(session: Session, choice: ReplayChoice) -> Replay:
-    """The replay the page shows (``ConfigurationError`` on settings the library refuses)."""
-    snapshots = len(session.messages) * (1 + sum(1 for m in session.messages if m.role == "assistant")) \
-        <= SNAPSHOT_LIMIT
-    return replay(session, choice.names(), settings=choice.settings(), prices=choice.prices(), snapshots=snapshots)
+    """The replay the page shows (``ConfigurationError`` on settings the library refuses). The engine
+    decides whether to keep every request's context (instant stepping): under its ``SNAPSHOT_LIMIT``."""
+    return replay(session, choice.names(), settings=choice.settings(), prices=choice.prices(), snapshots=None)
 
 
 def requests_frame(r: Replay) -> pd.DataFrame:
@@ -159,15 +156,6 @@ def requests_frame(r: Replay) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["strategy", "request", "turn", "tokens", "input", "cached", "written",
                                        "fresh", "output", "dollars", "cumulative_dollars", "cached_share", "miss",
                                        "rejected", "event_kinds", "events"])
-
-
-def money(dollars: float) -> str:
-    """Dollars as the CLI prints them: cents, or four places under a cent ("$42.60", "$0.0042").
-
-    >>> money(42.5959), money(0.00421), money(1234.5)
-    ('$42.60', '$0.0042', '$1,234.50')
-    """
-    return f"${dollars:,.2f}" if abs(dollars) >= 0.01 or dollars == 0 else f"${dollars:,.4f}"
 
 
 def infeasible(r: Replay) -> dict[str, str]:

@@ -85,8 +85,8 @@ def expand_inputs(inputs: Iterable[str], *, exclude: str | None = None) -> Input
             passed_over += _walk(path, exclude, found)
         elif os.path.isfile(path):
             if exclude is not None and path.startswith(exclude + os.sep):
-                raise ConfigurationError(f"{given}: this file belongs to the batch folder --out; a batch "
-                                         "folder's own files are never inputs")
+                raise ConfigurationError(f"{given}: this file belongs to the batch folder the results go to; a "
+                                         "batch folder's own files are never inputs")
             found.append(path)
         elif _kind(path):
             raise ConfigurationError(f"{given}: this is {_kind(path)}, not a file; give transcript files or "

@@ -182,7 +182,7 @@ def _acquire(root: str) -> Acquired:
                                       f"another host, so this one cannot check it; if it is gone, delete {path}")
             if running:
                 raise FolderBusyError(f"{root}: another batch is running on this folder ({current.describe()}); "
-                                      "wait for it to finish or choose another --out")
+                                      "wait for it to finish or choose another batch folder", setting="out")
             os.replace(temp, path)  # a stale lock: its process is gone
             return Acquired(me, current)
         finally:

@@ -29,9 +29,9 @@ class BatchSettings:
     replay: tuple[str, ...] = ()  # replay strategies (pruner.replay); empty: no replay
     replay_settings: ReplaySettings | None = None  # None: ReplaySettings()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.format is not None:
-            object.__setattr__(self, "format", format_name(self.format, file="--format"))
+            object.__setattr__(self, "format", format_name(self.format, file="format"))
         object.__setattr__(self, "retrieval_tools", tuple(sorted(set(self.retrieval_tools))))
         object.__setattr__(self, "replay", tuple(dict.fromkeys(self.replay)))
         unknown = [name for name in self.replay if name not in strategy_names()]

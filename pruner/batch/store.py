@@ -57,11 +57,15 @@ class Folder:
         path = os.path.join(self.root, MANIFEST)
         if os.path.islink(path):
             raise ConfigurationError(f"{path}: the batch manifest is a symbolic link; a batch folder's "
-                                     "manifest is a regular file; choose another --out folder")
+                                     "manifest is a regular file; choose another batch folder", setting="out")
         if not os.path.lexists(path):
             return None
-        body = load_json_file(path, error=ConfigurationError,
-                              expected="it is not a batch manifest this version can read; choose another --out folder")
+        try:
+            body = load_json_file(path, error=ConfigurationError,
+                                  expected="it is not a batch manifest this version can read; choose another batch "
+                                           "folder")
+        except ConfigurationError as exc:
+            raise ConfigurationError(str(exc), setting="out") from None
         return check_manifest(body, path)
 
     def write_manifest(self, settings: BatchSettings, last_run: dict) -> None:
@@ -76,19 +80,21 @@ class Folder:
         """Refuse a folder that is a file, holds other things, or holds results of other settings;
         the manifest (None for a new folder). Reads only."""
         if os.path.exists(self.root) and not os.path.isdir(self.root):
-            raise ConfigurationError(f"{self.root}: --out must be a folder, and this is a file")
+            raise ConfigurationError(f"{self.root}: this is a file; a batch folder must be a folder",
+                                     setting="out")
         manifest = self.manifest()
         if manifest is None and os.path.isdir(self.root) and set(os.listdir(self.root)) - {LOCK}:
             raise ConfigurationError(f"{self.root}: the folder is not empty and is not a batch folder; "
-                                     "choose a new or empty --out folder")
+                                     "choose a new or empty folder", setting="out")
         if manifest is not None:
             if manifest.get("settings") != settings.fingerprint():
                 raise ConfigurationError(f"{self.root}: this batch folder holds results made with other "
-                                         "settings; rerun with the same settings or choose another --out")
+                                         "settings; rerun with the same settings or choose another batch folder",
+                                         setting="out")
             if manifest.get("schema") != schema_fingerprint():
                 raise ConfigurationError(f"{self.root}: this batch folder was written by pruner "
                                          f"{manifest.get('pruner_version')} with another table layout; "
-                                         "choose another --out")
+                                         "choose another batch folder", setting="out")
         return manifest
 
     def prepare(self, settings: BatchSettings) -> None:

@@ -18,7 +18,7 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -154,6 +154,7 @@ def process_file(path: str, settings: BatchSettings, partition: str,
         replays = []
     digest = ""
     start = time.perf_counter()
+    failure: str | None
     try:
         data = _read(path, settings.max_bytes)
         digest = hashlib.sha256(data).hexdigest()
@@ -219,7 +220,7 @@ def run_partition(partition: Partition) -> PartitionResult:
     return summarise(partition, rows, replays)
 
 
-def summarise(partition: Partition, rows: list[dict], replays: list[dict] = ()) -> PartitionResult:
+def summarise(partition: Partition, rows: list[dict], replays: Sequence[dict] = ()) -> PartitionResult:
     ok = [r for r in rows if r["error"] is None]
     by_rule: dict[str, int] = {}
     for r in ok:

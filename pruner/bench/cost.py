@@ -18,6 +18,7 @@ how many facts lost.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Iterable
 
@@ -54,6 +55,9 @@ def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, floa
     """Per strategy its cost figures, and the seconds each replay took (timings, kept apart)."""
     r = replay(session, STRATEGIES_PRICED, settings=settings(), snapshots=False)
     figures, seconds = {}, {}
+    kinds = recall_agreement.reply_kinds(session)
+    positions = [q.position for q in r.requests]
+    used_by_reply = recall_agreement.split_by_reply(kinds, positions, r.recall.used_per_request)
     for name, run in r.runs.items():
         t = run.totals
         figures[name] = {
@@ -64,6 +68,9 @@ def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, floa
             "context_recall": t["context_recall"], "used_terms": t["used_terms"],
             "terms_missing": t["terms_missing"],
             **recall_agreement.reply_fact_figures(r.recall.strategies[name].fact_checks),
+            "used_terms_by_reply": used_by_reply,
+            "terms_missing_by_reply": recall_agreement.split_by_reply(kinds, positions,
+                                                                      r.recall.strategies[name].per_request),
         }
         if not t["feasible"]:  # absent: feasible (the committed results of earlier runs stay comparable)
             figures[name].update(feasible=False, infeasible_from=t["infeasible_from"])
@@ -144,3 +151,35 @@ def timed(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, float]
     started = time.perf_counter()
     figures, seconds = measure(session)
     return figures, seconds, round(time.perf_counter() - started, 3)
+
+
+#: The configuration whose replay is timed with and without recall (issue 20: the 2,000-turn tool_agent).
+RECALL_COST_AT = ("tool_agent", 2000)
+
+
+def times_recall(session: Session) -> bool:
+    md = session.metadata or {}
+    return (md.get("workload"), md.get("turns")) == RECALL_COST_AT
+
+
+#: Timed replays of each kind, alternating (the best of them is quoted: other jobs only ever add time).
+RECALL_COST_RUNS = 2
+
+
+def recall_cost(session: Session, runs: int = RECALL_COST_RUNS) -> dict[str, Any]:
+    """The same replay (every priced strategy, no snapshots) without recall and with it, alternating,
+    ``runs`` times each: the best CPU seconds (``time.process_time``: this process only, so less disturbed
+    by other jobs than the wall clock) and the best wall seconds of each, and the load average when it
+    ran (timings: they belong to the run, not the code)."""
+    out: dict[str, Any] = {"workload": RECALL_COST_AT[0], "turns": RECALL_COST_AT[1],
+                           "strategies": len(STRATEGIES_PRICED), "runs": runs}
+    for _ in range(runs):
+        for label, recall in (("without", False), ("with", True)):
+            wall, cpu = time.perf_counter(), time.process_time()
+            replay(session, STRATEGIES_PRICED, settings=settings(), snapshots=False, recall=recall)
+            cpu, wall = round(time.process_time() - cpu, 3), round(time.perf_counter() - wall, 3)
+            out[f"cpu_s_{label}"] = min(cpu, out.get(f"cpu_s_{label}", cpu))
+            out[f"wall_s_{label}"] = min(wall, out.get(f"wall_s_{label}", wall))
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+    out["cpus"] = os.cpu_count() or 1
+    return out

@@ -10,6 +10,15 @@ Generated workloads know which facts each message refers to. Two checks, per con
 * **Order**: ordering the strategies by recall and by facts missing (``requests_missing_facts``: requests
   at which a fact some later message needs is missing) should agree, ties allowed: a *discordant* pair
   is one where a strategy misses strictly fewer facts and also has strictly lower recall.
+* **Why an order disagrees**: the ground truth labels facts only, while recall counts every term a
+  reply used. Each strategy's lost terms are split by the kind of reply they were lost at
+  (``reply_kinds``, from the generator's metadata): ``fact`` (a reply that uses a fact: the ground truth
+  labels what it needs), ``reuse`` (a tool call that reuses an earlier tool result, document or file:
+  an edit or write of a file read before, a re-run, a fetch of a document retrieved before; needed, but
+  unlabelled), ``new`` (a call with new arguments: a term it shares with the context is there by chance)
+  and ``text`` (any other reply). The **labelled order** compares like with like, at the replies the
+  ground truth labels: recall over the ``fact`` replies against facts missing at those replies
+  (``reply_facts_missing``).
 
 >>> figures = {"a": {"context_recall": 1.0, "requests_missing_facts": 0},
 ...            "b": {"context_recall": 0.9, "requests_missing_facts": 3},
@@ -20,7 +29,48 @@ Generated workloads know which facts each message refers to. Two checks, per con
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..model import Session
+
+#: The kinds of reply lost terms are split by (see the module docstring), in print order.
+REPLY_KINDS = ("fact", "reuse", "new", "text")
+_REUSED = ("call:", "chunk:", "file:")  # items whose second appearance means the call reused the first one
+_FILE_CALLS = ("edit_file", "write_file")  # they copy lines of a file the context showed
+
+
+def reply_kinds(session: Session) -> dict[int, str]:
+    """Per assistant position of a generated session, the kind of reply (``REPLY_KINDS``), from its ground
+    truth: a reply that uses a fact; a call whose result repeats an item an earlier message carried (a
+    re-run, a re-read of a file, a fetch of a document already retrieved) or that edits or writes a file;
+    a call with new arguments; any other reply. Nothing here reads the text: only the generator's metadata."""
+    messages = session.messages
+    results = {m.tool_call_id: m for m in messages if m.tool_call_id is not None}
+    seen: set[str] = set()
+    kinds: dict[int, str] = {}
+    for p, m in enumerate(messages):
+        md = m.metadata or {}
+        if m.role == "assistant":
+            if md.get("uses") or md.get("untagged_uses"):
+                kinds[p] = "fact"
+            elif m.tool_calls:
+                items = {str(e).rpartition("@")[0] for c in m.tool_calls if c.id in results
+                         for e in (results[c.id].metadata or {}).get("carries", ())}
+                reused = any(i.startswith(_REUSED) and i in seen for i in items)
+                kinds[p] = "reuse" if reused or any(c.name in _FILE_CALLS for c in m.tool_calls) else "new"
+            else:
+                kinds[p] = "text"
+        for e in (*md.get("carries", ()), *md.get("partial", ())):
+            seen.add(str(e).rpartition("@")[0])
+    return kinds
+
+
+def split_by_reply(kinds: Mapping[int, str], positions: Sequence[int], counts: Sequence[int]) -> dict[str, int]:
+    """``counts`` (one per request, at reply ``positions``) summed per kind of reply."""
+    out = dict.fromkeys(REPLY_KINDS, 0)
+    for p, n in zip(positions, counts):
+        out[kinds.get(p, "text")] += n
+    return out
 
 
 def reply_fact_figures(fact_checks: Iterable[tuple]) -> dict[str, Any]:
@@ -47,26 +97,53 @@ def discordant(figures: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]
     return out
 
 
+def labelled(figures: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]] | None:
+    """Per strategy, recall over the replies that use a fact and the facts missing at them (the labelled
+    order's two sides); None when the figures carry no split (results of an earlier version)."""
+    out = {}
+    for name, f in figures.items():
+        used, lost = f.get("used_terms_by_reply"), f.get("terms_missing_by_reply")
+        if used is None or lost is None:
+            return None
+        out[name] = {"requests_missing_facts": f.get("reply_facts_missing", 0),
+                     "context_recall": round(1 - lost["fact"] / used["fact"], 6) if used["fact"] else 1.0}
+    return out
+
+
+def _why(cost: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """The lost terms, per kind of reply, of each strategy in a discordant pair."""
+    names = sorted({n for p in pairs for n in p})
+    return {n: dict(cost[n]["terms_missing_by_reply"]) for n in names if "terms_missing_by_reply" in cost[n]}
+
+
 def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Agreement over every configuration with cost columns."""
+    """Agreement over every configuration with cost columns (and the timed replay with and without recall)."""
+    rows = list(rows)
     per_config = []
     for r in rows:
         cost = r.get("cost") or {}
         if not cost or any("context_recall" not in f for f in cost.values()):
             continue
         pairs = discordant(cost)
+        fact_side = labelled(cost)
         per_config.append({
             "workload": r["workload"], "turns": r["turns"], "seed": r["seed"],
             "reply_facts_missing": sum(f.get("reply_facts_missing", 0) for f in cost.values()),
             "reply_facts_unseen": sum(f.get("reply_facts_unseen", 0) for f in cost.values()),
             "unseen_held_by": _add(f.get("reply_facts_unseen_held_by", {}) for f in cost.values()),
             "discordant": [list(p) for p in pairs],
+            "lost_by_reply": _why(cost, pairs),
+            "labelled_discordant": [list(p) for p in discordant(fact_side)] if fact_side is not None else None,
             "recall": {name: f["context_recall"] for name, f in cost.items()},
         })
     n = len(per_config)
+    split = [c for c in per_config if c["labelled_discordant"] is not None]
     return {
         "configurations": n,
+        "recall_cost": next((dict(r["recall_cost"]) for r in rows if r.get("recall_cost")), None),
         "order_agrees": sum(1 for c in per_config if not c["discordant"]),
+        "labelled_configurations": len(split),
+        "labelled_order_agrees": sum(1 for c in split if not c["labelled_discordant"]),
         "reply_facts_missing": sum(c["reply_facts_missing"] for c in per_config),
         "reply_facts_unseen": sum(c["reply_facts_unseen"] for c in per_config),
         "requests_agree": sum(1 for c in per_config if not c["reply_facts_unseen"]),
@@ -99,10 +176,37 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
             what = []
             if c["discordant"]:
                 what.append("discordant " + ", ".join(f"{a}<{b}" for a, b in c["discordant"]))
+                if c.get("lost_by_reply"):
+                    what.append("terms lost at replies of kind " + "/".join(REPLY_KINDS) + ": " + ", ".join(
+                        f"{name} " + "/".join(str(k.get(kind, 0)) for kind in REPLY_KINDS)
+                        for name, k in c["lost_by_reply"].items()))
             if c["reply_facts_unseen"]:
                 what.append(f"{c['reply_facts_unseen']} of {c['reply_facts_missing']} fact-missing replies at recall 1")
             out.append(f"  {c['workload']} {c['turns']:,}: " + "; ".join(what))
+    if summary.get("labelled_configurations"):
+        m = summary["labelled_configurations"]
+        off = [f"{c['workload']} {c['turns']:,} " + ", ".join(f"{a}<{b}" for a, b in c["labelled_discordant"])
+               for c in summary["per_config"] if c["labelled_discordant"]]
+        out.append(f"  at the replies the ground truth labels (kind fact: they use a fact), recall there and facts "
+                   f"missing there order the strategies alike in {summary['labelled_order_agrees']}/{m}"
+                   + (" (discordant: " + "; ".join(off) + ")" if off else "")
+                   + "; the ground truth does not label what the other replies need (reuse: a call reusing an "
+                   "earlier tool result, document or file; new: a call with new arguments, its shared terms "
+                   "chance), so losses there count in recall and in no facts-missing figure")
+    t = summary.get("recall_cost")
+    if t:
+        load = "/".join(f"{x:.1f}" for x in t["load_average"]) if t.get("load_average") else "unknown"
+        out.append(f"cost of recall: {t['workload']} {t['turns']:,} replayed under its {t['strategies']} strategies, "
+                   f"without and with recall, best of {t.get('runs', 1)} alternating runs each: "
+                   f"CPU {t['cpu_s_without']:.2f} s / {t['cpu_s_with']:.2f} s "
+                   f"({_change(t['cpu_s_with'], t['cpu_s_without'])}), wall {t['wall_s_without']:.2f} s / "
+                   f"{t['wall_s_with']:.2f} s ({_change(t['wall_s_with'], t['wall_s_without'])}); load average "
+                   f"{load} on {t['cpus']} CPUs (budget: +50 %)")
     out.append("recall per strategy:      " + "; ".join(
         f"{c['workload']} {c['turns']:,}: " + " ".join(f"{k} {100 * v:.1f}%" for k, v in c["recall"].items())
         for c in summary["per_config"]))
     return out
+
+
+def _change(new: float, old: float) -> str:
+    return f"{100 * (new - old) / old:+.0f} %" if old else "n/a"

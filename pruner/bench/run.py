@@ -49,7 +49,8 @@ ROW (``to_csv`` writes the same fields, one line per row; ``removed_by_rule`` an
   names the prices) and ``context_recall``, ``used_terms``, ``terms_missing``, ``reply_facts_missing``,
   ``reply_facts_unseen`` (``pruner.bench.recall_agreement``); the CSV has ``dollars_<strategy>``,
   ``cached_share_<strategy>`` and ``context_recall_<strategy>``;
-  ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings)
+  ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings); on tool_agent at 2,000
+  turns only, ``recall_cost``: the same replay timed without and with recall (``pruner.bench.cost.recall_cost``)
 
 BASELINE: ``workload``, ``turns``, ``seed``, ``method`` (``none`` | ``truncation`` | ``oracle``
 | ``pruner``), ``messages_after``, ``tokens_after``, ``reduction_pct``, ``pct_of_oracle``,
@@ -225,7 +226,7 @@ def failures(rows: Iterable[dict]) -> list[str]:
 def summarise(rows: list[dict]) -> dict[str, Any]:
     """The SUMMARY block, computed from the rows."""
     n = len(rows)
-    per_workload: dict[str, dict[str, Any]] = {}
+    per_workload: dict[str, list[dict[str, Any]]] = {}
     per_size: dict[tuple[str, int], list[dict]] = {}
     for r in rows:
         per_workload.setdefault(r["workload"], []).append(r)
@@ -281,7 +282,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
         raise PrunerError(f"sizes must be positive numbers of turns, got {list(sizes)}")
     if isinstance(seeds, int):
         if seeds < 1:
-            raise PrunerError(f"--seeds must be at least 1, got {seeds}")
+            raise PrunerError(f"seeds must be at least 1, got {seeds}", setting="seeds")
         seeds = range(seeds)
     seed_values = [int(x) for x in seeds]
     if not seed_values:
@@ -302,6 +303,8 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
             row, base = measure(session, config=config, timing_runs=timing_runs)
             if cost:
                 row["cost"], row["replay_s_by_strategy"], row["replay_s"] = cost_columns.timed(session)
+                if cost_columns.times_recall(session):  # issue 20: what recall adds to a replay's time
+                    row["recall_cost"] = cost_columns.recall_cost(session)
         finally:
             gc.unfreeze()
         rows.append(row)
@@ -318,7 +321,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
 
 # ----- files ------------------------------------------------------------------------------
 
-_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy")
+_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy", "recall_cost")
 _COST_COLUMNS = ("dollars", "cached_share", "context_recall")
 
 
@@ -345,13 +348,13 @@ def rows_to_csv(rows: list[dict]) -> str:
 
 def load_results(path) -> BenchmarkResults:
     """Read a results JSON file written by ``pruner bench --json``; ``PrunerError`` says what is wrong."""
-    data = load_json_file(path, error=PrunerError, expected="expected a file written by 'pruner bench --json'")
+    data = load_json_file(path, error=PrunerError, expected="expected the JSON results of pruner bench")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise PrunerError(f"{path}: field 'schema' is not {SCHEMA!r}; expected a file written by "
-                          "'pruner bench --json'")
+        raise PrunerError(f"{path}: field 'schema' is not {SCHEMA!r}; expected the JSON results of "
+                          "pruner bench")
     for key in ("rows", "summary"):
         if key not in data:
-            raise PrunerError(f"{path}: missing field '{key}'; regenerate it with 'pruner bench --json'")
+            raise PrunerError(f"{path}: missing field '{key}'; run pruner bench again to regenerate it")
     if not isinstance(data["rows"], list) or not all(isinstance(r, dict) for r in data["rows"]):
         raise PrunerError(f"{path}: field 'rows' must be a list of objects")
     return BenchmarkResults(rows=data["rows"], summary=data["summary"], baselines=data.get("baselines", []),

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from ..engine.incremental import IncrementalPruner
 from ..engine.prune import PruneConfig, prune
-from .speed import CORPORA
+from .speed import CORPORA, WORKLOAD
 from .workloads import generate
 
 SCALING_SIZES = (2_000, 10_000, 50_000, 100_000)
@@ -43,7 +43,6 @@ REFERENCE_PER_TURN_SECONDS = 10.0
 REFERENCE_PER_TURN_SOURCE = ("the reference pruner, a full re-prune after every turn of its 2,000-turn tool-agent "
                              "corpus, measured once on this machine class (issue 13); not measured in this run")
 REFERENCE_CORPUS = CORPORA / "tool_agent-2000.jsonl"
-WORKLOAD = "tool_agent"
 CACHE_LIMIT = 800_000  # messages; below the 1,000,000-entry token and feature caches
 
 
@@ -172,7 +171,7 @@ def run_scaling(*, sizes=SCALING_SIZES, per_turn_turns: int = PER_TURN_TURNS, pe
         "ms_per_1000_messages_spread": round(max(flat) / min(flat), 2) if flat and min(flat) else None,
         "per_turn": per_turn, "reference_per_turn_s": REFERENCE_PER_TURN_SECONDS,
         "reference_per_turn_source": REFERENCE_PER_TURN_SOURCE}
-    if has_corpus:
+    if corpus is not None and has_corpus:
         from ..formats import load_session
 
         if progress:

@@ -105,7 +105,7 @@ def _passes_ms(session, config: PruneConfig, runs: int) -> float:
 def measure_warm(session, *, runs: int = 20) -> WarmRow:
     """Warm timings of ``session`` (after one warm-up prune that fills every cache)."""
     config = PruneConfig()
-    exact_only = PruneConfig(disabled_rules={"near_duplicate"})
+    exact_only = PruneConfig(disabled_rules=frozenset({"near_duplicate"}))
     warm = prune(session, config)
     prune(session, exact_only)
     gc.collect()

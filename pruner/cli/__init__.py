@@ -3,7 +3,7 @@
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
 input (``PrunerError``) become one line on stderr and exit status 2, with the
-flag for the setting the error names (``common.SETTING_FLAGS``). Everything a
+flag for the setting the error names (``common.setting_advice``). Everything a
 subcommand prints goes through ``common.TerminalSafeStream``: transcripts and
 servers are untrusted, and no control character they hold may act on a terminal.
 """
@@ -56,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except PrunerError as exc:
-        print(error_line(args.command, exc), file=sys.stderr)
+        commands = next(a for a in parser._actions if a.dest == "command").choices
+        assert isinstance(commands, dict)  # the subcommands' action: name -> its parser
+        command = commands[args.command]
+        flags = [o for a in command._actions for o in a.option_strings]
+        print(error_line(args.command, exc, flags=flags), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"pruner {args.command}: interrupted", file=sys.stderr)

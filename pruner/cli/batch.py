@@ -30,11 +30,11 @@ def add_arguments(p) -> None:
                    help="a larger file becomes an error row (default %(default)s)")
     p.add_argument("--retrieval-tool", action="append", default=[], metavar="NAME",
                    help="treat results of this tool as retrieved documents (repeatable)")
-    add_prune_arguments(p, orphan_help="how a kept call whose result was pruned is counted (a placeholder, or dropped)")
+    add_prune_arguments(p, orphan_help="how a kept call whose result was pruned is counted: a placeholder, or dropped")
     p.add_argument("--replay", type=strategy_list, nargs="?", const=strategy_names(), default=None,
                    metavar="A,B", help="also replay every session request by request under these strategies (default: "
                                        "all) and bill it; writes the replay table (see pruner replay)")
-    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default="anthropic",
+    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=ReplaySettings.provider,
                    help="with --replay: whose cache rules and prices bill the requests (default %(default)s)")
     p.add_argument("--model", default=None, metavar="MODEL",
                    help="with --replay: the model whose prices and window apply (default: the provider's in "

@@ -14,7 +14,7 @@ HELP = ("time pruner logs on a generated Claude Code folder (the shared real fil
 
 #: Where the default run keeps its figures: the file docs/own-logs.md's table renders.
 DEFAULT_RESULTS = "sample_sessions/bench/logs.json"
-DEFAULTS = {"files": 2_000, "strategy_files": 40, "rerun_files": 10_000, "workers": 2}
+DEFAULTS = {"files": 2_000, "strategy_files": 120, "rerun_files": 10_000, "workers": 2}
 
 
 def add_arguments(p) -> None:

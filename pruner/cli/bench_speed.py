@@ -46,7 +46,9 @@ def _t(t: dict) -> str:
     return f"{t['wall_ms']:,.1f} ms ({t['cpu_ms']:,.1f} ms CPU)"
 
 
-def _met(value: float, target: float) -> str:
+def _met(value: float, target: float | None) -> str:
+    if target is None:
+        return "no target"
     return f"target <= {target:g}: {'met' if value <= target else 'MISSED'}"
 
 

@@ -15,9 +15,9 @@ from typing import Iterable
 from ..errors import ExportError
 from ..files import write_atomic
 from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session, repair_messages, repairs
-from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, PruneConfig
-from ..tokens import ENCODINGS
-from .types import byte_count, fraction, non_negative_int
+from ..engine.prune import PruneConfig
+from ..setting_fields import describe
+from .types import byte_count, fraction, non_negative_int, positive_int
 
 # C0 controls (but tab and newline), DEL, C1 controls (an 8-bit CSI among them), and the
 # bidirectional overrides that can make a terminal show text in another order than it is.
@@ -25,12 +25,15 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u206
                      "\ud800-\udfff]")
 _UNSAFE_OR_NEWLINE = re.compile(_UNSAFE.pattern[:-1] + "\n\t]")
 
-#: How the CLI names the library setting an error says would change the outcome.
+#: How the CLI names the library settings an error says would change the outcome, for those that are
+#: no field of a settings dataclass (a field's flag is its own: ``setting_advice``).
 SETTING_FLAGS = {
     "max_bytes": "raise the limit with --max-bytes N",
     "dialogue": "choose one with --dialogue N",
     "format": "choose the format with --format NAME",
     "skip_bad_lines": "--skip-bad-lines skips such lines",
+    "out": "choose it with --out DIR",
+    "seeds": "set it with --seeds N",
 }
 
 
@@ -67,13 +70,43 @@ def say(lines: str | Iterable[str], *, file=None) -> None:
         print(terminal_safe(line), file=out)
 
 
-def error_line(command: str, exc: BaseException) -> str:
-    """The one stderr line for an error: its message, plus the flag for the setting it names."""
+def error_line(command: str, exc: BaseException, *, flags: Iterable[str] | None = None) -> str:
+    """The one stderr line for an error: its message, plus the flag for the setting it names (only
+    when ``command`` takes that flag: ``flags``, the command's option strings, None for any)."""
     text = f"pruner {command}: error: {exc}"
-    hint = SETTING_FLAGS.get(getattr(exc, "setting", None) or "")
+    hint = setting_advice(getattr(exc, "setting", None))
+    flag = re.search(r"--[a-z][a-z-]*", hint)
+    if flags is not None and flag and flag.group() not in set(flags):
+        hint = ""
     if hint:
         text += f" ({hint})"
     return terminal_safe(text, one_line=True)
+
+
+def setting_advice(setting: str | None) -> str:
+    """The CLI's words for the library setting ``setting``: its flag ("" when no flag sets it).
+
+    >>> setting_advice("reserve_tokens"), setting_advice("inherit_cold"), setting_advice("nothing")
+    ('set it with --reserve-tokens N', 'set it with --no-inherit-cold', '')
+    """
+    if not setting:
+        return ""
+    if setting in SETTING_FLAGS:
+        return SETTING_FLAGS[setting]
+    from ..compaction.settings import CompactionSettings  # the settings a flag sets (cli/ imports them all)
+    from ..replay.settings import ReplaySettings
+
+    for cls in (ReplaySettings, CompactionSettings, PruneConfig):
+        try:
+            s = describe(cls, setting)
+        except KeyError:
+            continue
+        if isinstance(s.default, bool):
+            return f"set it with {s.flag}"
+        value = s.metavar or ("N" if s.minimum is not None else "X" if isinstance(s.default, float)
+                              else "{" + ",".join(s.choices) + "}" if s.choices else "VALUE")
+        return f"set it with {s.flag} {value}"
+    return ""
 
 
 def warn(message: str) -> None:
@@ -95,22 +128,52 @@ def add_input_arguments(p) -> None:
                    help="treat results of this tool as retrieved documents (repeatable)")
 
 
+def add_setting_arguments(p, cls: type, names: Iterable[str], *, helps: dict[str, str] | None = None) -> None:
+    """One argument per setting of the dataclass ``cls`` named in ``names``, its flag, default, help,
+    choices and type read from the field (``pruner.setting_fields``): the CLI restates none of them.
+
+    Each argument's ``dest`` is the field's name, so ``setting_values`` hands them back as keywords.
+    ``helps`` replaces a field's help for one command."""
+    for name in names:
+        s = describe(cls, name)
+        text = (helps or {}).get(name, s.flag_help)
+        if isinstance(s.default, bool):  # a switch: --X turns it on, --no-X off
+            p.add_argument(s.flag, dest=name, action="store_false" if s.default else "store_true", help=text)
+        elif isinstance(s.default, tuple):  # a list: the flag is repeated
+            p.add_argument(s.flag, dest=name, action="append", default=None, metavar=s.metavar or "NAME", help=text)
+        else:
+            kwargs: dict = {"choices": s.choices} if s.choices else {}
+            if isinstance(s.default, float):
+                kwargs |= {"type": fraction, "metavar": s.metavar or "X"}
+            elif s.minimum is not None:
+                kwargs |= {"type": positive_int if s.minimum >= 1 else non_negative_int, "metavar": s.metavar or "N"}
+            if s.default is not None:
+                text += " (default %(default)s)"
+            p.add_argument(s.flag, dest=name, default=s.default, help=text, **kwargs)
+
+
+def setting_values(cls: type, args, names: Iterable[str]) -> dict:
+    """The keywords for ``cls`` that the arguments of ``add_setting_arguments`` were given."""
+    out = {}
+    for name in names:
+        value = getattr(args, name)
+        out[name] = describe(cls, name).default if value is None and isinstance(
+            describe(cls, name).default, tuple) else tuple(value) if isinstance(value, list) else value
+    return out
+
+
+#: The pruning settings every command that prunes takes.
+PRUNE_SETTINGS = ("encoding", "near_duplicate_threshold", "expire", "deduplicate", "restore", "orphan_policy")
+
+
 def add_prune_arguments(p, *, orphan_help: str) -> None:
     """The pruning settings, the same for every command that prunes (``prune_config`` reads them)."""
-    p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
-    p.add_argument("--near-duplicate-threshold", type=fraction, default=DEFAULT_NEAR_DUPLICATE_THRESHOLD,
-                   metavar="X", help="share of a text's word 3-grams seen before (default %(default)s)")
-    p.add_argument("--no-expire", action="store_true", help="switch off pass 1 (expired context)")
-    p.add_argument("--no-dedupe", action="store_true", help="switch off pass 2 (duplicate context)")
-    p.add_argument("--no-restore", action="store_true", help="switch off pass 3 (dependency restoration)")
-    p.add_argument("--orphan-policy", choices=("placeholder", "drop_pair"), default="placeholder", help=orphan_help)
+    add_setting_arguments(p, PruneConfig, PRUNE_SETTINGS, helps={"orphan_policy": orphan_help})
 
 
 def prune_config(args) -> PruneConfig:
     """The ``PruneConfig`` the options of ``add_prune_arguments`` describe."""
-    return PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,
-                       near_duplicate_threshold=args.near_duplicate_threshold, orphan_policy=args.orphan_policy,
-                       encoding=args.encoding)
+    return PruneConfig(**setting_values(PruneConfig, args, PRUNE_SETTINGS))
 
 
 def report_repairs(sessions, file: str) -> None:

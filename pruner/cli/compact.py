@@ -16,22 +16,17 @@ from ..compaction.openai_summarizer import DEFAULT_MODEL, display_url
 from ..errors import ConfigurationError
 from ..formats.export import export
 from ..jsonio import dumps_json
-from ..tokens import ENCODINGS
 from .types import base_url, non_negative_int, positive_int, positive_seconds
-from .common import add_input_arguments, load_from_args, say, terminal_safe, warn, write_output
+from .common import (add_input_arguments, add_setting_arguments, load_from_args, say, setting_values, terminal_safe,
+                     warn, write_output)
 
 NAME = "compact"
 HELP = "preview compaction: where the cut falls, the structured summary, tokens before -> after"
+COMPACTION_SETTINGS = ("context_window", "reserve_tokens", "keep_recent_tokens", "encoding")
+
 def add_arguments(p) -> None:
     add_input_arguments(p)
-    d = CompactionSettings()
-    p.add_argument("--context-window", type=non_negative_int, default=d.context_window, metavar="N",
-                   help="the model's context window in tokens (default %(default)s)")
-    p.add_argument("--reserve-tokens", type=non_negative_int, default=d.reserve_tokens, metavar="N",
-                   help="compact when the context exceeds window minus this (default %(default)s)")
-    p.add_argument("--keep-recent-tokens", type=non_negative_int, default=d.keep_recent_tokens, metavar="N",
-                   help="newest tokens kept verbatim (default %(default)s)")
-    p.add_argument("--encoding", choices=ENCODINGS, default=d.encoding, help="tiktoken encoding")
+    add_setting_arguments(p, CompactionSettings, COMPACTION_SETTINGS)
     p.add_argument("--force", action="store_true", help="compact even when the trigger does not fire")
     p.add_argument("--prune", action="store_true",
                    help="prune first, then compact the kept messages, and show what each step saves")
@@ -126,8 +121,7 @@ def text_report(result, session, *, pipeline=None, recorded=(), show_request=Fal
 
 def run(args) -> int:
     session = load_from_args(args)
-    settings = CompactionSettings(context_window=args.context_window, reserve_tokens=args.reserve_tokens,
-                                  keep_recent_tokens=args.keep_recent_tokens, encoding=args.encoding)
+    settings = CompactionSettings(**setting_values(CompactionSettings, args, COMPACTION_SETTINGS))
     summarizer = _summarizer(args)
     pipeline = None
     if args.prune:

@@ -32,7 +32,9 @@ def reference() -> str:
         parser = build_parser()
         sub = next(a for a in parser._actions if a.dest == "command")
         blocks = ["## pruner\n\n```\n$ pruner --help\n" + parser.format_help().rstrip() + "\n```"]
-        for name, subparser in sub.choices.items():
+        commands = sub.choices
+        assert isinstance(commands, dict)  # a subparsers action: command name -> its parser
+        for name, subparser in commands.items():
             blocks.append(f"## pruner {name}\n\n```\n$ pruner {name} --help\n{subparser.format_help().rstrip()}\n```")
     finally:
         if saved is None:

@@ -13,11 +13,14 @@ from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
-from .common import add_input_arguments, load_from_args, write_output
-from .types import non_negative_int, positive_int, strategy_list
+from .common import add_input_arguments, add_setting_arguments, load_from_args, setting_values, write_output
+from .types import non_negative_int, strategy_list
 
 NAME = "replay"
 HELP = "replay a session request by request under each strategy and price it with prompt caching"
+#: The replay settings the command takes (provider and model are its own: their default is the session's).
+REPLAY_SETTINGS = ("context_window", "ttl", "reserve_tokens", "keep_recent_tokens", "clear_trigger", "clear_keep",
+                   "clear_at_least", "clear_exclude_tools", "clear_trigger_type", "clear_tool_inputs", "inherit_cold")
 
 
 def add_arguments(p) -> None:
@@ -32,27 +35,7 @@ def add_arguments(p) -> None:
                        f"{k} {v}" for k, v in sorted(DEFAULT_MODELS.items())) + ")")
     p.add_argument("--prices", metavar="FILE", default=None,
                    help="a prices JSON file in the shape of pruner/replay/prices.json (default: the shipped one)")
-    p.add_argument("--context-window", type=positive_int, default=None, metavar="N",
-                   help="the model's window in provider tokens (default: the price table's)")
-    p.add_argument("--ttl", choices=("5m", "1h"), default="5m", help="Anthropic cache lifetime (default 5m)")
-    p.add_argument("--reserve-tokens", type=non_negative_int, default=16_384, metavar="N",
-                   help="compact (and truncate) when the context exceeds window minus this (default 16384)")
-    p.add_argument("--keep-recent-tokens", type=non_negative_int, default=20_000, metavar="N",
-                   help="newest tokens a compaction keeps verbatim (default 20000)")
-    p.add_argument("--clear-trigger", type=non_negative_int, default=100_000, metavar="N",
-                   help="clear_tool_uses: input tokens that trigger clearing (default 100000)")
-    p.add_argument("--clear-keep", type=non_negative_int, default=3, metavar="N",
-                   help="clear_tool_uses: newest tool uses kept (default 3)")
-    p.add_argument("--clear-at-least", type=non_negative_int, default=0, metavar="N",
-                   help="clear_tool_uses: clear only if at least this many tokens go (default 0)")
-    p.add_argument("--clear-exclude-tool", action="append", default=[], metavar="NAME",
-                   help="clear_tool_uses: never clear this tool's results (repeatable)")
-    p.add_argument("--clear-trigger-type", choices=("input_tokens", "tool_uses"), default="input_tokens",
-                   help="clear_tool_uses: what --clear-trigger counts (default input_tokens)")
-    p.add_argument("--clear-tool-inputs", action="store_true",
-                   help="clear_tool_uses: also clear the inputs of the calls whose results are cleared")
-    p.add_argument("--no-inherit-cold", action="store_true",
-                   help="do not make the requests the recording shows cold cold for every strategy")
+    add_setting_arguments(p, ReplaySettings, REPLAY_SETTINGS)
     p.add_argument("--show", type=non_negative_int, default=None, metavar="K",
                    help="print the exact messages sent at request K (from 0) under each strategy")
     p.add_argument("--misses", action="store_true",
@@ -72,12 +55,7 @@ def run(args) -> int:
         provider, model, how = detect(session, prices)
     elif provider is None:
         provider = prices.get(model).provider
-    settings = ReplaySettings(
-        provider=provider, model=model, context_window=args.context_window, ttl=args.ttl,
-        reserve_tokens=args.reserve_tokens, keep_recent_tokens=args.keep_recent_tokens,
-        clear_trigger=args.clear_trigger, clear_keep=args.clear_keep, clear_at_least=args.clear_at_least,
-        clear_exclude_tools=tuple(args.clear_exclude_tool), clear_trigger_type=args.clear_trigger_type,
-        clear_tool_inputs=args.clear_tool_inputs, inherit_cold=not args.no_inherit_cold)
+    settings = ReplaySettings(provider=provider, model=model, **setting_values(ReplaySettings, args, REPLAY_SETTINGS))
     result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
     if args.show is not None and not result.requests:
         raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
@@ -92,7 +70,7 @@ def run(args) -> int:
     print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
           f"{session.last_turn:,} turns; format {session.source_format}", file=out)
     print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
-    windows = sorted({r.window for r in result.requests}) or [result.window]
+    windows = sorted({r.window for r in result.requests if r.window is not None}) or [result.window]
     print(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)

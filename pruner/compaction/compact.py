@@ -93,7 +93,8 @@ def plan_compaction(session: Session, settings: CompactionSettings | None = None
     cut = find_cut_point(session, window, counts, keep_recent_tokens=settings.keep_recent_tokens)
     if cut.index is None:
         return CompactionPlan(session, settings, trigger, window, cut, counts)
-    boundary = cut.turn_start_index if cut.split_turn else cut.index
+    # a split turn has a turn start (CutPoint's docstring)
+    boundary = cut.turn_start_index if cut.split_turn and cut.turn_start_index is not None else cut.index
     w = window.window
     return CompactionPlan(session, settings, trigger, window, cut, counts,
                           to_summarize=tuple(i for i in w if i < boundary),
@@ -150,7 +151,9 @@ class CompactionResult:
 
     def to_dict(self, *, include_request: bool = False) -> dict[str, Any]:
         """A JSON-ready report (message ids instead of messages)."""
-        ids = lambda ms: [m.id for m in ms]
+        def ids(ms: Sequence[Message]) -> list[str]:
+            return [m.id for m in ms]
+
         out: dict[str, Any] = {
             "session": self.session.name if self.session else "", "triggered": self.triggered,
             "trigger_reason": self.trigger_reason, "context_tokens": self.context_tokens,
@@ -199,7 +202,8 @@ def _same(a: Message, b: Message) -> bool:
     return (a.role, a.content, a.tool_calls, a.tool_call_id) == (b.role, b.content, b.tool_calls, b.tool_call_id)
 
 
-def _summarise(plan: CompactionPlan, summarizer: Summarizer, previous: str | None):
+def _summarise(plan: CompactionPlan, summarizer: Summarizer, previous: str | None,
+               ) -> tuple[str | None, str | None, SummaryRequest | None, SummaryRequest | None]:
     """``(history text or None, prefix text or None, history request, prefix request)``."""
     history_msgs = plan.messages(plan.to_summarize)
     prefix_msgs = plan.messages(plan.turn_prefix)
@@ -251,6 +255,8 @@ def compact(session: Session, settings: CompactionSettings | None = None, summar
             summarizer_name=NO_SUMMARIZER, cut_reason=reason, previous_summary=previous,
             kept_tokens=plan.tokens(plan.window.window), **common)
 
+    cut = plan.cut
+    assert cut is not None  # plan.compacts: a cut was found
     previous_body = strip_file_lists(previous) if previous else None
     name, error = summarizer.name, None
     try:
@@ -279,9 +285,9 @@ def compact(session: Session, settings: CompactionSettings | None = None, summar
     summary_id = _unique_id("compaction-summary", {m.id for m in msgs})
     summary_message = Message(
         id=summary_id, role="user", content=f"{COMPACTED_INTRO}\n\n<summary>\n{summary}</summary>",
-        metadata={"kind": SUMMARY_KIND, "summarizer": name, "first_kept_message_id": plan.cut.message_id,
+        metadata={"kind": SUMMARY_KIND, "summarizer": name, "first_kept_message_id": cut.message_id,
                   "tokens_before": tokens_before})
-    record = {"entry_id": summary_id, "summary": summary, "first_kept_message_id": plan.cut.message_id,
+    record = {"entry_id": summary_id, "summary": summary, "first_kept_message_id": cut.message_id,
               "first_kept_index": len(pinned) + 1, "tokens_before": tokens_before,
               "position_index": len(pinned)}
     metadata = {k: v for k, v in session.metadata.items() if k != "recorded_compactions"}
@@ -298,12 +304,12 @@ def compact(session: Session, settings: CompactionSettings | None = None, summar
         same += 1
     unchanged_tokens = plan.tokens(context[:same])
     return CompactionResult(
-        cut_index=plan.cut.index, cut_message_id=plan.cut.message_id, split_turn=plan.cut.split_turn,
+        cut_index=cut.index, cut_message_id=cut.message_id, split_turn=cut.split_turn,
         to_summarize=plan.messages(plan.to_summarize), turn_prefix=plan.messages(plan.turn_prefix), kept=kept,
         request=request, summary=summary, sections=parse_sections(summary), compacted=compacted,
         tokens_after=sum(new_counts), cache_invalidated_tokens=tokens_before - unchanged_tokens,
         read_files=read_files, modified_files=modified_files, summarizer_name=name,
-        cut_reason=plan.cut.reason, turn_start_index=plan.cut.turn_start_index, prefix_request=prefix_req,
+        cut_reason=cut.reason, turn_start_index=cut.turn_start_index, prefix_request=prefix_req,
         previous_summary=previous, summarized_tokens=plan.tokens(plan.to_summarize + plan.turn_prefix),
         kept_tokens=plan.tokens(plan.kept), cache_rewrite_tokens=sum(new_counts[same:]), error=error,
         **common)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeGuard
 
 from ..model import Message, Session
 
@@ -80,7 +80,7 @@ def _recorded(session: Session) -> list[Mapping[str, Any]]:
     return [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
 
 
-def _index_ok(value: Any, n: int) -> bool:
+def _index_ok(value: Any, n: int) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n
 
 
@@ -88,7 +88,7 @@ def context_window(session: Session) -> ContextWindow:
     """Find the pinned system prompt, the latest earlier compaction, and the window."""
     msgs = session.messages
     n = len(msgs)
-    pinned = []
+    pinned: list[int] = []
     while len(pinned) < n and msgs[len(pinned)].role == "system":
         pinned.append(len(pinned))
     summary_positions = [i for i, m in enumerate(msgs) if is_summary_message(m)]
@@ -202,8 +202,8 @@ def find_cut_point(session: Session, window: ContextWindow, token_counts: Sequen
     where = f"message {msgs[cut].id!r} ({msgs[cut].role})"
     reason = (f"kept {kept_tokens:,} tokens from {where}, the first valid cut at or after the "
               f"{keep_recent_tokens:,}-token budget")
-    if split:
+    if turn_start is not None:
         reason += f"; it falls inside the turn started by user message {msgs[turn_start].id!r}"
     return CutPoint(index=idx[cut], message_id=msgs[cut].id, split_turn=split,
-                    turn_start_index=idx[turn_start] if split else None, reason=reason,
+                    turn_start_index=idx[turn_start] if turn_start is not None else None, reason=reason,
                     kept_tokens=kept_tokens)

@@ -20,7 +20,7 @@ transcript can never start a heading of its own.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..engine.index import markers
 from ..engine.fileops import file_operations
@@ -146,7 +146,7 @@ def _error_line(text: str) -> str:
     return one_line(text, 200)
 
 
-def _call_text(name: str, arguments) -> str:
+def _call_text(name: str, arguments: Any) -> str:
     from .serialize import format_arguments
     return one_line(f"{name}({format_arguments(arguments)})", 160)
 
@@ -360,7 +360,7 @@ class OfflineSummarizer:
     def __init__(self, budget_tokens: int | None = None):
         self.budget_tokens = budget_tokens
 
-    def _with_terms(self, sections: dict[str, list[str]], messages: Sequence[Message], order) -> str:
+    def _with_terms(self, sections: dict[str, list[str]], messages: Sequence[Message], order: Sequence[str]) -> str:
         plain = render(sections, order)
         present = set(_IDENTIFIER.findall(plain)) | set(_PATH.findall(plain))
         terms = [t for t in key_terms(messages) if t not in present and f"`{t}`" not in plain]

@@ -125,9 +125,9 @@ class OpenAISummarizer:
                     or value < 0 or (name == "timeout" and value == 0):
                 least = "positive" if name == "timeout" else "non-negative"
                 raise ConfigurationError(f"{name} is {value!r}; it must be a {least} finite number of seconds")
-        for name, value, least in (("max_retries", max_retries, 0), ("max_output_tokens", max_output_tokens, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ConfigurationError(f"{name} is {value!r}; it must be a whole number of at least {least}")
+        for count_name, count, fewest in (("max_retries", max_retries, 0), ("max_output_tokens", max_output_tokens, 1)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < fewest:
+                raise ConfigurationError(f"{count_name} is {count!r}; it must be a whole number of at least {fewest}")
         if not isinstance(model, str) or not model.strip():
             raise ConfigurationError("the model name is empty; give the name of a model the endpoint serves")
         self.model = model

@@ -23,7 +23,8 @@ from typing import Any, Mapping, Sequence
 from ..errors import ConfigurationError
 from ..model import Message, Session
 from ..engine.prune import message_tokens
-from ..tokens import ENCODINGS, get_counter
+from ..setting_fields import setting
+from ..tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
 
 USAGE_FIELDS: tuple[str, ...] = ("input", "output", "cache_read", "cache_write")
 
@@ -38,24 +39,29 @@ class CompactionSettings:
     tiktoken encoding used for every estimate.
     """
 
-    context_window: int = 200_000
-    reserve_tokens: int = 16_384
-    keep_recent_tokens: int = 20_000
-    encoding: str = "o200k_base"
+    context_window: int = setting(200_000, label="Context window (tokens)", minimum=0,
+                                  help="the model's context window in tokens")
+    reserve_tokens: int = setting(16_384, label="Reserve tokens", minimum=0,
+                                  help="compact when the context exceeds window minus this")
+    keep_recent_tokens: int = setting(20_000, label="Keep-recent tokens", minimum=0,
+                                      help="newest tokens kept verbatim")
+    encoding: str = setting(DEFAULT_ENCODING, label="Token counter encoding", choices=ENCODINGS,
+                            help="tiktoken encoding")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("context_window", "reserve_tokens", "keep_recent_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigurationError(f"compaction setting {name} must be a non-negative integer, got {value!r}")
+                raise ConfigurationError(f"compaction setting {name} must be a non-negative integer, got {value!r}",
+                                         setting=name)
         if self.context_window <= 0:
-            raise ConfigurationError("compaction setting context_window must be positive")
+            raise ConfigurationError("compaction setting context_window must be positive", setting="context_window")
         if self.reserve_tokens >= self.context_window:
             raise ConfigurationError(f"compaction setting reserve_tokens ({self.reserve_tokens}) must be smaller "
-                              f"than context_window ({self.context_window})")
+                              f"than context_window ({self.context_window})", setting="reserve_tokens")
         if self.encoding not in ENCODINGS:
             raise ConfigurationError(f"compaction setting encoding is {self.encoding!r}; choose one of "
-                              f"{', '.join(ENCODINGS)}")
+                              f"{', '.join(ENCODINGS)}", setting="encoding")
 
     @property
     def threshold(self) -> int:

@@ -14,10 +14,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import compress
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, cast
 
 from ..model import Message
 from ..rules import placeholder_text
+from ..tokens import HeuristicCounter, TokenCounter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import SessionIndex
 
 
 @dataclass(frozen=True)
@@ -41,19 +45,19 @@ class ContextChange:
     left: tuple[str, ...] = ()
     placeholders: Mapping[str, str | None] = None  # type: ignore[assignment]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.placeholders is None:
             object.__setattr__(self, "placeholders", {})
 
 
 #: ``removal(i)`` for a message the passes removed: ``(rule, related index or None, the removal's detail)``.
-RemovalOf = Callable[[int], tuple[str, "int | None", tuple]]
+RemovalOf = Callable[[int], tuple[str, "int | None", tuple[Any, ...]]]
 
 
 class ContextTracker:
     """The context as flags, a token total and placeholders, refreshed message by message."""
 
-    def __init__(self, index, counter, policy: str):
+    def __init__(self, index: SessionIndex, counter: TokenCounter | HeuristicCounter, policy: str):
         self._index = index
         self._messages = index.messages
         self._counter = counter
@@ -102,7 +106,7 @@ class ContextTracker:
         entered: list[int] = []
         left: list[int] = []
         placeholders: dict[str, str | None] = {}
-        self._replaced: dict[str, str | None] = {}  # call id -> placeholder before this refresh
+        self._replaced = {}  # call id -> placeholder before this refresh
         for i in sorted(touched - owners):
             self._set(i, alive(i), entered, left)
         for a in sorted(owners):
@@ -133,7 +137,8 @@ class ContextTracker:
                 del idx[k]
                 del self._sent_msgs[k]
 
-    def _settle(self, a: int, alive, removal: RemovalOf, entered, left, placeholders) -> None:
+    def _settle(self, a: int, alive: Callable[[int], bool], removal: RemovalOf, entered: list[int], left: list[int],
+                placeholders: dict[str, str | None]) -> None:
         """An assistant message and its results: who is sent, and the placeholders its calls need."""
         results = self._results_of.get(a, ())
         orphaned = []
@@ -156,8 +161,9 @@ class ContextTracker:
             for r in orphaned:
                 rule, related, detail = removal(r)
                 m = self._messages[r]
-                new[m.tool_call_id] = placeholder_text(rule, None if related is None else self._messages[related], m,
-                                                       detail)
+                # an orphaned result answers a call
+                new[cast(str, m.tool_call_id)] = placeholder_text(
+                    rule, None if related is None else self._messages[related], m, detail)
         old = self._held.pop(a, {})
         if new:
             self._held[a] = new

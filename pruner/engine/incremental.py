@@ -28,13 +28,14 @@ from __future__ import annotations
 import time
 from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from .context import Context, ContextChange, ContextTracker, change_between
 from .index import SessionIndex
 from .prune import PruneConfig, PruneResult, collector_paused, prune
 from .result import finish
 from .rounds import settled
+from .trackers import duplicate_tracker, expiry_tracker, restoration_tracker
 from ..model import Message, Session, validate_messages
 from ..rules import RULES, Removal, rules_for
 from ..tokens import get_counter
@@ -52,13 +53,14 @@ class TurnUpdate:
 class _SetOverlay:
     """A set seen through: reads the base, writes to ``added``."""
 
-    def __init__(self, base: set):
-        self.base, self.added = base, set()
+    def __init__(self, base: set[str]):
+        self.base: set[str] = base
+        self.added: set[str] = set()
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: object) -> bool:
         return item in self.added or item in self.base
 
-    def add(self, item) -> None:
+    def add(self, item: str) -> None:
         self.added.add(item)
 
 
@@ -75,9 +77,9 @@ class IncrementalPruner:
     """Keeps the pruning of a growing conversation up to date, one append at a time."""
 
     def __init__(self, config: PruneConfig | None = None, *, name: str = "", source_format: str = "native",
-                 metadata: dict | None = None):
+                 metadata: dict[str, Any] | None = None):
         self.config = config or PruneConfig()
-        self._session_fields = dict(name=name, source_format=source_format, metadata=dict(metadata or {}))
+        self._name, self._source_format, self._metadata = name, source_format, dict(metadata or {})
         self._seen: dict[str, int] = {}
         self._call_ids: set[str] = set()
         self.full_recomputes = 0
@@ -89,11 +91,11 @@ class IncrementalPruner:
         self._counter = get_counter(self.config.encoding)
         if self._carry:
             self._gone = bytearray()  # 1 where pass 1 removes the message
-            self._expiry = [f.tracker(self._index, self.config) for f in rules_for("expired")]
+            self._expiry = [expiry_tracker(f, self._index, self.config) for f in rules_for("expired")]
             self._duplicate_family = rules_for("duplicate")[0]
             self._expired_family = next(iter(rules_for("expired")), None)
-            self._dups = self._duplicate_family.tracker(self._index, self.config, self._gone)
-            self._deps = rules_for("restored")[0].tracker(self._index, self.config, self._kept12)
+            self._dups = duplicate_tracker(self._duplicate_family, self._index, self.config, self._gone)
+            self._deps = restoration_tracker(rules_for("restored")[0], self._index, self.config, self._kept12)
             self._context = ContextTracker(self._index, self._counter, self.config.orphan_policy)
             self._witness: dict[int, int] = {}  # restored -> a kept message showing why pass 1 removed it
             self._was_settled = False
@@ -196,10 +198,10 @@ class IncrementalPruner:
 
     def _removal(self, i: int) -> tuple[str, Removal]:
         if self._gone[i]:
-            return "expired", self._pass1_removal(i)
-        return "duplicate", self._dups.removal(i)
+            return "expired", _named(self._pass1_removal(i), i)
+        return "duplicate", _named(self._dups.removal(i), i)
 
-    def _removal_rule(self, i: int) -> tuple[str, int | None, tuple]:
+    def _removal_rule(self, i: int) -> tuple[str, int | None, tuple[Any, ...]]:
         r = self._removal(i)[1]
         return r.rule, r.related, r.detail
 
@@ -231,7 +233,8 @@ class IncrementalPruner:
     # -- the full explanation ---------------------------------------------------------------------
 
     def _session(self) -> Session:
-        s = Session(messages=tuple(self._messages), **self._session_fields)
+        s = Session(messages=tuple(self._messages), name=self._name, source_format=self._source_format,
+                    metadata=self._metadata)
         s.__dict__["_validated"] = True  # every message was validated as it was appended
         return s
 
@@ -251,10 +254,18 @@ class IncrementalPruner:
                 alive[i] = 1
             else:
                 final[i] = (status, r)
-        ever_restored = {j: self._deps.restoration(j) for j in restored}
+        ever_restored = {j: _named(self._deps.restoration(j), j) for j in restored}
         # settled: a second round would change nothing, so prune() skips it too
         return finish(self._session(), self._index, alive, final, ever_restored, first_removal, self.config,
                       self._counter, 1, started)
+
+
+def _named(r: Removal | None, i: int) -> Removal:
+    """The removal (or restoration) of message ``i``, which a tracker names: it is asked only about
+    messages that passes 1-2 removed (or pass 3 restored)."""
+    if r is None:
+        raise AssertionError(f"message {i}: no tracker names why it was removed or restored")
+    return r
 
 
 def _result_context(r: PruneResult) -> Context:

@@ -22,6 +22,7 @@ from .near import NearRelation
 from .text import (MARKER_RE, MIN_NEAR_DUPLICATE_WORDS, SHINGLE_WORDS, TextFeatures, containment,  # noqa: F401
                    features_of, markers, normalise, text_features)
 from ..model import Message, Session, ToolCall, canonical_json
+from ..tokens import HeuristicCounter, TokenCounter
 
 #: Documents shorter than this (normalised) are never treated as duplicates:
 #: there is too little text for a copy to matter.
@@ -77,7 +78,8 @@ class SessionIndex:
         self.changes: dict[str, list[int]] = {}  # path -> messages that make earlier reads stale
         self._text_of: dict[str, int] = {}
         self._near: dict[float, NearRelation] = {}
-        self._tokens: dict[str, tuple[object, list[int]]] = {}  # counter name -> (counter, counts)
+        # counter name -> (counter, counts)
+        self._tokens: dict[str, tuple[TokenCounter | HeuristicCounter, list[int]]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -125,8 +127,8 @@ class SessionIndex:
                     self.referrers.append(i)
             self.defines.append(d)
             self.refs.append(r)
-            for c in m.tool_calls:
-                self.call_site[c.id] = (i, c)
+            for tool_call in m.tool_calls:
+                self.call_site[tool_call.id] = (i, tool_call)
             key = None
             access: tuple[FileAccess, ...] = ()
             owner = -1
@@ -175,7 +177,7 @@ class SessionIndex:
                     rel = self._near[threshold] = NearRelation.build(self.texts, threshold)
         return rel
 
-    def tokens(self, counter) -> list[int]:
+    def tokens(self, counter: TokenCounter | HeuristicCounter) -> list[int]:
         """Tokens of each message (content, and its calls' names and arguments), under ``counter``."""
         hit = self._tokens.get(counter.name)
         if hit is None:
@@ -186,14 +188,14 @@ class SessionIndex:
         return hit[1]
 
 
-def _message_tokens_many(messages: Sequence[Message], counter) -> list[int]:
+def _message_tokens_many(messages: Sequence[Message], counter: TokenCounter | HeuristicCounter) -> list[int]:
     """``message_tokens`` of each message, with every uncounted text counted in one go."""
     texts = [m.content for m in messages]
     for m in messages:
         for c in m.tool_calls:
             texts.append(c.name)
             texts.append(c.arguments if isinstance(c.arguments, str) else _canonical_arguments(c))
-    counts = counter.count_many(texts)
+    counts: list[int] = counter.count_many(texts)
     out = counts[:len(messages)]
     k = len(messages)
     for j, m in enumerate(messages):
@@ -229,7 +231,7 @@ def build_index(messages: Sequence[Message], file_tools: FileTools) -> SessionIn
 # Indexes of live sessions, newest last: pruning a session again (other settings, a second
 # look) reads its index instead of building it again. Keyed by the session object, which is
 # immutable; a few are kept, so memory stays bounded however many sessions pass through.
-_INDEXES: OrderedDict[tuple[int, FileTools], tuple[weakref.ref, SessionIndex]] = OrderedDict()
+_INDEXES: OrderedDict[tuple[int, FileTools], tuple[weakref.ref[Session], SessionIndex]] = OrderedDict()
 _INDEXES_KEPT = 4
 _INDEXES_MESSAGES = 1_000_000  # and no more messages than this in all of them (the newest is always kept)
 _INDEXES_LOCK = threading.RLock()  # re-entrant: a weakref callback may run while it is held
@@ -245,7 +247,7 @@ def index_for(session: Session, file_tools: FileTools) -> SessionIndex:
             return hit[1]
     index = build_index(session.messages, file_tools)
 
-    def forget(_ref, key=key):
+    def forget(_ref: weakref.ref[Session], key: tuple[int, FileTools] = key) -> None:
         with _INDEXES_LOCK:
             hit = _INDEXES.get(key)
             if hit is not None and hit[0] is _ref:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from itertools import repeat
-from typing import Sequence
+from typing import ItemsView, Iterable, Sequence, cast
 
 import numpy as np
 
@@ -155,9 +155,9 @@ class NearRelation:
             finds, crowded, exact = table.add(f.shingles, x, slack)
             self._late.append(crowded)
             if exact:  # candidates from the rarest shingles: count each one's overlap exactly
-                self._contain_exactly(x, finds)
+                self._contain_exactly(x, cast("list[int]", finds))  # exact: add() found candidates
             else:
-                self._contain(x, finds, crowded)
+                self._contain(x, cast("Iterable[tuple[int, int]]", finds), crowded)  # (holder, count) pairs
 
     def refresh(self, x: int) -> None:
         """Bring ``containers[x]`` up to date with every text so far (``x`` is judged later than
@@ -167,7 +167,7 @@ class NearRelation:
             finds, crowded = self._holder_table().look_up(f.shingles, x)
             self._contain(x, finds, crowded)
 
-    def _contain(self, x: int, finds, crowded: int) -> None:
+    def _contain(self, x: int, finds: Iterable[tuple[int, int]], crowded: int) -> None:
         """Record every found ``v`` that nearly contains ``x``. A count can only have missed the
         shingles ``v`` holds later than the holders looked up (at most ``late[v]``, and at most
         ``x``'s shingles in crowded groups); only where that could matter is the overlap counted."""
@@ -183,7 +183,7 @@ class NearRelation:
                     self.contained[v].append(x)
 
 
-    def _contain_exactly(self, x: int, candidates) -> None:
+    def _contain_exactly(self, x: int, candidates: Iterable[int]) -> None:
         """Record each candidate that nearly contains ``x``, counting the overlap exactly."""
         f, need = self.texts[x], self.threshold * len(self.texts[x].shingles)
         for v in candidates:
@@ -193,12 +193,16 @@ class NearRelation:
                 self.contained[v].append(x)
 
 
+#: What ``_Holders.add`` found: candidate containers (exact), or (holder, count) pairs.
+_Found = list[int] | ItemsView[int, int] | tuple[()]
+
+
 class _Holders:
     """The first ``HOLDERS`` holders of every shingle. A text's shingles are mostly new, so
     those are entered in bulk (a dict update and a list extend, in C); only the shingles
     seen before are walked one by one."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.row: dict[int, int] = {}  # shingle -> its row in holders
         self.holders: list[int | list[int]] = []  # a lone holder, or the first HOLDERS holders
 
@@ -210,7 +214,7 @@ class _Holders:
                 table.add(f.shingles, x, -1)  # enter only: nothing to look up
         return table
 
-    def add(self, shingles: np.ndarray, x: int, slack: int):
+    def add(self, shingles: np.ndarray, x: int, slack: int) -> tuple[_Found, int, bool]:
         """Enter text ``x``, which any text containing it holds all but ``slack`` shingles of.
 
         Returns ``(found, crowded, exact)``. Most shingles of a new text are new: when more than
@@ -225,9 +229,9 @@ class _Holders:
         known = [r for r in rows if r >= 0]
         fresh = len(keys) - len(known)
         groups = [holders[r] for r in known]
-        sizes = [1 if type(p) is int else len(p) for p in groups]
+        sizes = [1 if isinstance(p, int) else len(p) for p in groups]
         crowded = sizes.count(HOLDERS)
-        found = None
+        found: _Found | None = None
         exact = False
         if fresh <= slack:
             listed = fresh + len(known) - crowded  # shingles whose every holder is listed
@@ -239,17 +243,17 @@ class _Holders:
                 hits: dict[int, int] = {}
                 for _, k in chosen:
                     p = groups[k]
-                    for v in ((p,) if type(p) is int else p):
+                    for v in ((p,) if isinstance(p, int) else p):
                         hits[v] = hits.get(v, 0) + 1
                 found = [v for v, c in hits.items() if c >= need]
             else:
                 hits = {}
                 for p in groups:
-                    for v in ((p,) if type(p) is int else p):
+                    for v in ((p,) if isinstance(p, int) else p):
                         hits[v] = hits.get(v, 0) + 1
                 found = hits.items()
         for r, p, n in zip(known, groups, sizes):
-            if n == 1:
+            if isinstance(p, int):  # n == 1: a lone holder
                 holders[r] = [p, x]
             elif n < HOLDERS:
                 p.append(x)
@@ -260,14 +264,14 @@ class _Holders:
             holders.extend(repeat(x, len(new)))
         return (found if found is not None else ()), crowded, exact
 
-    def look_up(self, shingles: np.ndarray, x: int):
+    def look_up(self, shingles: np.ndarray, x: int) -> tuple[ItemsView[int, int], int]:
         """``(finds, crowded)`` for text ``x``, already entered: the first holders of its shingles now."""
         holders, row = self.holders, self.row
         finds: dict[int, int] = {}
         crowded = 0
         for k in shingles.tolist():
             p = holders[row[k]]
-            if type(p) is int:
+            if isinstance(p, int):
                 finds[p] = finds.get(p, 0) + 1
                 continue
             for v in p:
@@ -278,7 +282,8 @@ class _Holders:
         return finds.items(), crowded
 
 
-def _pairs(holder: np.ndarray, starts: np.ndarray, group: np.ndarray, entries: np.ndarray, looks: np.ndarray):
+def _pairs(holder: np.ndarray, starts: np.ndarray, group: np.ndarray, entries: np.ndarray,
+           looks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(t, v)`` for each entry (``t`` holds a shingle) and each of the first ``looks`` holders ``v``
     of that shingle."""
     total = int(looks.sum())

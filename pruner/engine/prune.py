@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
+from typing import Iterator
 from dataclasses import dataclass
 
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
@@ -25,8 +26,9 @@ from .result import PruneResult, PruneStats, finish  # noqa: F401  (PruneResult,
 from .rounds import family_of, settled
 from ..errors import ConfigurationError
 from ..model import Message, Session, canonical_json, is_validated, validate_session
-from ..rules import REMOVAL_STAGES, Removal, rules_for
-from ..tokens import DEFAULT_ENCODING, get_counter
+from ..rules import REMOVAL_STAGES, Removal, Rule, rules_for
+from ..setting_fields import setting
+from ..tokens import DEFAULT_ENCODING, ENCODINGS, HeuristicCounter, TokenCounter, get_counter
 
 ORPHAN_POLICIES = ("placeholder", "drop_pair")
 DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.8
@@ -45,35 +47,46 @@ class PruneConfig:
     ``drop_pair``: drop the call too when its assistant message holds nothing else.
     """
 
-    expire: bool = True
-    deduplicate: bool = True
-    restore: bool = True
+    expire: bool = setting(True, label="Pass 1: expire superseded, stale and timed-out messages",
+                           help="pass 1: expire superseded, stale and timed-out messages",
+                           flag_help="switch off pass 1 (expired context)")
+    deduplicate: bool = setting(True, label="Pass 2: remove exact and near duplicates", flag="--no-dedupe",
+                                help="pass 2: remove exact and near duplicates",
+                                flag_help="switch off pass 2 (duplicate context)")
+    restore: bool = setting(True, label="Pass 3: restore what kept messages depend on",
+                            help="pass 3: restore what kept messages depend on",
+                            flag_help="switch off pass 3 (dependency restoration)")
     disabled_rules: frozenset[str] = frozenset()
-    near_duplicate_threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD
+    near_duplicate_threshold: float = setting(DEFAULT_NEAR_DUPLICATE_THRESHOLD, label="Near-duplicate threshold",
+                                              help="share of a text's word 3-grams already in one kept text",
+                                              metavar="X")
     file_tools: FileTools = DEFAULT_FILE_TOOLS
-    orphan_policy: str = "placeholder"
-    encoding: str = DEFAULT_ENCODING
+    orphan_policy: str = setting("placeholder", label="Orphaned calls", choices=ORPHAN_POLICIES,
+                                 help="what the export sends for a kept call whose result was pruned")
+    encoding: str = setting(DEFAULT_ENCODING, label="Token counter encoding", choices=ENCODINGS,
+                            help="tiktoken encoding")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         threshold = self.near_duplicate_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]")
+            raise ConfigurationError(f"near_duplicate_threshold is {threshold!r}; it must be a number in (0, 1]",
+                                     setting="near_duplicate_threshold")
         if self.orphan_policy not in ORPHAN_POLICIES:
             raise ConfigurationError(f"orphan_policy is {self.orphan_policy!r}; "
-                                     f"expected one of {', '.join(ORPHAN_POLICIES)}")
+                                     f"expected one of {', '.join(ORPHAN_POLICIES)}", setting="orphan_policy")
         object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
 
     def stage_on(self, stage: str) -> bool:
         return {"expired": self.expire, "duplicate": self.deduplicate, "restored": self.restore}[stage]
 
-    def family_on(self, family) -> bool:
+    def family_on(self, family: Rule) -> bool:
         """A rule family runs when its stage is on and neither it nor a name it emits is disabled."""
         off = self.disabled_rules
         return self.stage_on(family.stage) and family.name not in off and not (
             family.stage == "restored" and off.intersection(family.emits))
 
 
-def message_tokens(m: Message, counter) -> int:
+def message_tokens(m: Message, counter: TokenCounter | HeuristicCounter) -> int:
     """Tokens of a message's content and of its tool calls' names and arguments."""
     n = counter.count(m.content)
     for c in m.tool_calls:
@@ -82,7 +95,8 @@ def message_tokens(m: Message, counter) -> int:
     return n
 
 
-def run_passes(index: SessionIndex, config: PruneConfig):
+def run_passes(index: SessionIndex,
+               config: PruneConfig) -> tuple[bytearray, dict[int, tuple[str, Removal]], list[Removal]]:
     """One round of the three passes: ``(alive, removals, restorations)``, positions in ``index``."""
     alive = bytearray(b"\x01") * len(index.messages)
     removals: dict[int, tuple[str, Removal]] = {}  # position -> (status, removal)
@@ -105,7 +119,7 @@ def run_passes(index: SessionIndex, config: PruneConfig):
 
 
 @contextmanager
-def collector_paused():
+def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for the duration.
 
     Pruning allocates many small, acyclic objects (dicts, lists, tuples). With a
@@ -141,7 +155,8 @@ def prune(session: Session, config: PruneConfig | None = None, *, validate: bool
         return _prune(session, index, config, counter, start)
 
 
-def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter, start: float) -> PruneResult:
+def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter: TokenCounter | HeuristicCounter,
+           start: float) -> PruneResult:
     final: dict[int, tuple[str, Removal]] = {}
     ever_restored: dict[int, Removal] = {}
     first_removal: dict[int, str] = {}
@@ -161,10 +176,11 @@ def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter, 
     return finish(session, index, alive, final, ever_restored, first_removal, config, counter, rounds, start)
 
 
-def _settled(index: SessionIndex, alive: bytearray, removals, restorations) -> bool:
-    families: dict[str, object] = {}
+def _settled(index: SessionIndex, alive: bytearray, removals: dict[int, tuple[str, Removal]],
+             restorations: list[Removal]) -> bool:
+    families: dict[str, Rule | None] = {}
 
-    def removed_by(i: int):
+    def removed_by(i: int) -> Rule | None:
         rule = removals[i][1].rule
         if rule not in families:
             families[rule] = family_of(rule)
@@ -172,8 +188,8 @@ def _settled(index: SessionIndex, alive: bytearray, removals, restorations) -> b
     return settled(index, [r.index for r in restorations], kept=alive.__getitem__, removed_by=removed_by)
 
 
-def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final, ever_restored,
-                 first_removal) -> tuple[bytearray, int]:
+def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final: dict[int, tuple[str, Removal]],
+                 ever_restored: dict[int, Removal], first_removal: dict[int, str]) -> tuple[bytearray, int]:
     """Prune the kept set again (as a session of its own) until a round changes nothing."""
     msgs = index.messages
     current = [i for i in range(len(msgs)) if alive[i]]

@@ -13,10 +13,15 @@ import gc
 import time
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, cast, overload
 
 from ..model import STATUSES, Decision, Session
 from ..rules import Removal, explain, placeholder_text
+from ..tokens import HeuristicCounter, TokenCounter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import SessionIndex
+    from .prune import PruneConfig
 
 
 @dataclass(frozen=True)
@@ -51,30 +56,40 @@ class Decisions(Sequence[Decision]):
     __slots__ = ("_build", "_items", "_n")
 
     def __init__(self, build: Callable[[], tuple[Decision, ...]], n: int):
-        self._build, self._items, self._n = build, None, n
+        self._build: Callable[[], tuple[Decision, ...]] | None = build
+        self._items: tuple[Decision, ...] | None = None
+        self._n = n
 
     def _all(self) -> tuple[Decision, ...]:
         if self._items is None:
+            assert self._build is not None  # dropped only once the items are built
             was_enabled = gc.isenabled()
             gc.disable()  # thousands of acyclic objects: no collection needs to walk the heap for them
             try:
-                self._items = self._build()
+                self._items = items = self._build()
             finally:
                 if was_enabled:
                     gc.enable()
             self._build = None
+            return items
         return self._items
 
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, k):
+    @overload
+    def __getitem__(self, k: int) -> Decision: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> tuple[Decision, ...]: ...
+
+    def __getitem__(self, k: int | slice) -> Decision | tuple[Decision, ...]:
         return self._all()[k]
 
     def __iter__(self) -> Iterator[Decision]:
         return iter(self._all())
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, Decisions):
             other = other._all()
         return isinstance(other, tuple) and self._all() == other
@@ -85,7 +100,7 @@ class Decisions(Sequence[Decision]):
     def __repr__(self) -> str:
         return repr(self._all())
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[tuple[Decision, ...]], tuple[tuple[Decision, ...]]]:
         return tuple, (self._all(),)
 
 
@@ -107,7 +122,7 @@ class PruneResult:
                 return d
         raise KeyError(message_id)
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         """The JSON-ready report: totals, counter, and every decision."""
         s = self.stats
         return {
@@ -124,7 +139,8 @@ class PruneResult:
 _KEPT = "no pruning rule applies to it"
 
 
-def settle_orphans(index, alive: bytearray, final: dict[int, tuple[str, Removal]], policy: str) -> dict[str, str]:
+def settle_orphans(index: SessionIndex, alive: bytearray, final: dict[int, tuple[str, Removal]],
+                   policy: str) -> dict[str, str]:
     """Placeholders for kept calls whose results were removed (``drop_pair`` first drops
     assistant messages that held nothing but such calls). Updates ``alive`` and ``final``."""
     msgs, owner_of = index.messages, index.call_owner
@@ -148,12 +164,14 @@ def settle_orphans(index, alive: bytearray, final: dict[int, tuple[str, Removal]
             for i in results:
                 r = final[i][1]
                 related = msgs[r.related] if r.related is not None else None
-                placeholders[msgs[i].tool_call_id] = placeholder_text(r.rule, related, msgs[i], r.detail)
+                # a result answers a call
+                placeholders[cast(str, msgs[i].tool_call_id)] = placeholder_text(r.rule, related, msgs[i], r.detail)
     return placeholders
 
 
-def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str, Removal]],
-           ever_restored: dict[int, Removal], first_removal: dict[int, str], config, counter,
+def finish(session: Session, index: SessionIndex, alive: bytearray, final: dict[int, tuple[str, Removal]],
+           ever_restored: dict[int, Removal], first_removal: dict[int, str], config: PruneConfig,
+           counter: TokenCounter | HeuristicCounter,
            rounds: int, start: float) -> PruneResult:
     """Settle orphaned calls, count tokens, and leave the decisions to be explained when read.
 
@@ -190,7 +208,7 @@ def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str
         # Decision(...) without the frozen dataclass's per-field __init__: a result holds one per
         # message, built thousands at a time; the objects are the same (fields in __dict__).
         new, cls = object.__new__, Decision
-        out = []
+        out: list[Decision] = []
         add = out.append
         for m in msgs:
             d = new(cls)
@@ -209,7 +227,8 @@ def finish(session: Session, index, alive: bytearray, final: dict[int, tuple[str
             f["related"] = None if r.related is None else msgs[r.related].id
         for i, r in restored.items():
             reason = explain(r, msgs) + f" (it had been removed by {first_removal[i]})"
-            out[i] = cls(msgs[i].id, "restored", r.rule, reason, msgs[r.related].id)
+            # a restoration points at the message that needed it
+            out[i] = cls(msgs[i].id, "restored", r.rule, reason, msgs[cast(int, r.related)].id)
         return tuple(out)
 
     kept = session if len(kept_messages) == n else session.with_messages(kept_messages)

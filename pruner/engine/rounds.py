@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from .index import SessionIndex
+from ..model import Message
 from ..rules import RULES, Rule, rules_for
 
 
@@ -31,7 +32,7 @@ def family_of(rule_name: str) -> Rule | None:
     return None
 
 
-def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], bool],
+def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int], int],
             removed_by: Callable[[int], "Rule | None"], witness: dict[int, int] | None = None) -> bool:
     """True when a second round of the passes over the kept messages changes nothing.
 
@@ -42,7 +43,7 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
     first, so a caller asking after every turn does not search again while the witness
     stays kept.
     """
-    msgs: Sequence = index.messages
+    msgs: Sequence[Message] = index.messages
     last = len(msgs) - 1
     while last >= 0 and not kept(last):
         last -= 1
@@ -62,9 +63,9 @@ def settled(index: SessionIndex, restored: Iterable[int], *, kept: Callable[[int
                 return False
             continue
         if expired is None:
-            expired = [f for f in rules_for("expired") if f.removes_again is not None]
-        for f in expired:  # any pass-1 reason removes it again
-            found = f.removes_again(index, r, kept)
+            expired = [f.removes_again for f in rules_for("expired") if f.removes_again is not None]
+        for again in expired:  # any pass-1 reason removes it again
+            found = again(index, r, kept)
             if found:
                 break
         else:

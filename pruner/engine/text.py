@@ -132,7 +132,8 @@ def normalise_many(texts: list[str]) -> list[str]:
     c = b[word | keep]
     drop = c == 0x20
     drop[:-1] &= c[1:] == _SEP
-    return c[~drop].tobytes().replace(bytes([_SEP]), b"\x00").decode("utf-8").split("\x00")
+    text: str = c[~drop].tobytes().replace(bytes([_SEP]), b"\x00").decode("utf-8")
+    return text.split("\x00")
 
 
 def _non_ascii_chars(b: np.ndarray) -> list[str]:

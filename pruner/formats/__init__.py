@@ -19,11 +19,13 @@ from __future__ import annotations
 import inspect
 import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, cast
 
-from ..errors import FileTooLargeError, FormatError
+from ..errors import ConfigurationError, FileTooLargeError, FormatError
 from ..files import check_byte_limit, read_limited, write_atomic
 from ..model import Session
+from ..registry import Registry, origin_of
 from .repairing import has_lone_surrogate, repairs_of, replace_lone_surrogates
 from ._subagent_files import with_subagent_files
 
@@ -31,36 +33,89 @@ DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
 #: The modules of this package a format author builds on (public, documented in CONTRIBUTING.md):
 #: ``builder`` (``SessionBuilder``), ``common`` (parsing, usage, detection helpers) and
-#: ``repairing`` (``Repairs``: what a lenient importer repaired, recorded). They are not
-#: formats, so the loader does not register them; every other public module here is a format.
+#: ``repairing`` (``Repairs``: what a lenient importer repaired, recorded).
 AUTHORING_MODULES = ("builder", "common", "repairing")
+#: The public modules of this package that are not formats, so the loader does not register them:
+#: the authoring modules and ``claude_code_usage`` (Claude Code read for the bill only, by ``pruner
+#: logs``). Every other public module here is a format.
+NOT_FORMATS = (*AUTHORING_MODULES, "claude_code_usage")
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .common import Probe
+
+
+class Detector(Protocol):
+    """``detect(text, probe) -> float``: 0..1 confidence from the content (``probe``: ``common.Probe``)."""
+
+    def __call__(self, text: str, probe: Probe | None, /) -> float: ...
+
+
+class Loader(Protocol):
+    """``loads(text, *, file, skip_bad_lines, ...) -> Session``; a loader may accept more keywords
+    (``retrieval_tools``, ``dialogue``), which ``loads`` passes only when its signature names them."""
+
+    def __call__(self, text: str, *, file: str = ..., skip_bad_lines: bool = ...) -> Session: ...
+
+
+class Dumper(Protocol):
+    def __call__(self, session: Session, /) -> str: ...
+
+
+class FormatModule(Protocol):
+    """What a format module provides (the module docstring); ``dumps``, ``loads_all`` and ``ORDER``
+    are optional, so they are read with ``getattr``."""
+
+    NAME: str
+    DESCRIPTION: str
+
+    def detect(self, text: str, probe: Probe | None, /) -> float: ...
+
+    def loads(self, text: str, *, file: str = ..., skip_bad_lines: bool = ...) -> Session: ...
 
 
 @dataclass(frozen=True)
 class Format:
     name: str
     description: str
-    detect: Callable[[str, Any], float]
-    loads: Callable[..., Session]
-    dumps: Callable[[Session], str] | None = None
+    detect: Detector
+    loads: Loader
+    dumps: Dumper | None = None
 
 
-FORMATS: dict[str, Format] = {}
-"""Every registered transcript format by name (``native``, ``claude_code``, ...); one module each."""
+def _format_origin(fmt: Format) -> str:
+    return getattr(fmt.loads, "__module__", None) or origin_of(fmt.loads)
+
+
+FORMATS: Registry[Format] = Registry("format", origin=_format_origin)
+"""Every registered transcript format by name (``native``, ``claude_code``, ...); one module each.
+A second format under a taken name is refused, naming both modules."""
 
 
 def register_format(fmt: Format) -> Format:
-    FORMATS[fmt.name] = fmt
-    return fmt
+    return FORMATS.add(fmt.name, fmt)
 
 
-_MODULES: dict[str, Any] = {}
+_MODULES: dict[str, ModuleType] = {}
 
 
-def _register_module(module: Any) -> None:
-    _MODULES[module.NAME] = module
-    register_format(Format(name=module.NAME, description=module.DESCRIPTION, detect=module.detect,
-                           loads=module.loads, dumps=getattr(module, "dumps", None)))
+def register_module(module: ModuleType) -> None:
+    """Register a format module, checked against ``FormatModule`` (a module is typed at run time only)."""
+    where = module.__name__
+    for attribute in ("NAME", "DESCRIPTION"):
+        if not isinstance(getattr(module, attribute, None), str):
+            raise ConfigurationError(f"format module {where} must define {attribute} as a string")
+    for function in ("detect", "loads"):
+        if not callable(getattr(module, function, None)):
+            raise ConfigurationError(f"format module {where} must define a function {function}")
+    parameters = inspect.signature(module.loads).parameters
+    for keyword in ("file", "skip_bad_lines"):
+        if keyword not in parameters:
+            raise ConfigurationError(f"format module {where}: loads must accept the keyword {keyword!r}")
+    checked = cast("FormatModule", module)  # what the checks above established
+    register_format(Format(name=checked.NAME, description=checked.DESCRIPTION, detect=checked.detect,
+                           loads=checked.loads, dumps=getattr(module, "dumps", None)))
+    _MODULES[checked.NAME] = module
 
 
 def _load_builtin_formats() -> None:
@@ -72,9 +127,9 @@ def _load_builtin_formats() -> None:
 
     modules = [importlib.import_module(f"{__name__}.{info.name}")
                for info in pkgutil.iter_modules(__path__)
-               if not info.name.startswith("_") and not info.ispkg and info.name not in AUTHORING_MODULES]
+               if not info.name.startswith("_") and not info.ispkg and info.name not in NOT_FORMATS]
     for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.NAME)):
-        _register_module(module)
+        register_module(module)
 
 
 _load_builtin_formats()
@@ -176,7 +231,7 @@ def loads_all(text: str, *, file: str = "<input>", format: str | None = None, sk
     module = _MODULES.get(name)
     if module is not None and hasattr(module, "loads_all"):
         try:
-            sessions = module.loads_all(text, file=file, skip_bad_lines=skip_bad_lines,
+            sessions: list[Session] = module.loads_all(text, file=file, skip_bad_lines=skip_bad_lines,
                                         **_loader_options(FORMATS[name], retrieval_tools, None, file))
             if not has_lone_surrogate(text):  # scanned once for the file, not once per dialogue
                 return sessions
@@ -215,11 +270,11 @@ def load_bytes(data: bytes, *, file: str = "<input>", format: str | None = None,
                  retrieval_tools=retrieval_tools, dialogue=dialogue)
 
 
-def _read(path: str | os.PathLike, max_bytes: int) -> tuple[str, bytes]:
+def _read(path: str | os.PathLike[str], max_bytes: int) -> tuple[str, bytes]:
     return read_limited(path, max_bytes)  # regular files only; over max_bytes refused before reading
 
 
-def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,
+def load_session(path: str | os.PathLike[str], *, format: str | None = None, skip_bad_lines: bool = False,
                  max_bytes: int = DEFAULT_MAX_BYTES, retrieval_tools: Any = None,
                  dialogue: int | None = None) -> Session:
     """Read a transcript file of any registered format. The file is only read, never changed.
@@ -236,7 +291,7 @@ def load_session(path: str | os.PathLike, *, format: str | None = None, skip_bad
         p, format="claude_code", skip_bad_lines=skip_bad_lines, max_bytes=max_bytes, retrieval_tools=retrieval_tools))
 
 
-def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_bad_lines: bool = False,
+def load_dialogues(path: str | os.PathLike[str], *, format: str | None = None, skip_bad_lines: bool = False,
                    max_bytes: int = DEFAULT_MAX_BYTES, retrieval_tools: Any = None) -> list[Session]:
     """Every dialogue of a file (tau-bench style files hold many; other files one)."""
     file, data = _read(path, max_bytes)
@@ -245,12 +300,12 @@ def load_dialogues(path: str | os.PathLike, *, format: str | None = None, skip_b
                      retrieval_tools=retrieval_tools)
 
 
-def save_session(session: Session, path: str | os.PathLike) -> None:
+def save_session(session: Session, path: str | os.PathLike[str]) -> None:
     """Write ``session`` as native JSONL, atomically (a failure leaves any previous file intact)."""
     write_atomic(path, _MODULES["native"].dumps(session))
 
 
-def repairs(session: Session) -> list[dict[str, Any]]:
+def repairs(session: Session) -> list[Mapping[str, Any]]:
     """What the importer repaired to read ``session``'s file: entries ``{"kind", "count",
     "message", "lines"}`` whose ``message`` is a sentence for a person (see ``repairing``)."""
     return repairs_of(session.metadata)
@@ -262,8 +317,9 @@ def repair_messages(session: Session) -> list[str]:
 
 
 __all__ = [
-    "ALIASES", "AUTHORING_MODULES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "FORMATS", "Format",
-    "RETRIEVAL_TOOLS", "charged_size", "decode_bytes", "detect_format", "format_name", "load_bytes",
-    "load_dialogues", "load_session", "loads", "loads_all", "probe", "register_format",
-    "repair_messages", "repairs", "save_session"
+    "ALIASES", "AUTHORING_MODULES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector", "Dumper",
+    "FORMATS", "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size",
+    "decode_bytes", "detect_format", "format_name", "load_bytes", "load_dialogues", "load_session",
+    "loads", "loads_all", "probe", "register_format", "register_module", "repair_messages", "repairs",
+    "save_session"
 ]

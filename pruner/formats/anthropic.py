@@ -42,7 +42,9 @@ def detect(text: str, probe: Probe | None) -> float:
     if probe is None or not probe.is_document:
         return 0.0
     items = _messages_of(probe.document)
-    head = [m for m in (items or [])[:200] if isinstance(m, dict)]
+    if items is None:
+        return 0.0
+    head = [m for m in items[:200] if isinstance(m, dict)]
     if not head or 2 * sum("role" in m for m in head[:50]) < len(items[:50]):
         return 0.0
     if any(m.get("role", "user") not in ROLES or "tool_calls" in m or "tool_call_id" in m for m in head):

@@ -193,7 +193,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         if not isinstance(m, dict):
             raise b.error(f"a message must be an object, got {type_name(m)}", where)
         kind = m.get("type")
-        mid = m.get("id") if isinstance(m.get("id"), str) and m.get("id") else f"m{i}"
+        recorded_id = m.get("id")
+        mid = recorded_id if isinstance(recorded_id, str) and recorded_id else f"m{i}"
         meta: dict[str, Any] = {}
         if isinstance(m.get("timestamp"), str):
             meta["timestamp"] = m["timestamp"]

@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import FormatError, InvalidSessionError
 from ..jsonio import JsonProblem, dumps_json, escape_unsafe, loads_json
 from ..model import ROLES, Message, Session, ToolCall, validate_session
-from .common import type_name
+from .common import Probe, type_name
 from .repairing import REPAIRS_KEY, Repairs
 
 NAME = "native"
@@ -46,7 +46,7 @@ _MESSAGE_FIELDS = {"id", "role", "content", "turn", "tool_calls", "tool_call_id"
                    "tool_call_key", "expires_after_turn", "defines", "refs", "required", "metadata"}
 
 
-def detect(text: str, records: list[Any] | None) -> float:
+def detect(text: str, probe: Probe | None) -> float:
     """Confidence (0..1) that ``text`` is a native session file."""
     first = text.lstrip()[:200]
     return 1.0 if first.startswith("{") and f'"{HEADER_KEY}"' in first else 0.0

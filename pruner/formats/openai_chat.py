@@ -147,9 +147,11 @@ def _message(b: SessionBuilder, m: Any, i: int, base: str, legacy: dict[str, lis
     fc = m.get("function_call")
     if isinstance(fc, dict):
         call_id = f"{mid}_function_call"
-        b.add_call(draft, original_id=call_id, name=fc.get("name"), arguments=fc.get("arguments", "{}"),
+        name = fc.get("name")
+        b.add_call(draft, original_id=call_id, name=name, arguments=fc.get("arguments", "{}"),
                    where=jpath(where, "function_call"))
-        legacy.setdefault(fc.get("name"), []).append(call_id)
+        assert isinstance(name, str)  # add_call refuses a call without a tool name
+        legacy.setdefault(name, []).append(call_id)
 
 
 def session_from_messages(messages: Any, *, file: str = "<input>", base: str = "$", name: str = "",

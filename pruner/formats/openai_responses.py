@@ -111,7 +111,7 @@ class ItemReader:
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             self._open_assistant = None
             out = item.get("output")
-            meta: dict[str, Any] = dict(metadata or {})
+            meta = dict(metadata or {})
             extra = unmapped(item, ("type", "call_id", "output", "id"))
             if isinstance(out, str) and out.startswith("{"):
                 try:  # Codex wraps shell output as {"output": ..., "metadata": {...}}
@@ -130,8 +130,8 @@ class ItemReader:
                          where=where, metadata=with_source(meta, extra))
         elif kind == "reasoning":
             for key in ("summary", "content"):
-                parts = item.get(key)
-                for part in parts if isinstance(parts, list) else []:
+                pieces = item.get(key)
+                for part in pieces if isinstance(pieces, list) else []:
                     if isinstance(part, dict) and isinstance(part.get("text"), str):
                         self.thinking.append(part["text"])
         else:

@@ -316,7 +316,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
         fk = c.pop("first_kept_entry_id")
         idx = first_draft.get(fk) if fk is not None else None
         c["first_kept_index"] = idx if idx is not None and idx < len(b.drafts) else None
-        c["first_kept_message_id"] = b.drafts[idx].id if c["first_kept_index"] is not None else None
+        c["first_kept_message_id"] = b.drafts[idx].id if idx is not None and c["first_kept_index"] is not None \
+            else None
     source: dict[str, Any] = {"header": header, "version": version}
     if kept_entries:
         source["entries"] = kept_entries

@@ -132,7 +132,7 @@ class Repairs:
         return metadata
 
 
-def repairs_of(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+def repairs_of(metadata: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The repairs recorded in a session's metadata (``[]`` when none)."""
     value = metadata.get(REPAIRS_KEY) if isinstance(metadata, Mapping) else None
     return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
@@ -143,6 +143,9 @@ def repairs_of(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
 _ESCAPE_SCAN = re.compile(r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
                           r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A surrogate escape behind an escaped backslash: JSON held as a string inside the JSON (an OpenAI tool
+# call's "arguments"), decoded later. Whether it is lone is not known here, so such a text is walked.
+_NESTED_SURROGATE_ESCAPE = re.compile(r"\\\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -157,7 +160,7 @@ def has_lone_surrogate(text: str) -> bool:
             return True
     if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):  # no surrogate escape at all, paired or not
         return False
-    return any(m.group(1) for m in _ESCAPE_SCAN.finditer(text))
+    return any(m.group(1) for m in _ESCAPE_SCAN.finditer(text)) or bool(_NESTED_SURROGATE_ESCAPE.search(text))
 
 
 def _fixed(value: Any, counter: list[int]) -> Any:

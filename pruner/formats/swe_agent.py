@@ -46,7 +46,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
     if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
         raise FormatError(f"the top-level value is {type_name(doc)}; expected an object with a 'history' "
                           "list (a SWE-agent .traj file)", file=file, path="$")
-    steps = doc.get("trajectory") if isinstance(doc.get("trajectory"), list) else []
+    trajectory = doc.get("trajectory")
+    steps: list[Any] = trajectory if isinstance(trajectory, list) else []
     b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools)
     actions = 0
     for i, m in enumerate(doc["history"]):

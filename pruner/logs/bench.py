@@ -6,13 +6,19 @@ one of the shared real Claude Code files picked by a seeded draw, so the
 sizes follow the real files' distribution (hard links where the file system
 allows, else copies). Measured, each with the 1-minute load before and after:
 
-* ``bill_ledger``: the bill and the cache ledger of every session (``--bill-only``), MB/s of log read;
+* ``bill_ledger``: the bill and the cache ledger of every session (``--bill-only``), MB/s of log read
+  (the bill-only reader, ``pruner.formats.claude_code_usage``: ``bill_only_sessions`` of the
+  corpus's sessions are read by it, the rest in full);
 * ``strategies``: every strategy replayed too, on the first ``strategy_files`` sessions;
 * ``rerun``: the same command again with nothing changed, on a folder of ``rerun_files`` sessions
   (the smallest real file linked that many times), in-process and as a whole ``pruner logs`` command;
-* ``json``: parsing the corpus's lines with the standard library and with orjson / msgspec when
-  installed (the share JSON takes decides whether a faster parser earns its place);
-* peak memory (max RSS) of the run and of its worker processes, against the largest single file.
+* ``json``: parsing the corpus's lines with the standard library, orjson / msgspec when installed,
+  and ``pruner logs``' own line reader (msgspec; the strict standard-library reader for any line
+  msgspec refuses);
+* peak memory (max RSS) of the run and of its worker processes, against the largest single file;
+* for the two readings, the CPU time they took (this process and its workers) and the rate that makes
+  on the workers' cores doing nothing else: the machine is shared, so the wall-clock rate depends on
+  what else ran.
 """
 
 from __future__ import annotations
@@ -82,9 +88,35 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     return value, time.perf_counter() - start, load
 
 
+def _cpu_seconds() -> float:
+    """CPU time used so far by this process and its finished worker processes (user + system)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _cpu_rate(mb: float, cpu: float, cpus: int) -> dict[str, float | None]:
+    """What the run cost in CPU time, and the rate that makes on ``cpus`` cores doing nothing else: on a
+    shared machine the wall-clock rate says how busy the others were; this one does not."""
+    return {"cpu_seconds": round(cpu, 2), "mb_per_cpu_second": round(mb / cpu, 2) if cpu > 0 else None,
+            "mb_per_s_if_idle": round(cpus * mb / cpu, 1) if cpu > 0 else None}
+
+
 def _maxrss_mb() -> dict[str, float]:
     return {"self_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "workers_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+def _bill_only(found) -> int:
+    """How many of the sessions the bill-only reader takes (each distinct file asked once)."""
+    from ..formats.claude_code_usage import read_usage
+
+    taken: dict[tuple[int, int], bool] = {}
+    for s in found:
+        st = os.stat(s.main.path)
+        key = (st.st_dev, st.st_ino)  # the corpus links a few real files many times
+        if key not in taken:
+            taken[key] = not s.subagents and read_usage(s.main.path) is not None
+    return sum(taken[(os.stat(s.main.path).st_dev, os.stat(s.main.path).st_ino)] for s in found)
 
 
 def _json_speed(paths: list[Path], budget_bytes: int) -> dict[str, float]:
@@ -108,6 +140,8 @@ def _json_speed(paths: list[Path], budget_bytes: int) -> dict[str, float]:
         parsers["msgspec"] = msgspec.json.decode
     except ImportError:
         pass
+    from ..formats.claude_code_usage import loads_line
+    parsers["pruner logs (msgspec, the strict reader deciding what it refuses)"] = loads_line
     out = {}
     for name, parse in parsers.items():
         start = time.perf_counter()
@@ -131,11 +165,17 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
     say(f"corpus: {files:,} sessions, {size / 1e6:,.0f} MB (largest file {largest / 1e6:.1f} MB)")
     found = _found(home)
 
+    cpu = _cpu_seconds()
     summary, seconds, load = _timed(lambda: run_logs(found, str(scratch / "out-bill"), workers=workers))
-    bill = {"files": files, "mb": round(size / 1e6, 1), "seconds": round(seconds, 2),
+    cpu = _cpu_seconds() - cpu
+    cores = min(workers, os.cpu_count() or 1)
+    bill = {**_cpu_rate(size / 1e6, cpu, cores),
+            "files": files, "mb": round(size / 1e6, 1), "seconds": round(seconds, 2),
             "mb_per_s": round(size / 1e6 / seconds, 1), "load_before": load, "load_after": _load(),
             "errors": summary.errors, **_maxrss_mb()}
-    say(f"bill + ledger: {bill['mb_per_s']} MB/s ({seconds:.1f} s, load {load})")
+    bill["bill_only_sessions"] = _bill_only(found)
+    say(f"bill + ledger: {bill['mb_per_s']} MB/s ({seconds:.1f} s, load {load}); "
+        f"{bill['bill_only_sessions']:,} of {files:,} sessions by the bill-only reader")
 
     unchanged, seconds_again, load = _timed(lambda: run_logs(_found(home), str(scratch / "out-bill"), workers=workers))
     bill_rerun = {"files": files, "seconds": round(seconds_again, 3), "read": unchanged.read, "load_before": load}
@@ -143,9 +183,12 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
     subset = found[:strategy_files]
     sub_size = sum(s.size for s in subset)
     names = tuple(strategy_names())
+    cpu = _cpu_seconds()
     summary, seconds, load = _timed(lambda: run_logs(subset, str(scratch / "out-all"), strategies=names,
                                                      workers=workers))
-    strategies = {"files": len(subset), "mb": round(sub_size / 1e6, 1), "seconds": round(seconds, 2),
+    cpu = _cpu_seconds() - cpu
+    strategies = {**_cpu_rate(sub_size / 1e6, cpu, cores),
+                  "files": len(subset), "mb": round(sub_size / 1e6, 1), "seconds": round(seconds, 2),
                   "mb_per_s": round(sub_size / 1e6 / seconds, 2), "strategies": list(names), "load_before": load,
                   "load_after": _load(), "errors": summary.errors}
     say(f"every strategy: {strategies['mb_per_s']} MB/s ({seconds:.1f} s on {len(subset)} sessions, load {load})")

@@ -15,6 +15,7 @@ Built on the money modules' own results, never re-derived here:
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -64,23 +65,51 @@ def _cache_write_dollars(b, prices) -> float:
     return total
 
 
+def _bill_and_ledger_columns(row: dict[str, Any], b, entries, prices) -> None:
+    row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
+               billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
+               unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
+               prices=b.prices_label)
+    misses = [e for e in entries if e.status != "hit"]
+    if misses:
+        worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
+        row.update(costliest_miss_request=worst.request, costliest_miss_dollars=worst.rebilled_dollars)
+    for cause, v in ledger_summary(entries).items():
+        row[f"misses_{cause}"] = v["misses"] + v["partials"]
+        row[f"rebilled_{cause}"] = v["dollars"]
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_prices():
+    """The shipped price table, parsed once per process (a worker reads thousands of small sessions)."""
+    return default_prices()
+
+
+def _error(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The bill-and-ledger money columns (``strategies=()``) and ``session_facts``, from one pass over the
+    requests (``pruner.replay.fast_bill``); the same values ``money_columns`` and ``session_facts`` give."""
+    from ..replay.fast_bill import bill_ledger_facts
+    from .row import session_facts
+
+    prices = _shipped_prices()
+    row: dict[str, Any] = {"strategies": "", "money_error": None}
+    try:
+        b, entries, facts = bill_ledger_facts(session, prices)
+    except Exception:  # the full path says which part failed, as it would have
+        return money_columns(session), session_facts(session)
+    _bill_and_ledger_columns(row, b, entries, prices)
+    return row, facts
+
+
 def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
     prices = default_prices()
     row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None}
     try:
-        b = bill(session, prices)
-        row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
-                   billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
-                   unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
-                   prices=b.prices_label)
-        entries = ledger(session, prices)
-        misses = [e for e in entries if e.status != "hit"]
-        if misses:
-            worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
-            row.update(costliest_miss_request=worst.request, costliest_miss_dollars=worst.rebilled_dollars)
-        for cause, v in ledger_summary(entries).items():
-            row[f"misses_{cause}"] = v["misses"] + v["partials"]
-            row[f"rebilled_{cause}"] = v["dollars"]
+        _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
         if strategies:
             provider, model, _ = detect(session, prices)
             r = replay(session, strategies, settings=ReplaySettings(provider=provider, model=model), prices=prices,
@@ -93,5 +122,5 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
                 recall = t.get("context_recall")
                 row[f"{name}_recall"] = float(recall) if isinstance(recall, (int, float)) else None
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
-        row["money_error"] = f"{type(exc).__name__}: {exc}"
+        row["money_error"] = _error(exc)
     return row

@@ -94,10 +94,29 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
 
 
 def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed)."""
-    from ..formats import load_session
-    from .money import money_columns
+    """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed).
 
+    Without strategies a Claude Code session is read by the bill-only reader
+    (``pruner.formats.claude_code_usage``: the usage skeleton, the file read and hashed once) and
+    its money found in one pass (``money.usage_columns``); a file that reader leaves to the full
+    one, and every other format, is read in full. Both give the same row."""
+    from ..formats import load_session
+    from .money import money_columns, usage_columns
+
+    if not strategies and found.agent == "claude_code" and len(found.files) == 1:
+        from ..formats.claude_code_usage import read_usage
+
+        try:
+            skeleton = read_usage(found.main.path)
+        except OSError:
+            skeleton = None  # the full path reports it
+        if skeleton is not None:
+            session, digest = skeleton
+            row = base_row(found, [digest])
+            money, facts = usage_columns(session)
+            row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **facts)
+            row.update(money)
+            return row
     try:
         digests = [digest_file(f.path) for f in found.files]
     except OSError as exc:
@@ -110,8 +129,12 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[st
     except Exception as exc:
         row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
         return row
-    row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **session_facts(session))
-    row.update(money_columns(session, strategies))
+    if strategies:
+        money, facts = money_columns(session, strategies), session_facts(session)
+    else:
+        money, facts = usage_columns(session)
+    row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **facts)
+    row.update(money)
     return row
 
 
@@ -204,17 +227,44 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
     return summary
 
 
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker process: stopping is the parent's job, and a worker never outlives it.
+
+    A forked worker inherited the parent's SIGTERM handler (an orderly stop that commits the table, which
+    only the parent may do) and survived the parent's SIGKILL, reading on with no one to hand its rows to.
+    Now Ctrl-C reaches the parent alone (it cancels what is not started), SIGTERM ends a worker, and on
+    Linux the worker gets SIGTERM when its parent dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: a worker ends when it next finds its queue closed
+        pass
+    if os.getppid() != parent:  # the parent died before the request above was made
+        os._exit(1)
+
+
 def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]):
     """(session, row) in order; with more than one worker, read in worker processes."""
     if workers <= 1 or len(todo) < 2:
         for s in todo:
             yield s, read_session(s, strategies)
         return
-    pool = ProcessPoolExecutor(max_workers=workers)
+    # Largest first: the last tasks are small, so no worker sits idle while another reads a big session
+    # (the table is saved sorted by key, so the order of reading changes nothing in it).
+    todo = tuple(sorted(todo, key=lambda s: (-s.size, s.key)))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),))
     try:
-        # chunks keep the per-task overhead small for thousands of small files
-        chunk = max(1, min(64, len(todo) // (8 * workers)))
+        # chunks keep the per-task overhead small for thousands of small files; a replay takes seconds, so
+        # one session per task there (chunks of big sessions would leave a worker idle at the end)
+        chunk = 1 if strategies else max(1, min(64, len(todo) // (8 * workers)))
         for s, row in zip(todo, pool.map(partial(read_session, strategies=strategies), todo, chunksize=chunk)):
             yield s, row
     finally:  # an interrupted run does not wait for the sessions not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+

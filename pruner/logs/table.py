@@ -68,7 +68,8 @@ def load_rows(out: str, columns: tuple[str, ...] | None = None) -> dict[str, dic
         # on this machine, most of an unchanged rerun)
         rows = pq.ParquetFile(path).read(columns=list(columns) if columns else None).to_pylist()
     except (OSError, pa.ArrowException) as exc:
-        raise ConfigurationError(f"{path}: cannot read the logs table ({exc}); choose another --out folder") from None
+        raise ConfigurationError(f"{path}: cannot read the logs table ({exc}); choose another logs folder",
+                                 setting="out") from None
     return {r["session_key"]: r for r in rows}
 
 
@@ -86,12 +87,12 @@ def save_summary(out: str, body: dict[str, Any]) -> None:
 def check_folder(out: str) -> None:
     """``ConfigurationError`` unless ``out`` is absent, empty, or a logs folder (before it is locked)."""
     if os.path.exists(out) and not os.path.isdir(out):
-        raise ConfigurationError(f"{out}: --out must be a folder, and this is a file")
+        raise ConfigurationError(f"{out}: this is a file; a logs folder must be a folder", setting="out")
     if os.path.isdir(out):
         names = [n for n in os.listdir(out) if not n.startswith(".") and n != LOCK]
         if names and TABLE not in names and SUMMARY not in names:
             raise ConfigurationError(f"{out}: the folder is not empty and is not a logs folder; choose a new or "
-                                     "empty --out folder")
+                                     "empty folder", setting="out")
 
 
 def tidy(out: str) -> None:

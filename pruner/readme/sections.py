@@ -9,15 +9,19 @@ differs from what this produces.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
-SECTIONS: dict[str, Callable[[Path], str]] = {}
+from ..registry import Registry, origin_of
+
+#: Every generated section by name; a second section under a taken name is refused, naming both.
+SECTIONS: Registry[Callable[[Path], str]] = Registry("section", origin=origin_of)
+Section = TypeVar("Section", bound=Callable[[Path], str])
 
 
-def register_section(name: str):
+def register_section(name: str) -> Callable[[Section], Section]:
     """Decorator: ``fn(root) -> markdown`` renders section ``name``."""
-    def decorate(fn):
-        SECTIONS[name] = fn
+    def decorate(fn: Section) -> Section:
+        SECTIONS.add(name, fn)
         return fn
     return decorate
 

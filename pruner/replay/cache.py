@@ -84,12 +84,18 @@ the system prompt and tools stayed cached).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ..errors import ConfigurationError
+from ..registry import Registry, origin_of
 from .prices import ModelPrice
 from .scale import UNSCALED, TokenScale
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .settings import ReplaySettings
 
 #: How many block positions Anthropic checks back from a breakpoint (prompt-caching page).
 ANTHROPIC_LOOKBACK_BLOCKS = 20
@@ -126,13 +132,31 @@ OPENAI_EXTENDED_RETENTION_MODELS = ("gpt-5.2", "gpt-5.1", "gpt-5.1-codex", "gpt-
 
 
 class ContextView(Protocol):
-    """What a cache model reads from a strategy's context (tokens in the pruner's units)."""
+    """What a cache model reads from a strategy's context (tokens in the pruner's units).
 
-    tokens: int
-    changed_at: int  # first position changed since the previous request
-    length: int  # messages
-    head: int  # leading system messages (a breakpoint follows them)
-    head_tokens: int
+    Read-only: a model only reads the context (``pruner.replay.wire.Wire`` computes these
+    as properties), so any object with these attributes, settable or not, is a view."""
+
+    @property
+    def tokens(self) -> int: ...
+
+    @property
+    def changed_at(self) -> int:
+        """The first position changed since the previous request."""
+        ...
+
+    @property
+    def length(self) -> int:
+        """Messages."""
+        ...
+
+    @property
+    def head(self) -> int:
+        """Leading system messages (a breakpoint follows them)."""
+        ...
+
+    @property
+    def head_tokens(self) -> int: ...
 
     def lookback_start(self, positions: int) -> int: ...
 
@@ -170,8 +194,8 @@ class CacheState:
     requests: int = 0
 
 
-class CacheModel:
-    """Base: ``quote`` prices a request without changing anything; ``commit`` records it.
+class CacheModel(ABC):
+    """The cache model contract: ``quote`` prices a request without changing anything; ``commit`` records it.
 
     A model holds the provider's rules only: the request's price row (its minimum cacheable
     length, whether writes cost extra) and the token scale at that request (our tokens ->
@@ -183,19 +207,31 @@ class CacheModel:
     def __init__(self, *, ttl: str = "5m"):
         self.ttl_name = ttl
 
+    @classmethod
+    def from_settings(cls, settings: ReplaySettings) -> CacheModel:
+        """The model as the replay's settings configure it (default: their cache TTL)."""
+        return cls(ttl=settings.ttl)
+
     def new_state(self) -> CacheState:
         return CacheState()
 
+    @abstractmethod
     def quote(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
               time: float | None, cold: bool = False, cold_read: int = 0) -> CacheUsage:
-        raise NotImplementedError
+        """The request's input split as the provider bills it; ``state`` is left unchanged."""
 
+    @abstractmethod
     def commit(self, state: CacheState, view: ContextView, *, price: ModelPrice, scale: TokenScale = UNSCALED,
                time: float | None, usage: CacheUsage) -> None:
-        raise NotImplementedError
+        """Record the request (billed as ``usage``) in ``state``."""
 
+    @abstractmethod
     def describe(self, price: ModelPrice) -> str:
-        raise NotImplementedError
+        """One sentence: the rules this model applies at ``price``'s model."""
+
+    @abstractmethod
+    def minimum(self, price: ModelPrice) -> int:
+        """The shortest request (provider tokens) that can be cached at ``price``'s model."""
 
 
 def _position(e: _Entry) -> int:
@@ -211,7 +247,7 @@ class AnthropicCache(CacheModel):
 
     def __init__(self, *, ttl: str = "5m"):
         if ttl not in ANTHROPIC_TTLS:
-            raise ValueError(f"ttl must be one of {', '.join(ANTHROPIC_TTLS)}")
+            raise ConfigurationError(f"ttl is {ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}", setting="ttl")
         super().__init__(ttl=ttl)
         self.ttl = ANTHROPIC_TTLS[ttl]
 
@@ -310,12 +346,16 @@ class OpenAICache(CacheModel):
 
     def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
         if retention not in OPENAI_RETENTIONS:
-            raise ValueError(f"retention must be one of {', '.join(OPENAI_RETENTIONS)}")
+            raise ConfigurationError(f"openai_retention is {retention!r}; expected one of "
+                                     f"{', '.join(OPENAI_RETENTIONS)}", setting="openai_retention")
         super().__init__(ttl=ttl)
         self.retention_name = retention
 
-    @staticmethod
-    def minimum(price: ModelPrice) -> int:
+    @classmethod
+    def from_settings(cls, settings: ReplaySettings) -> CacheModel:
+        return cls(ttl=settings.ttl, retention=settings.openai_retention)
+
+    def minimum(self, price: ModelPrice) -> int:
         return max(OPENAI_MIN_TOKENS, price.min_cacheable_tokens)
 
     def retention(self, price: ModelPrice) -> float:
@@ -379,7 +419,7 @@ class OpenAICache(CacheModel):
             return uncached("ttl" if expired and not invalidated else "prefix" if invalidated else "ttl")
         rest = total - cached
         miss = "prefix" if invalidated else ""
-        position = p if common >= (hit.tokens if hit is not None else 0) else hit.position
+        position = hit.position if hit is not None and common < hit.tokens else p
         return CacheUsage(cached, rest, 0, miss, position) if has_write_fee else \
             CacheUsage(cached, 0, rest, miss, position)
 
@@ -433,7 +473,7 @@ class GoogleCache(OpenAICache):
     def __init__(self, *, ttl: str = "5m", retention: str = "in_memory"):
         super().__init__(ttl=ttl, retention="in_memory")
 
-    def minimum(self, price: ModelPrice) -> int:  # type: ignore[override]
+    def minimum(self, price: ModelPrice) -> int:
         return price.min_cacheable_tokens or google_minimum(price.model)
 
     def retention(self, price: ModelPrice) -> float:
@@ -445,5 +485,16 @@ class GoogleCache(OpenAICache):
                 f"input {price.cached_input} USD per MTok, no write fee")
 
 
-CACHE_MODELS: dict[str, type[CacheModel]] = {"anthropic": AnthropicCache, "openai": OpenAICache,
-                                             "google": GoogleCache}
+#: The cache model of each provider; a second model for a provider that has one is refused, naming both.
+CACHE_MODELS: Registry[type[CacheModel]] = Registry("cache model", origin=origin_of)
+M = TypeVar("M", bound=type[CacheModel])
+
+
+def register_cache_model(cls: M) -> M:
+    """Class decorator: register a ``CacheModel`` subclass as the model of its ``provider``."""
+    CACHE_MODELS.add(cls.provider, cls)
+    return cls
+
+
+for _model in (AnthropicCache, OpenAICache, GoogleCache):
+    register_cache_model(_model)

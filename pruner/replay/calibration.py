@@ -189,6 +189,9 @@ def from_replay(r: Replay) -> Calibration | None:
         previous_time[req.chain] = req.time
     the_bill = _billed(r)
     scale = last_req.scale
+    first_recorded, last_recorded = first_req.recorded, last_req.recorded
+    # billed_rows holds only requests that record usage, and the replay scales every request
+    assert scale is not None and first_recorded is not None and last_recorded is not None
     without_usage = sum(1 for q in r.requests if q.recorded is None)
     modelled, cache_only = totals["dollars_modelled"], totals["dollars_not_inherited"]
     if without_usage:  # compare like with like: the bill covers only the requests that record usage
@@ -203,9 +206,10 @@ def from_replay(r: Replay) -> Calibration | None:
         billed_requests=sum(1 for q in the_bill.requests if not q.aborted), duplicates=the_bill.duplicates,
         modelled=modelled, modelled_cache_only=cache_only, without_usage=without_usage,
         ratio=scale.slope, offset=scale.offset, ratio_measured=scale.source != "none",
-        last_provider_tokens=last_req.recorded.context, last_our_tokens=last_row.tokens,
-        first_provider_tokens=first_req.recorded.context, first_our_tokens=first_row.tokens,
-        cold_events=sum(1 for q, _ in billed_rows if q.recorded.cold), explained=dict(sorted(explained.items())),
+        last_provider_tokens=last_recorded.context, last_our_tokens=last_row.tokens,
+        first_provider_tokens=first_recorded.context, first_our_tokens=first_row.tokens,
+        cold_events=sum(1 for q, _ in billed_rows if q.recorded is not None and q.recorded.cold),
+        explained=dict(sorted(explained.items())),
         unexplained_gaps=tuple(gaps), full=None if full is None else full["dollars"],
         full_not_inherited=None if full is None else full["dollars_not_inherited"],
         full_unscaled=None if full is None else full["dollars_unscaled"],

@@ -39,8 +39,8 @@ def match_model(name: str, prices: PriceTable, provider: str | None = None) -> s
     return row.model if row is not None else None
 
 
-def _recorded_models(session: Session) -> Counter:
-    found: Counter = Counter()
+def _recorded_models(session: Session) -> Counter[tuple[str | None, Any]]:
+    found: Counter[tuple[str | None, Any]] = Counter()
     for _, chain in session.chains:
         for m in chain.messages:
             if m.role != "assistant" or not isinstance(m.metadata, Mapping) or m.metadata.get("synthetic"):

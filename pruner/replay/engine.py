@@ -36,7 +36,7 @@ from .lanes import ChainLane, Lane, lenses
 from .ledger import LedgerEntry, ledger_of
 from .prices import ModelPrice, PriceTable, default_prices
 from .recording import ChainView, cache_models, default_price, prepare, window_of
-from .requests import Request, has_recorded_usage
+from .requests import Request, has_recorded_usage, price_of
 from .rows import RequestRow, StrategyRun
 from .scale import TokenScale
 from .settings import ReplaySettings
@@ -85,18 +85,19 @@ class Replay:
         out: dict[str, ModelPrice] = {}
         for r in self.requests:
             if r.recorded is None or not r.recorded.aborted:  # an aborted request is billed at no price
-                out.setdefault(r.price.model, r.price)
+                price = price_of(r)
+                out.setdefault(price.model, price)
         return out or {self.price.model: self.price}
 
     @property
     def unpriced_models(self) -> list[str]:
-        return list(dict.fromkeys(r.price.model for r in self.requests if not r.priced))
+        return list(dict.fromkeys(price_of(r).model for r in self.requests if not r.priced))
 
     @property
     def scale(self) -> TokenScale:
         """The main chain's token scale at its last request (what the calibration reports)."""
-        main = [r for r in self.requests if r.chain == MAIN_CHAIN and r.scale is not None]
-        return main[-1].scale if main else TokenScale(slope=float(self.settings.scale or 1.0),
+        main = [r.scale for r in self.requests if r.chain == MAIN_CHAIN and r.scale is not None]
+        return main[-1] if main else TokenScale(slope=float(self.settings.scale or 1.0),
                                                       source="given" if self.settings.scale else "none")
 
     @property
@@ -157,7 +158,7 @@ class _Runner:
         self.models = cache_models(settings)
         self.envs: dict[tuple[str, bool], ReplayEnv] = {}
         self.needs_feed = False
-        self.facts = None
+        self.facts: FactBook | None = None
 
     def env(self, chain: str, counterfactual: bool, track_ids: bool) -> ReplayEnv:
         """One environment per chain and view, shared by the strategies of a replay (and their feed)."""
@@ -188,7 +189,7 @@ class _Runner:
                     self.settings, self.book, observer)
         providers = spec.factory.providers
         if providers is not None:
-            used = sorted({r.price.provider for r in self.requests  # aborted ones reached no provider
+            used = sorted({price_of(r).provider for r in self.requests  # aborted ones reached no provider
                            if r.recorded is None or not r.recorded.aborted} - set(providers))
             if used:
                 lane.run.applicable = False
@@ -205,8 +206,7 @@ class _Runner:
             if req.chain == target.chain:
                 lane.request(req)  # billed too: a strategy may learn from its bills (cache_aware_prune)
         wire = lane.chain(target.chain).strategy.wire
-        messages, subs = lane.run.rows and (tuple(wire.messages), dict(wire.substitutes))
-        return materialize(messages, subs)
+        return materialize(tuple(wire.messages), dict(wire.substitutes))
 
     def run_all(self, names: Sequence[str], facts: FactBook | None, snapshots: bool,
                 progress: Callable[[str], None] | None = None,
@@ -267,11 +267,11 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
         notes.append("provider tokens at request k = the recorded size there, minus what a strategy removed "
                      "scaled by the tokenizer ratio fitted on the recording up to k (see docs/calibration.md); a "
                      "recorded miss nothing in the transcript explains is a miss for every strategy (inherited)")
-    unpriced = list(dict.fromkeys(r.price.model for r in requests
+    unpriced = list(dict.fromkeys(price_of(r).model for r in requests
                                   if not r.priced and not (r.recorded is not None and r.recorded.aborted)))
     if unpriced:
         notes.append(f"no prices for {', '.join(unpriced)}: those requests are counted (tokens) but not billed; "
-                     "pass --prices with a row for them")
+                     "give a price table with a row for them")
     if any(r.recorded is not None and r.recorded.aborted for r in requests):
         notes.append("requests recorded as aborted (zero usage) are billed at $0 for every strategy")
     facts = FactBook.of(session)

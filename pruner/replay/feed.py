@@ -11,12 +11,17 @@ strategy's own time).
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-from ..engine.context import ContextChange
+from ..engine.context import Context, ContextChange
 from ..engine.incremental import IncrementalPruner
 from ..engine.prune import PruneConfig
-from ..model import Session
+from ..model import Message, Session
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .requests import Request
+    from .strategy import ReplayEnv
+    from .wire import Wire
 
 NO_CHANGE = ContextChange()
 
@@ -30,16 +35,17 @@ class PrunerFeed:
         self.message_of = lambda mid: messages[index_of[mid]]
         self.seconds = 0.0
         self._at: int | None = None
-        self._last = None
+        self._last: tuple[Context, ContextChange] | None = None
 
     @classmethod
-    def of(cls, env) -> "PrunerFeed":
+    def of(cls, env: ReplayEnv) -> "PrunerFeed":
         """The feed of ``env``'s chain (the replay makes it when a pruning strategy runs)."""
         if env.pruner_feed is None:
             raise RuntimeError("this replay environment has no pruner feed: the strategy must set uses_pruner")
-        return env.pruner_feed
+        feed: PrunerFeed = env.pruner_feed
+        return feed
 
-    def advance(self, request, new):
+    def advance(self, request: Request, new: Sequence[Message]) -> tuple[Context, ContextChange]:
         """The pruner's context at ``request`` (``new`` appended), and how it changed since the previous
         request (``ContextChange``)."""
         if self._at != request.index:
@@ -48,9 +54,10 @@ class PrunerFeed:
             self._last = (self.pruner.context(), change)
             self._at = request.index
             self.seconds += time.perf_counter() - started
+        assert self._last is not None  # set above at the first request
         return self._last
 
-    def send(self, wire, ctx, change) -> None:
+    def send(self, wire: Wire, ctx: Context, change: ContextChange) -> None:
         """Make ``wire`` send the pruner's context, from how it changed."""
         wire.apply(ctx.messages, ctx.tokens, change, index_of=self.index_of, message_of=self.message_of,
                    call_owner=self.call_owner)

@@ -17,14 +17,14 @@ afresh (a cache belongs to one model).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..model import Message
 from .cache import CacheState, CacheUsage
 from .facts import FactBook, FactCheck
 from .prices import ModelPrice
 from .recording import ChainView, conversation_request
-from .requests import RecordedUsage, Request
+from .requests import RecordedUsage, Request, price_of, window_of_request
 from .rows import RequestRow, StrategyRun
 from .scale import UNSCALED, TokenScale
 from .strategy import ReplayEnv, Step, Strategy
@@ -101,12 +101,13 @@ class ChainLane:
         new = self.env.session.messages[self.previous:seen.position]
         self.previous = seen.position
         aborted = req.recorded is not None and req.recorded.aborted  # never reached a cache
-        self.model_changed = not aborted and self.model is not None and self.model != req.price.model
+        model = price_of(req).model
+        self.model_changed = not aborted and self.model is not None and self.model != model
         if self.model_changed:
             for name in self.states:  # a cache belongs to one model: a change of model starts afresh
                 self.states[name] = CacheState()
         if not aborted:
-            self.model = req.price.model
+            self.model = model
         return seen, self.strategy.step(seen, new), new
 
 
@@ -135,12 +136,12 @@ class Lane:
         seen, step, _ = lane.step(req)
         strat = lane.strategy
         wire = strat.wire  # a strategy may swap in another wire
-        run, rec, price = self.run, req.recorded, req.price
+        run, rec, price = self.run, req.recorded, price_of(req)
         if run.snapshots is not None:
             run.snapshots.append((tuple(wire.messages), dict(wire.substitutes)))
         if self.observer is not None:
             self.observer(req, wire)
-        common = dict(request=req.index, chain=req.chain, position=req.position, turn=req.turn,
+        common: dict[str, Any] = dict(request=req.index, chain=req.chain, position=req.position, turn=req.turn,
                       model=price.model, priced=req.priced, window=req.window, tokens=wire.tokens,
                       changed_at=wire.changed_at, events=step.events)
         if rec is not None and rec.aborted:
@@ -168,7 +169,7 @@ class Lane:
             dollars_modelled=modelled.dollars, dollars_not_inherited=bills["not_inherited"].dollars,
             dollars_unscaled=bills["unscaled"].dollars, miss=usage.miss,
             # what the recording sent was accepted: never rejected, whatever window the user asks about
-            rejected=usage.input > req.window and not (self.use_recorded and rec is not None),
+            rejected=usage.input > window_of_request(req) and not (self.use_recorded and rec is not None),
             model_cached=bills["not_inherited"].usage.cached,
             model_miss=bills["not_inherited"].usage.miss,
             extra_input=sum(scale.part(c.input_tokens) for c in step.extra_calls),
@@ -178,7 +179,7 @@ class Lane:
         wire.mark()
 
     def _bills(self, lane: ChainLane, req: Request, step: Step) -> Mapping[str, Bill]:
-        price, ttl, rec = req.price, self.settings.ttl, req.recorded
+        price, ttl, rec = price_of(req), self.settings.ttl, req.recorded
         model = lane.env.cache_model(req)
         wire = lane.strategy.wire
         own_output = self.book.tokens(lane.env.session.messages[conversation_request(req, lane.view).position

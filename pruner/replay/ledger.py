@@ -31,7 +31,7 @@ and dollars. See ``docs/cache-ledger.md``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
@@ -44,6 +44,9 @@ from .recording import cache_models
 from .requests import find_requests
 from .settings import ReplaySettings
 from .wire import lookback_start
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Replay
 
 #: The causes, in order of precedence (the first that applies is the one reported), each with the
 #: sentence the CLI and the dashboard show.
@@ -150,7 +153,9 @@ def _chain_sent(sub: Session, positions: Iterable[int]) -> dict[int, _Sent]:
     """What ``as_recorded`` sends at each recorded request: everything before it, following the
     compactions (the summary, then the messages it kept), compared with the previous recorded request.
     Costs what changed: a context only changes before its end where a summary appears."""
-    msgs, out, ctx, prev = sub.messages, {}, [], 0
+    msgs, prev = sub.messages, 0
+    out: dict[int, _Sent] = {}
+    ctx: list[int] = []
     for pos in sorted(positions):
         before = len(ctx)
         kept, changed = before, None
@@ -216,7 +221,8 @@ def _rules(price: ModelPrice | None, fallback_provider: str, models: Mapping[str
     model = models.get(provider)
     if model is None or isinstance(model, AnthropicCache):
         return _Rules(provider, True, AnthropicCache.minimum(row), ANTHROPIC_TTLS["5m"], 1)
-    retention = model.retention(row) if callable(getattr(model, "retention", None)) else OPENAI_RETENTION_S
+    held = getattr(model, "retention", None)  # OpenAI's and Google's: how long a prefix is held, per model
+    retention = held(row) if callable(held) else OPENAI_RETENTION_S
     return _Rules(provider, False, model.minimum(row), retention, getattr(model, "increment", OPENAI_INCREMENT))
 
 
@@ -360,7 +366,7 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
     cause, detail, changed = "", f"read {u.read:,} tokens from the cache", None
     if status != "hit":
         cause, detail, changed = _cause(rec, prev, done, sub, rules, gap)
-        if status == "partial":
+        if status == "partial" and prev is not None:  # held > 0: there is a previous request
             detail += f"; read {u.read:,} of the {held:,} tokens request {prev.index} left cached"
     if price is None:
         detail += f"; model {rec.billed.model} has no price: its dollars are unknown"
@@ -371,13 +377,12 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
                        changed_message_id=sub.messages[changed].id if changed is not None else None)
 
 
-def ledger_of(replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
+def ledger_of(replay: Replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
     """The ledger of a ``Replay``'s session, numbered as the replay numbers its requests, priced with
     ``prices``, else with the rows the replay priced its requests at (so a user's prices file carries
     over), its settings' model for requests that record none."""
     if prices is None:
-        rows = {r.price.model: r.price for r in replay.requests if getattr(r, "price", None) is not None
-                and getattr(r, "priced", True)}
+        rows = {r.price.model: r.price for r in replay.requests if r.price is not None and r.priced}
         rows.setdefault(replay.price.model, replay.price)
         prices = PriceTable(models=tuple(rows.values()), retrieved=replay.price.retrieved or "unknown",
                             origin=replay.prices_label)

@@ -14,9 +14,17 @@ the same summary).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Sequence, TypeAlias
 
 from .ledger import CAUSES, LedgerEntry
+from pruner.money import money
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Replay
+
+#: Entries, or a replay (its ``ledger``).
+Entries: TypeAlias = "Iterable[LedgerEntry] | Replay"
 
 #: How the summary line names each cause ("33 misses with no visible cause cost $12.40, ...").
 _PHRASES = {"first_request": "at the session's first request", "subagent_start": "at a subagent's start",
@@ -26,13 +34,13 @@ _PHRASES = {"first_request": "at the session's first request", "subagent_start":
             "minimum cacheable length", "no_visible_cause": "with no visible cause"}
 
 
-def _entries(entries_or_replay) -> Sequence[LedgerEntry]:
-    if hasattr(entries_or_replay, "session") and hasattr(entries_or_replay, "runs"):
-        return entries_or_replay.ledger  # a Replay
-    return tuple(entries_or_replay)
+def _entries(entries_or_replay: Entries) -> Sequence[LedgerEntry]:
+    if isinstance(entries_or_replay, Iterable):
+        return tuple(entries_or_replay)
+    return entries_or_replay.ledger  # a Replay (not iterable)
 
 
-def ledger_summary(entries: Iterable[LedgerEntry]) -> dict[str, dict[str, Any]]:
+def ledger_summary(entries: Entries) -> dict[str, dict[str, Any]]:
     """``{cause: {"misses", "partials", "dollars"}}`` for every cause, in ``CAUSES`` order (a replay
     may be passed instead of its entries). ``misses`` counts misses, ``partials`` partial hits;
     ``dollars`` is what both re-billed."""
@@ -48,17 +56,13 @@ def ledger_summary(entries: Iterable[LedgerEntry]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def ledger_json(entries: Iterable[LedgerEntry]) -> dict[str, Any]:
+def ledger_json(entries: Entries) -> dict[str, Any]:
     """What ``--json`` carries under ``"ledger"``: the causes, every entry, the summary, the totals."""
     entries = tuple(_entries(entries))
     return {"causes": dict(CAUSES), "entries": [e.as_dict() for e in entries], "summary": ledger_summary(entries),
             "billed": round(sum(e.dollars for e in entries), 8),
             "rebilled": round(sum(e.rebilled_dollars for e in entries), 8),
             "unpriced_requests": sum(1 for e in entries if not e.priced)}
-
-
-def _money(x: float) -> str:
-    return f"${x:,.2f}" if x >= 1 or x == 0 else f"${x:,.4f}"
 
 
 def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
@@ -76,17 +80,17 @@ def lines(entries: Iterable[LedgerEntry], *, misses: bool = True) -> list[str]:
 
     out = [f"cache ledger: {len(entries)} recorded requests, {sum(e.status == 'hit' for e in entries)} hits, "
            f"{sum(e.status == 'partial' for e in entries)} partial, {sum(e.status == 'miss' for e in entries)} "
-           f"misses; re-billed {_money(rebilled)} of the {_money(bill)} bill (each request at its own model's "
+           f"misses; re-billed {money(rebilled)} of the {money(bill)} bill (each request at its own model's "
            "list price)"]
     if misses:
         for e in broken:
             out.append(f"  request {e.request} [{e.chain}] {e.status} {e.cause}: {e.detail}; "
-                       f"re-billed {_money(e.rebilled_dollars)}")
+                       f"re-billed {money(e.rebilled_dollars)}")
     for cause, row in ledger_summary(entries).items():
         if row["misses"] or row["partials"]:
             counted = " and ".join(f"{n} {word}{'' if n == 1 else plural}" for n, word, plural in (
                 (row["misses"], "miss", "es"), (row["partials"], "partial hit", "s")) if n)
-            out.append(f"  {counted} {_PHRASES[cause]} cost {_money(row['dollars'])}, {share(row['dollars'])}")
+            out.append(f"  {counted} {_PHRASES[cause]} cost {money(row['dollars'])}, {share(row['dollars'])}")
     unpriced = sum(1 for e in entries if not e.priced)
     if unpriced:
         out.append(f"  {unpriced} requests are of models without a price: their dollars are not counted")

@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping, overload
 
 from ..errors import ConfigurationError
 from ..jsonio import load_json_file
@@ -141,6 +141,14 @@ def _undated(model: str) -> str:
     return stripped if stripped != model else ""
 
 
+@overload
+def _number(value: Any, where: str, *, optional: Literal[False] = False) -> float: ...
+
+
+@overload
+def _number(value: Any, where: str, *, optional: Literal[True]) -> float | None: ...
+
+
 def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
     if value is None and optional:
         return None
@@ -196,7 +204,9 @@ def parse_prices(data: Any, *, origin: str) -> PriceTable:
         models.append(ModelPrice(
             provider=provider, model=name, context_window=window, min_cacheable_tokens=minimum,
             aliases=tuple(aliases), source=str(row.get("source", "")), retrieved=str(row.get("retrieved", retrieved)),
-            extra={k2: v for k2, v in row.items() if k2 not in known}, **nums, **opt))
+            extra={k2: v for k2, v in row.items() if k2 not in known}, input=nums["input"],
+            cached_input=nums["cached_input"], output=nums["output"], cache_write_5m=opt["cache_write_5m"],
+            cache_write_1h=opt["cache_write_1h"]))
     return PriceTable(models=tuple(models), retrieved=retrieved, origin=origin)
 
 

@@ -64,7 +64,9 @@ __all__ = ["Loss", "RecallCollector", "RecallReport", "StrategyRecall", "Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Replay
+    from .facts import FactBook
     from .requests import Request
+    from .wire import Wire
 
 #: Losses kept per request and strategy (the counts are always exact).
 LOSSES_PER_REQUEST = 50
@@ -127,7 +129,8 @@ class RecallCollector:
         self.session = session
         self.requests = requests
         self._indices: dict[str, _ChainIndex] = {}
-        self._recorded: dict[str, tuple[_Holder, list]] = {}  # chain -> (holder, [context list, next position])
+        # chain -> (holder, [context list, next position])
+        self._recorded: dict[str, tuple[_Holder, list[Any]]] = {}
         self._used: list[tuple[str, ...] | None] = [None] * len(requests)
         self._holders: dict[tuple[str, str], _Holder] = {}
         self._missing: dict[str, list[int]] = {}
@@ -144,7 +147,7 @@ class RecallCollector:
 
     def _session_of(self, chain: str) -> Session:
         if chain != "main":
-            for cid, sub in getattr(self.session, "chains", ()):
+            for cid, sub in self.session.chains:
                 if cid == chain:
                     return sub
         return self.session
@@ -184,11 +187,11 @@ class RecallCollector:
         return holder
 
     def _add_offline(self, holder: _Holder, msgs: Sequence[Message], summary: Message) -> None:
-        c = holder.open
-        if c is None or c.summary_key != id(summary):
+        c, offline = holder.open, self._offline
+        if c is None or offline is None or c.summary_key != id(summary):
             return
         replaced = [msgs[p] for p in sorted(c.replaced) if not is_summary(msgs[p])]
-        text, offline_tokens, summary_tokens = self._offline(replaced, summary)
+        text, offline_tokens, summary_tokens = offline(replaced, summary)
         c.offline_terms = holder.index.text_terms(text)
         c.offline_tokens, c.summary_tokens = offline_tokens, summary_tokens
 
@@ -216,8 +219,10 @@ class RecallCollector:
             holder = self._holders[key] = _Holder(self.index(chain))
         if changes is not None:
             holder.apply(req.index, changes[0], changes[1], substitutes)
-        else:
+        elif messages is not None:
             holder.update(req.index, messages, substitutes, changed_at)
+        else:
+            raise TypeError("observe() needs the messages sent or the changes")
         missing = self._missing.setdefault(name, [])
         position = req.position
         lost = [t for t in used if not holder.held(t, position)]
@@ -244,6 +249,8 @@ class RecallCollector:
             self._check_facts(name, req, holder, bool(lost))
 
     def _check_facts(self, name: str, req: "Request", holder: _Holder, lost: bool) -> None:
+        if self._facts is None:  # the caller checks: no fact book, no facts to check
+            return
         book, ids = self._facts
         keys = ids.get(req.position)
         if not keys:
@@ -286,7 +293,7 @@ class RecallCollector:
 
     def observer(self, name: str) -> Callable[[Any, Any], None]:
         """What the replay calls after each strategy step: ``observer(request, wire)``."""
-        def observe(req, wire) -> None:
+        def observe(req: Request, wire: Wire) -> None:
             if not wire.track_ids:
                 self.observe(name, req, wire.messages, wire.substitutes, wire.changed_at)
                 return
@@ -309,7 +316,7 @@ class RecallCollector:
         return RecallReport(used, strategies, recorded)
 
 
-def _reply_facts(session: Session):
+def _reply_facts(session: Session) -> tuple[FactBook, dict[int, tuple[str, ...]]] | None:
     """Generated workloads: the fact book and, per reply position, the facts it refers to with a tag."""
     from .facts import FactBook
 
@@ -331,11 +338,13 @@ def measures(s: StrategyRecall) -> dict[str, Any]:
 
 def context_recall(replay: "Replay") -> RecallReport:
     """The replay's recall report: the one computed while it ran, else from its snapshots (or its contexts)."""
-    if getattr(replay, "recall", None) is not None:
-        return replay.recall
+    recorded: RecallReport | None = getattr(replay, "recall", None)
+    if recorded is not None:
+        return recorded
     collector = RecallCollector(replay.session, replay.requests)
     for req in replay.requests:
         for name, run in replay.runs.items():
+            messages: Sequence[Message]
             if run.snapshots is not None:
                 messages, subs = run.snapshots[req.index]
             else:

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import compress, count
 from operator import is_not
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..compaction.cut import SUMMARY_KINDS
 from ..model import Message
@@ -50,7 +50,7 @@ class SummaryRecall:
             return None
         return round(self.offline_held / self.candidates, 4)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         d = {"request": self.request, "summary_id": self.summary_id, "candidates": self.candidates,
              "held": self.held, "recall": self.recall, "summary_tokens": self.summary_tokens,
              "missing_examples": list(self.examples)}
@@ -72,9 +72,9 @@ class _ChainIndex:
         vocabulary: set[str] = set()
         for p, m in enumerate(messages):
             if m.role == "assistant":
-                terms = reply_terms(message_text(m))
-                replies[p] = tuple(sorted(terms))
-                vocabulary |= terms
+                reply = reply_terms(message_text(m))
+                replies[p] = tuple(sorted(reply))
+                vocabulary |= reply
         self.replies = replies
         self.vocabulary = frozenset(vocabulary)
         self._by_text: dict[str, frozenset[str]] = {}
@@ -134,7 +134,8 @@ class _Holder:
         self.index = index
         self.sent = [0] * len(index.messages)  # copies of each session message in the context
         self.mirror: list[Message] = []
-        self.extras: dict[int, list] = {}  # id(message) -> [message, terms, copies] (not session messages)
+        # id(message) -> [message, terms, copies] (not session messages)
+        self.extras: dict[int, list[Any]] = {}
         self.extra_terms: dict[str, int] = {}
         self.subs: dict[str, str] = {}
         self.sub_terms: dict[str, set[str]] = {}  # term -> call ids whose placeholder holds it
@@ -249,7 +250,7 @@ class _Holder:
             else:
                 old.pop(cid, None)
 
-    def _compaction(self, request: int, summary: Message, left: list[int], gone: list[Message]) -> None:
+    def _compaction(self, request: int, summary: Message, left: list[int], gone: Sequence[Message]) -> None:
         if self.open is not None:
             self.closed.append(self.open.close())
         replaced_terms: set[str] = set()

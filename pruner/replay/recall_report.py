@@ -25,6 +25,7 @@ from typing import Any
 from ..engine.prune import prune
 from ..files import write_atomic
 from ..formats import load_session
+from ..model import Session
 from .detect import detect
 from .engine import replay
 from .prices import default_prices
@@ -51,7 +52,8 @@ SESSIONS: tuple[tuple[str, str, int | None], ...] = (
 )
 
 
-def _rule(session, position: int, at: int, cache: dict, chain: str = "main") -> str | None:
+def _rule(session: Session, position: int, at: int, cache: dict[tuple[str, int], Any],
+          chain: str = "main") -> str | None:
     """The shared pruner's rule for the message at ``position``, as it stood when the request at
     ``at`` was made (prune of the conversation up to there)."""
     key = (chain, at)

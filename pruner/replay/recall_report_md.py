@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
+from pruner.money import money
 
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f} %"
-
-
-def _money(x: float) -> str:
-    return f"${x:,.2f}" if x >= 1 else f"${x:,.4f}"
 
 
 def _cell(text: Any) -> str:
@@ -29,10 +26,10 @@ def render(report: dict[str, Any]) -> str:
            "|---|---:|---:|" + "---:|" * len(_names(report)) + "---|"]
     for s in report["sessions"]:
         st = s["strategies"]
-        cells = [f"{_money(st[n]['dollars'])} / {_pct(st[n]['context_recall'])}" + ("" if st[n]["feasible"] else " ✗")
+        cells = [f"{money(st[n]['dollars'])} / {_pct(st[n]['context_recall'])}" + ("" if st[n]["feasible"] else " ✗")
                  if n in st else "" for n in _names(report)]
         v = s["verdict"]
-        out.append(f"| {_cell(s['label'])} | {s['requests']:,} | {_money(v['reference_dollars'])} | "
+        out.append(f"| {_cell(s['label'])} | {s['requests']:,} | {money(v['reference_dollars'])} | "
                    + " | ".join(cells) + f" | {v['best'] or 'none (' + str(v['closest']) + ' closest)'} |")
     out += ["", "Each cell: dollars / context recall; ✗ marks a strategy that could not have run (a request over the "
             "window, or a feature of another provider's API): never the verdict.", ""]
@@ -111,7 +108,7 @@ def _session(s: dict[str, Any]) -> list[str]:
            f"{s['requests']:,} requests.", "", "| strategy | dollars | feasible | recall | used terms | missing |",
            "|---|---:|:-:|---:|---:|---:|"]
     for name, st in s["strategies"].items():
-        out.append(f"| {name} | {_money(st['dollars'])} | {'yes' if st['feasible'] else 'no'} | "
+        out.append(f"| {name} | {money(st['dollars'])} | {'yes' if st['feasible'] else 'no'} | "
                    f"{_pct(st['context_recall'])} | {st['used_terms']:,} | {st['terms_missing']:,} |")
     out += ["", f"<sub>{_cell(s['prices'])}</sub>", "", f"**Verdict.** {s['verdict']['sentence']}", ""]
     for name, st in s["strategies"].items():

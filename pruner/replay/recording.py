@@ -41,8 +41,8 @@ from typing import Sequence
 
 from ..compaction.cut import is_summary_message
 from ..errors import ConfigurationError
-from ..model import Session
-from .cache import CACHE_MODELS, CacheModel
+from ..model import Message, Session
+from .cache import CACHE_MODELS, CacheModel, CacheState
 from .prices import ModelPrice, PriceTable
 from .requests import Request, find_requests
 from .scale import ChainFit, TokenScale
@@ -71,7 +71,8 @@ class ChainView:
 
     @classmethod
     def of(cls, chain: str, session: Session) -> "ChainView":
-        kept, mapping = [], []
+        kept: list[Message] = []
+        mapping: list[int] = []
         for m in session.messages:
             if m.role == "summary" and is_summary_message(m):
                 mapping.append(-1)
@@ -86,7 +87,8 @@ def find_price(prices: PriceTable, model: str) -> ModelPrice | None:
     """The row for a recorded model id, or None (never another model's row)."""
     finder = getattr(prices, "find", None)
     if finder is not None:
-        return finder(model)
+        found: ModelPrice | None = finder(model)
+        return found
     # Until PriceTable.find lands (branch money-import): the row whose id or alias is the name, or the
     # name with a release date after it (gpt-4o-2024-08-06); never a longer prefix match, which would
     # price gpt-5.1-codex as gpt-5.1.
@@ -114,16 +116,15 @@ def default_price(settings: ReplaySettings, prices: PriceTable) -> ModelPrice:
 def window_of(settings: ReplaySettings, price: ModelPrice, fallback: ModelPrice) -> int:
     window = settings.context_window or price.context_window or fallback.context_window
     if window is None:
-        raise ConfigurationError(f"the price table gives no context window for {price.model}; pass one "
-                                 "(--context-window)")
+        raise ConfigurationError(f"the price table gives no context window for {price.model}; set "
+                                 "context_window", setting="context_window")
     return window
 
 
 def cache_models(settings: ReplaySettings) -> dict[str, CacheModel]:
     out: dict[str, CacheModel] = {}
     for provider, cls in CACHE_MODELS.items():
-        out[provider] = cls(ttl=settings.ttl, retention=settings.openai_retention) if provider == "openai" \
-            else cls(ttl=settings.ttl)
+        out[provider] = cls.from_settings(settings)
     return out
 
 
@@ -137,7 +138,11 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
     views = {chain: ChainView.of(chain, s) for chain, s in session.chains}
     models = cache_models(settings)
     found: dict[str, ModelPrice | None] = {}
-    recorders, fits, states, last_model, previous = {}, {}, {}, {}, {}
+    recorders: dict[str, AsRecorded] = {}
+    fits: dict[str, ChainFit] = {}
+    states: dict[str, CacheState] = {}
+    last_model: dict[str, str] = {}
+    previous: dict[str, int] = {}
     accepted: dict[str, int] = {}  # model -> the largest context the recording shows it accepted so far
     out = []
     for req in find_requests(session):
@@ -153,9 +158,11 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
         else:
             if req.model not in found:
                 found[req.model] = find_price(prices, req.model)
-            price = found[req.model]
-            if price is None:
+            row = found[req.model]
+            if row is None:
                 priced, price = False, unpriced_row(req.model, fallback, settings.context_window or fallback_window)
+            else:
+                price = row
         window = window_of(settings, price, fallback)
         rec = req.recorded
         if rec is not None and not rec.aborted and rec.context > accepted.get(price.model, 0):
@@ -194,7 +201,8 @@ def prepare(session: Session, settings: ReplaySettings, prices: PriceTable,
             warm = -short > PARTIAL_MISS_TOKENS and usage.miss in ("ttl", "first")
         recorder.wire.mark()
         out.append(replace(req, price=price, priced=priced, window=window, scale=scale, inherit=inherit,
-                           inherit_read=rec.cache_read if inherit else 0, warm_read=rec.cache_read if warm else 0))
+                           inherit_read=rec.cache_read if inherit and rec is not None else 0,
+                           warm_read=rec.cache_read if warm and rec is not None else 0))
     return tuple(out), views
 
 

@@ -18,6 +18,7 @@ from .calibration import from_replay
 from .engine import Replay, RequestRow, money_label
 from .rows import ROW_FIELDS
 from .verdict import recall_json, verdict
+from pruner.money import money
 
 SCHEMA = "pruner.replay/2"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # transcript text must not drive the terminal
@@ -105,10 +106,6 @@ def to_csv(r: Replay) -> str:
     return out.getvalue()
 
 
-def _money(x: float) -> str:
-    return f"${x:,.2f}" if x >= 1 else f"${x:,.4f}"
-
-
 def table(r: Replay) -> str:
     """The per-strategy table the CLI prints; below it, every strategy that could not have run and why
     (an infeasible or not applicable strategy is listed, never ranked)."""
@@ -119,7 +116,7 @@ def table(r: Replay) -> str:
     body, why, unpriced_note = [], [], ""
     for run in r.runs.values():
         t = run.totals
-        dollars, unscaled = _money(t["dollars"]), _money(t["dollars_unscaled"])
+        dollars, unscaled = money(t["dollars"]), money(t["dollars_unscaled"])
         unpriced = t.get("unpriced_requests", 0)
         if unpriced and unpriced >= t["billed_requests"]:
             # Every request is of a model without a price: $0 would read as free.
@@ -164,14 +161,14 @@ def chain_lines(r: Replay) -> list[str]:
             if not row.priced and not row.aborted and (stop is None or row.request < stop):
                 unpriced[row.chain] = unpriced.get(row.chain, 0) + 1
 
-        def chain_money(c: str, v: dict, unpriced: dict[str, int] = unpriced) -> str:  # not free: unpriced
+        def chain_money(c: str, v: dict[str, Any], unpriced: dict[str, int] = unpriced) -> str:  # not free: unpriced
             left_out = min(unpriced.get(c, 0), v["requests"])
             if left_out and left_out >= v["requests"]:
                 return "unpriced"
-            return _money(v["dollars"]) + (f" (+{left_out:,} unpriced)" if left_out else "")
+            return money(v["dollars"]) + (f" (+{left_out:,} unpriced)" if left_out else "")
 
         chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in t["by_chain"].items())
-        models = "; ".join(f"{m} {v['requests']:,} {_money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
+        models = "; ".join(f"{m} {v['requests']:,} {money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
                            for m, v in t["by_model"].items())
         out.append(f"  {run.name}: by chain: {chains}; by model: {models}")
     return out
@@ -200,7 +197,7 @@ def show_context(r: Replay, strategy: str, request: int) -> list[str]:
     for k, m in enumerate(messages):
         kind = m.metadata.get("kind") if isinstance(m.metadata, dict) else None
         label = {"placeholder": " [placeholder: the result was left out]",
-                 "compaction_summary": " [compaction summary]"}.get(kind, "")
+                 "compaction_summary": " [compaction summary]"}.get(kind, "") if isinstance(kind, str) else ""
         if m.role == "summary":
             label = " [summary recorded in the session]"
         calls = "".join(f"\n    -> call {c.id} {c.name}({escape(str(c.arguments))})" for c in m.tool_calls)

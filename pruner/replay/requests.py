@@ -91,6 +91,28 @@ class Request:
     warm_read: int = 0  # the recording read this much where the cache model says the cache lapsed (inherited)
 
 
+def price_of(request: Request) -> ModelPrice:
+    """``request.price``, which the replay sets (``pruner.replay.recording.prepare``) before any strategy,
+    cache model or bill reads it; a request read before that is a bug, said so."""
+    if request.price is None:
+        raise AssertionError(f"request {request.index} was read before the replay priced it")
+    return request.price
+
+
+def scale_of(request: Request) -> TokenScale:
+    """``request.scale``, set with its price (see ``price_of``)."""
+    if request.scale is None:
+        raise AssertionError(f"request {request.index} was read before the replay scaled it")
+    return request.scale
+
+
+def window_of_request(request: Request) -> int:
+    """``request.window``, set with its price (see ``price_of``)."""
+    if request.window is None:
+        raise AssertionError(f"request {request.index} was read before the replay gave it a window")
+    return request.window
+
+
 def _number(value: Any) -> int | None:
     # The importers' own bound (a whole number of tokens up to 10**12): a session built by hand or a
     # native file's metadata is not checked at import, and 1e308 tokens made the dollars infinite.
@@ -102,15 +124,18 @@ def recorded_usage(m: Message) -> RecordedUsage | None:
     usage = m.metadata.get("usage") if isinstance(m.metadata, Mapping) else None
     if not isinstance(usage, Mapping):
         return None
-    values = [_number(usage.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write")]
-    if any(v is None for v in values):
+    numbers = [_number(usage.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write")]
+    values = [v for v in numbers if v is not None]
+    if len(values) < len(numbers):
         return None
+    input_, output, cache_read, cache_write = values
     one_hour = _number(usage.get("cache_write_1h", 0)) or 0
-    cost = usage.get("cost")
+    recorded_cost = usage.get("cost")
     # The range before float(): a 400-digit integer cannot become a float (the importers' bound, USD).
-    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and \
-        0 <= cost <= MAX_REQUEST_COST and math.isfinite(cost) else None
-    return RecordedUsage(*values, cache_write_1h=min(one_hour, values[3]), cost=cost)
+    cost = float(recorded_cost) if isinstance(recorded_cost, (int, float)) and not isinstance(recorded_cost, bool) \
+        and 0 <= recorded_cost <= MAX_REQUEST_COST and math.isfinite(recorded_cost) else None
+    return RecordedUsage(input_, output, cache_read, cache_write, cache_write_1h=min(one_hour, cache_write),
+                         cost=cost)
 
 
 def timestamp(m: Message) -> float | None:
@@ -149,7 +174,7 @@ def is_request(m: Message) -> bool:
 
 def chain_requests(chain: str, session: Session) -> list[Request]:
     """The requests of one conversation, in its own order (``index`` numbers them within the chain)."""
-    out = []
+    out: list[Request] = []
     msgs = session.messages
     for i, m in enumerate(msgs):
         if not is_request(m):

@@ -94,10 +94,11 @@ UNSCALED = TokenScale()
 class ChainFit:
     """One chain's running fit: ``add`` each recorded request in order, get the scale there."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.n = 0
         self.sx = self.sy = self.sxx = self.sxy = 0.0
-        self.low = self.high = None
+        self.low: float | None = None
+        self.high: float | None = None
         self.current: TokenScale | None = None
 
     def add(self, *, recorded: int, ours: int) -> TokenScale:

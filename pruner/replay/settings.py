@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..compaction.settings import CompactionSettings
 from ..engine.prune import PruneConfig
 from ..errors import ConfigurationError
+from ..setting_fields import default_of, setting
 from .cache import ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_RETENTIONS
 
 #: The model each provider's dollars use unless ``--model`` says otherwise.
@@ -33,9 +35,6 @@ CLEAR_KEEP = 3
 #: ``{"type": "tool_uses", "value": N}``.
 CLEAR_TRIGGER_TYPES = ("input_tokens", "tool_uses")
 
-#: Pi's compaction defaults (pruner.compaction.CompactionSettings).
-RESERVE_TOKENS = 16_384
-KEEP_RECENT_TOKENS = 20_000
 
 
 @dataclass(frozen=True)
@@ -52,48 +51,71 @@ class ReplaySettings:
 
     provider: str = "anthropic"
     model: str | None = None
-    context_window: int | None = None
-    ttl: str = "5m"
+    context_window: int | None = setting(None, label="Context window (0: the model's)", minimum=1,
+                                         help="the model's window in provider tokens (default: the price table's)")
+    ttl: str = setting("5m", label="Cache TTL (Anthropic)", choices=tuple(ANTHROPIC_TTLS),
+                       help="Anthropic cache lifetime")
     openai_retention: str = "in_memory"  # or "24h": OpenAI's extended retention, for the models that have it
-    reserve_tokens: int = RESERVE_TOKENS
-    keep_recent_tokens: int = KEEP_RECENT_TOKENS
+    # Pi's compaction defaults, as the compaction's own settings have them
+    reserve_tokens: int = setting(default_of(CompactionSettings, "reserve_tokens"), label="Reserve tokens", minimum=0,
+                                  help="compact (and truncate) when the context exceeds window minus this")
+    keep_recent_tokens: int = setting(default_of(CompactionSettings, "keep_recent_tokens"), minimum=0,
+                                      label="Keep-recent tokens", help="newest tokens a compaction keeps verbatim")
     truncate_budget: int | None = None  # default: window - reserve, like the compaction trigger
-    clear_trigger: int = CLEAR_TRIGGER
-    clear_trigger_type: str = "input_tokens"  # or "tool_uses": the trigger counts tool uses in the context
-    clear_tool_inputs: bool | tuple[str, ...] = False  # also clear the cleared calls' inputs (all, or these tools')
-    clear_keep: int = CLEAR_KEEP
-    clear_at_least: int = 0
-    clear_exclude_tools: tuple[str, ...] = ()
+    clear_trigger: int = setting(CLEAR_TRIGGER, label="clear_tool_uses trigger", minimum=0,
+                                 help="clear_tool_uses: input tokens that trigger clearing")
+    # or "tool_uses": the trigger counts tool uses in the context
+    clear_trigger_type: str = setting(CLEAR_TRIGGER_TYPES[0], label="clear_tool_uses trigger type",
+                                      choices=CLEAR_TRIGGER_TYPES, help="clear_tool_uses: what the trigger counts")
+    # also clear the cleared calls' inputs (all, or these tools')
+    clear_tool_inputs: bool | tuple[str, ...] = setting(
+        False, label="clear_tool_uses: also clear the inputs",
+        help="clear_tool_uses: also clear the inputs of the calls whose results are cleared")
+    clear_keep: int = setting(CLEAR_KEEP, label="clear_tool_uses keep", minimum=0,
+                              help="clear_tool_uses: newest tool uses kept")
+    clear_at_least: int = setting(0, label="clear_tool_uses clear at least", minimum=0,
+                                  help="clear_tool_uses: clear only if at least this many tokens go")
+    clear_exclude_tools: tuple[str, ...] = setting((), label="clear_tool_uses: never clear",
+                                                   flag="--clear-exclude-tool",
+                                                   metavar="NAME",
+                                                   help="clear_tool_uses: never clear this tool's results (repeatable)")
     clear_placeholder: str = CLEAR_PLACEHOLDER
-    inherit_cold: bool = True
+    inherit_cold: bool = setting(True, label="A request the recording shows cold is cold for every strategy",
+                                 help="a request the recording shows cold is cold for every strategy",
+                                 flag_help="do not make the requests the recording shows cold cold for every strategy")
     scale: float | None = None
     cache_aware_budget: float = 0.005
     prune: PruneConfig = field(default_factory=PruneConfig)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.provider not in CACHE_MODELS:
-            raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}")
+            raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}",
+                                     setting="provider")
         if self.ttl not in ANTHROPIC_TTLS:
-            raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}")
+            raise ConfigurationError(f"ttl is {self.ttl!r}; expected one of {', '.join(ANTHROPIC_TTLS)}", setting="ttl")
         if self.openai_retention not in OPENAI_RETENTIONS:
             raise ConfigurationError(f"openai_retention is {self.openai_retention!r}; expected one of "
-                                     f"{', '.join(OPENAI_RETENTIONS)}")
+                                     f"{', '.join(OPENAI_RETENTIONS)}", setting="openai_retention")
         for name in ("reserve_tokens", "keep_recent_tokens", "clear_trigger", "clear_keep", "clear_at_least"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigurationError(f"replay setting {name} must be a whole number >= 0, got {value!r}")
+                raise ConfigurationError(f"replay setting {name} must be a whole number >= 0, got {value!r}",
+                                         setting=name)
         for name in ("context_window", "truncate_budget"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-                raise ConfigurationError(f"replay setting {name} must be a positive whole number, got {value!r}")
+                raise ConfigurationError(f"replay setting {name} must be a positive whole number, got {value!r}",
+                                         setting=name)
         if self.scale is not None and not (isinstance(self.scale, (int, float)) and self.scale > 0):
-            raise ConfigurationError(f"replay setting scale must be a positive number, got {self.scale!r}")
+            raise ConfigurationError(f"replay setting scale must be a positive number, got {self.scale!r}",
+                                     setting="scale")
         if not 0 <= self.cache_aware_budget < 1:
-            raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)")
+            raise ConfigurationError("replay setting cache_aware_budget must be in [0, 1)",
+                                     setting="cache_aware_budget")
         object.__setattr__(self, "clear_exclude_tools", tuple(self.clear_exclude_tools))
         if self.clear_trigger_type not in CLEAR_TRIGGER_TYPES:
             raise ConfigurationError(f"clear_trigger_type is {self.clear_trigger_type!r}; expected one of "
-                                     f"{', '.join(CLEAR_TRIGGER_TYPES)}")
+                                     f"{', '.join(CLEAR_TRIGGER_TYPES)}", setting="clear_trigger_type")
         if not isinstance(self.clear_tool_inputs, bool):
             object.__setattr__(self, "clear_tool_inputs", tuple(self.clear_tool_inputs))
 

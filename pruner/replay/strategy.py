@@ -23,13 +23,15 @@ strategy is one new module (CONTRIBUTING.md, "Add a replay strategy").
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import ConfigurationError
 from ..model import MAIN_CHAIN, Message, Session
-from .requests import Request
+from ..registry import Registry, origin_of
+from .requests import Request, price_of
 from .wire import TokenBook, Wire
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,7 +88,7 @@ class ReplayEnv:
     call_owner: Mapping[str, int] = field(init=False, repr=False)
     result_of_call: Mapping[str, str] = field(init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         messages = self.session.messages
         object.__setattr__(self, "index_of", {m.id: i for i, m in enumerate(messages)})
         object.__setattr__(self, "call_owner", {c.id: i for i, m in enumerate(messages) for c in m.tool_calls})
@@ -95,7 +97,7 @@ class ReplayEnv:
 
     def cache_model(self, request: Request) -> "CacheModel":
         """The cache rules that bill ``request`` (its model's provider)."""
-        return self.cache_models[request.price.provider]
+        return self.cache_models[price_of(request).provider]
 
     def position_after_call(self, messages: Sequence[Message], call_id: str) -> int:
         """Where ``call_id``'s result goes in ``messages`` (session messages in session order):
@@ -107,9 +109,9 @@ class ReplayEnv:
         return bisect_right(messages, owner, key=lambda m: index_of.get(m.id, -1))
 
 
-class Strategy:
-    """Base class: subclasses implement ``step``; ``name`` and ``summary`` come from
-    ``register_strategy``."""
+class Strategy(ABC):
+    """The strategy contract: subclasses implement ``step`` (abstract: a subclass without it cannot be
+    made); ``name`` and ``summary`` come from ``register_strategy``."""
 
     name = ""
     summary = ""
@@ -120,10 +122,13 @@ class Strategy:
         self.env = env
         self.wire = Wire(env.book, track_ids=env.track_ids)
 
+    @abstractmethod
     def step(self, request: Request, new: Sequence[Message]) -> Step:
-        raise NotImplementedError
+        """What the model receives at ``request``: change ``self.wire``; ``new``: the messages added
+        since the previous request. Returns the events it caused and any extra model call."""
 
-    def billed(self, request: Request, usage: "CacheUsage", dollars: float, *, cold: bool) -> None:
+    # An optional hook, not abstract: a strategy that learns nothing from its bills leaves it as it is.
+    def billed(self, request: Request, usage: "CacheUsage", dollars: float, *, cold: bool) -> None:  # noqa: B027
         """Called after each request with what it was billed (a strategy may learn from it)."""
 
 
@@ -136,20 +141,23 @@ class StrategySpec:
     counterfactual: bool  # False for as_recorded (what really happened)
 
 
-STRATEGIES: dict[str, StrategySpec] = {}
+#: Every registered strategy by name; a second strategy under a taken name is refused, naming both.
+STRATEGIES: Registry[StrategySpec] = Registry("strategy", origin=lambda spec: origin_of(spec.factory))
+S = TypeVar("S", bound=type[Strategy])
 
 
-def register_strategy(name: str, *, summary: str, order: int = 100, counterfactual: bool = True):
+def register_strategy(name: str, *, summary: str, order: int = 100,
+                      counterfactual: bool = True) -> Callable[[S], S]:
     """Class decorator: register a ``Strategy`` subclass under ``name``."""
     if not name or not name.replace("_", "").isalnum():
         raise ConfigurationError(f"strategy name {name!r} must be letters, digits and underscores")
 
-    def decorate(cls: type[Strategy]) -> type[Strategy]:
+    def decorate(cls: S) -> S:
         if not (isinstance(cls, type) and issubclass(cls, Strategy)):
             raise ConfigurationError(f"strategy {name!r} must be a subclass of pruner.replay.Strategy")
+        STRATEGIES.add(name, StrategySpec(name=name, summary=summary, factory=cls, order=order,
+                                          counterfactual=counterfactual))
         cls.name, cls.summary = name, summary
-        STRATEGIES[name] = StrategySpec(name=name, summary=summary, factory=cls, order=order,
-                                        counterfactual=counterfactual)
         return cls
     return decorate
 

@@ -22,9 +22,12 @@ wherever the context holds the same word anywhere.
 A context holds a term when one of its messages' text holds it (content, tool
 call arguments' values; placeholders and summaries are messages like any
 other). Because a reply may name part of a path or of a dotted name the context
-spells in full, a context term also yields its pieces: every ``/``-, ``.``- and
-(in a number) ``,``-separated segment and every trailing run of segments
-(``/work/src/a.py`` holds ``src/a.py``, ``a.py``, ``src``, ``a``, ``py``).
+spells in full, a context term also yields its pieces: every ``/``- and
+``.``-separated segment and every trailing run of segments (``/work/src/a.py``
+holds ``src/a.py``, ``a.py``, ``src``, ``a``, ``py``). A grouped number is not
+split at its commas on this side either: ``44,190`` does not hold ``190``, or a
+reply's ``190`` (a calculator's operand) would count as used, and as lost, because
+some old result printed ``44,190``.
 
 >>> sorted(reply_terms("Edit `render` in src/pruner/cli.py:42 (owner_1, 3 of 1,200 rows); see README."))
 ['1,200', 'README', 'owner_1', 'render', 'src/pruner/cli.py']
@@ -40,10 +43,11 @@ from typing import Any, Iterator
 from ..model import Message, parse_arguments
 
 # A number with thousands separators (``40,442``, ``1,200.50``) is one term: split at the comma, ``442``
-# would match any other number ending so (``45,442``), a chance match, not the value.
+# would match any other number ending so (``45,442``), a chance match, not the value. For the same reason
+# a context's grouped number yields no comma groups as pieces (``44,190`` does not hold a reply's ``190``).
 TERM = re.compile(r"(?<![\w,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[A-Za-z0-9_](?:[A-Za-z0-9_./\-]*[A-Za-z0-9_])?")
 _QUOTED = re.compile(r"`([^`\n]{1,200})`|\"([^\"\n]{1,200})\"")
-_SEPARATORS = re.compile(r"[/.,]+")
+_SEPARATORS = re.compile(r"[/.]+")
 _MARKED = re.compile(r"[0-9_/]|[a-z][A-Z]|[A-Z]{2}|\w\.\w")
 MIN_LENGTH = 4  # terms (numbers: MIN_DIGITS)
 MIN_DIGITS = 3
@@ -91,11 +95,11 @@ def reply_terms(text: str) -> set[str]:
 
 
 def pieces(term: str) -> set[str]:
-    """``term``'s segments and trailing runs of segments, split at ``/``, ``.`` and a number's ``,``."""
+    """``term``'s segments and trailing runs of segments, split at ``/`` and ``.`` (never a number's ``,``)."""
     out = {p for p in _SEPARATORS.split(term) if p}
     for i, ch in enumerate(term):
-        if ch in "/.,":
-            tail = term[i + 1:].lstrip("/.,")
+        if ch in "/.":
+            tail = term[i + 1:].lstrip("/.")
             if tail:
                 out.add(tail)
     return out
@@ -104,7 +108,7 @@ def pieces(term: str) -> set[str]:
 def context_terms(text: str, vocabulary: set[str] | frozenset[str] | None = None) -> set[str]:
     """The terms a context message's text holds (pieces included), restricted to ``vocabulary``."""
     found = set(TERM.findall(text))
-    compound = [t for t in found if "/" in t or "." in t or "," in t]
+    compound = [t for t in found if "/" in t or "." in t]
     for t in compound:
         found.update(pieces(t))
     return found & vocabulary if vocabulary is not None else found

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .recall import Loss, context_recall
+from pruner.money import money
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Replay
@@ -75,10 +76,6 @@ def feasible(totals: dict[str, Any]) -> bool:
     return not totals.get("rejected", 0)
 
 
-def _money(x: float) -> str:
-    return f"${x:,.2f}" if x >= 1 else f"${x:,.4f}"
-
-
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %" if x < 0.9995 or x == 1 else f"{100 * x:.2f} %"
 
@@ -98,7 +95,7 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL) -> Verd
     ref = runs[reference].totals
     ref_dollars = ref["dollars"]
     label = "Recorded" if reference == "as_recorded" else f"Recorded ({reference})"
-    head = f"{label}: {_money(ref_dollars)}."
+    head = f"{label}: {money(ref_dollars)}."
     others = [(n, r.totals) for n, r in runs.items() if n != "as_recorded" and (n != reference or n == "full")]
     ok = [(n, t) for n, t in others if feasible(t)]
     inapplicable = [n for n, t in others if not t.get("applicable", True)]
@@ -111,21 +108,21 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL) -> Verd
         return Verdict(f"{label}: unpriced (all {unpriced:,} requests are of models without a price): no dollars to "
                        f"compare.{tail}", None, reference, ref_dollars, min_recall)
     if unpriced:
-        head = f"{label}: {_money(ref_dollars)}, leaving out {unpriced:,} requests of models without a price."
+        head = f"{label}: {money(ref_dollars)}, leaving out {unpriced:,} requests of models without a price."
     bar = f"{100 * min_recall:g} %"
     keeping = [(n, t) for n, t in ok if t.get("context_recall", 1.0) >= min_recall]
     if keeping:
         name, t = min(keeping, key=lambda x: (x[1]["dollars"], -x[1].get("context_recall", 1.0)))
         r = t.get("context_recall", 1.0)
         sentence = (f"{head} Cheapest strategy that keeps ≥ {bar} of what the replies used: {name}, "
-                    f"{_money(t['dollars'])} ({_change(t['dollars'], ref_dollars)}), recall {_pct(r)}.{tail}")
+                    f"{money(t['dollars'])} ({_change(t['dollars'], ref_dollars)}), recall {_pct(r)}.{tail}")
         return Verdict(sentence, name, reference, ref_dollars, min_recall, t["dollars"], r)
     if not ok:
         return Verdict(f"{head} No feasible strategy to compare with.{tail}", None, reference, ref_dollars,
                        min_recall)
     name, t = max(ok, key=lambda x: (x[1].get("context_recall", 1.0), -x[1]["dollars"]))
     sentence = (f"{head} None reaches {bar} of what the replies used: {name} keeps "
-                f"{_pct(t.get('context_recall', 1.0))} at {_money(t['dollars'])} "
+                f"{_pct(t.get('context_recall', 1.0))} at {money(t['dollars'])} "
                 f"({_change(t['dollars'], ref_dollars)}).{tail}")
     return Verdict(sentence, None, reference, ref_dollars, min_recall, closest=name)
 
@@ -146,7 +143,7 @@ def reason(replay: "Replay", strategy: str, loss: Loss) -> str:
     row = replay.runs[strategy].rows[loss.left_at]
     kinds = [e.kind for e in row.events]
     kind = next((k for k in ("compact", "truncate", "clear", "prune") if k in kinds), None)
-    what = _WHY.get(kind, "dropped")
+    what = _WHY.get(kind, "dropped") if kind is not None else "dropped"
     text = f"{what} at request {loss.left_at}"
     if loss.placeholder is not None:
         text += f" (placeholder {loss.placeholder!r})"

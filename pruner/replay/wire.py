@@ -24,11 +24,14 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from itertools import compress, count
 from operator import is_not
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol, Sequence
 
 from ..engine.prune import message_tokens
 from ..model import Message
 from ..tokens import DEFAULT_ENCODING, get_counter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.context import ContextChange
 
 def blocks(m: Message) -> int:
     """Lookback positions of a message on its own, the unit of Anthropic's cache lookback: its text
@@ -50,7 +53,15 @@ def system_head(messages: Sequence[Message]) -> int:
     return n
 
 
-def lookback_start(messages: Sequence[Message], positions: int) -> int:
+class Messages(Protocol):
+    """What ``lookback_start`` walks back over: a list of messages, or a view that indexes one."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int, /) -> Message: ...
+
+
+def lookback_start(messages: Messages, positions: int) -> int:
     """The first message a cache lookback of ``positions`` positions, ending at the last message's
     breakpoint, can reach. A run of consecutive tool results counts as one position, as a run of
     tool_use blocks does (``blocks``)."""
@@ -123,7 +134,8 @@ class Wire:
         self.tokens = 0  # messages plus substitutes
         self.changed_at = 0  # first position changed since mark()
         self._incoming: Mapping[str, str] = {}  # the last substitutes passed to sync_substitutes
-        self._lookback = None  # (list, its length, positions, valid while changed_at >= this, answer)
+        # (list, its length, positions, valid while changed_at >= this, answer)
+        self._lookback: tuple[list[Message], int, int, int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -202,7 +214,7 @@ class Wire:
         self.tokens = tokens
         self.changed_at = min(self.changed_at, lcp)
 
-    def apply(self, messages: Sequence[Message], tokens: int, change, *, index_of: Mapping[str, int],
+    def apply(self, messages: Sequence[Message], tokens: int, change: ContextChange, *, index_of: Mapping[str, int],
               message_of: Callable[[str], Message], call_owner: Mapping[str, int]) -> None:
         """Send the incremental pruner's new context, given how it changed (``ContextChange``: ids that
         entered or left, placeholders set or removed). Costs what changed: each change is placed with

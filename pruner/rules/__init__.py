@@ -35,10 +35,15 @@ new rule is one new module here and nothing else (see CONTRIBUTING.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, TypeVar
 
 from ..errors import ConfigurationError
 from ..model import Message
+from ..registry import Registry, origin_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.index import SessionIndex
+    from ..engine.prune import PruneConfig
 
 #: The stages in pass order, and the status their decisions get.
 STAGES = {"expired": "expired", "duplicate": "duplicate", "restored": "restored"}
@@ -51,13 +56,42 @@ class Removal(NamedTuple):
     into the decision), ``related`` (the position it points at) and ``detail`` (the facts
     its explanation needs). A named tuple: rules make thousands per prune."""
 
-    index: int
+    # The field shadows tuple.index (a method); renaming a public field is out of the question.
+    index: int  # type: ignore[assignment]
     rule: str
     related: int | None = None
-    detail: tuple = ()
+    detail: tuple[Any, ...] = ()
 
 
 DEFAULT_PLACEHOLDER = "[result removed by pruning]"
+
+
+class Alive(Protocol):
+    """``alive[i]``: message ``i`` is still kept (a ``bytearray`` of 0/1 in ``prune``)."""
+
+    def __getitem__(self, i: int, /) -> int: ...
+
+
+class RuleFamily(Protocol):
+    """The contract of a rule family: ``(index, alive, config) -> removals`` (or, for the
+    ``restored`` stage, restorations), a pure function of its arguments."""
+
+    def __call__(self, index: SessionIndex, alive: Alive, config: PruneConfig, /) -> Iterable[Removal]: ...
+
+
+class RemovesAgain(Protocol):
+    """``fn(index, i, kept) -> witness index | True | None`` (see the module docstring)."""
+
+    # kept(i): truthy when message i is kept (a bool, or alive's 0/1)
+    def __call__(self, index: SessionIndex, i: int, kept: Callable[[int], int], /) -> int | bool | None: ...
+
+
+#: ``fn(related, message) -> str``: a placeholder computed from the messages.
+Placeholder = str | Callable[[Message | None, Message], str]
+#: ``fn(removal, messages) -> str``: the one-sentence reason for a removal.
+Explanation = Callable[[Removal, Sequence[Message]], str]
+F = TypeVar("F", bound=RuleFamily)
+E = TypeVar("E", bound=Explanation)
 
 
 @dataclass(frozen=True)
@@ -65,7 +99,7 @@ class Emits:
     """What a rule name written into decisions declares: its short name and placeholder."""
 
     short: str | None = None
-    placeholder: str | Callable[[Message | None, Message], str] = DEFAULT_PLACEHOLDER
+    placeholder: Placeholder = DEFAULT_PLACEHOLDER
 
 
 @dataclass(frozen=True)
@@ -73,22 +107,25 @@ class Rule:
     name: str
     stage: str
     description: str
-    apply: Callable[..., Any]
+    apply: RuleFamily
     emits: Mapping[str, Emits] = field(default_factory=dict)  # rule name -> its declaration
-    tracker: type | None = None
-    removes_again: Callable[..., Any] | None = None
+    # Called as the stage's protocol in pruner.engine.trackers says; IncrementalPruner checks what it returns.
+    tracker: Callable[..., object] | None = None
+    removes_again: RemovesAgain | None = None
 
     @property
     def status(self) -> str:
         return STAGES[self.stage]
 
 
-RULES: dict[str, Rule] = {}
+#: Every registered rule family by name; a second family under a taken name is refused, naming both.
+RULES: Registry[Rule] = Registry("rule", origin=lambda rule: origin_of(rule.apply))
 
 
 def register_rule(name: str, *, stage: str, description: str, short: str | None = None,
-                  placeholder: str | Callable | None = None, emits: Mapping[str, Emits] | None = None,
-                  tracker: type | None = None, removes_again: Callable | None = None):
+                  placeholder: Placeholder | None = None, emits: Mapping[str, Emits] | None = None,
+                  tracker: Callable[..., object] | None = None,
+                  removes_again: RemovesAgain | None = None) -> Callable[[F], F]:
     """Decorator: register ``fn`` as the rule family ``name`` (see the module docstring)."""
     if stage not in STAGES:
         raise ConfigurationError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
@@ -98,9 +135,11 @@ def register_rule(name: str, *, stage: str, description: str, short: str | None 
     elif short is not None or placeholder is not None:
         raise ConfigurationError(f"rule {name!r}: give short and placeholder per emitted name in emits")
 
-    def decorate(fn):
-        RULES[name] = Rule(name=name, stage=stage, description=description, apply=fn, emits=dict(emits),
-                           tracker=tracker, removes_again=removes_again)
+    declared = dict(emits)
+
+    def decorate(fn: F) -> F:
+        RULES.add(name, Rule(name=name, stage=stage, description=description, apply=fn, emits=declared,
+                             tracker=tracker, removes_again=removes_again))
         return fn
     return decorate
 
@@ -131,7 +170,8 @@ def short_name(rule_name: str) -> str:
     return declaration(rule_name).short or rule_name
 
 
-def placeholder_text(rule_name: str, related: Message | None, message: Message, detail: tuple = ()) -> str:
+def placeholder_text(rule_name: str, related: Message | None, message: Message,
+                     detail: tuple[Any, ...] = ()) -> str:
     """What the export sends for ``message``, a result ``rule_name`` removed, pointing at ``related``.
 
     A template may say ``{where}`` (" at turn T (id X)"), ``{message}`` and ``{share}``: the share of
@@ -163,13 +203,14 @@ def placeholder_text(rule_name: str, related: Message | None, message: Message, 
 _TEMPLATES: dict[str, tuple[str, ...]] = {}
 
 
-EXPLANATIONS: dict[str, Callable[[Removal, Sequence[Message]], str]] = {}
+#: The explanation of each rule name; a second one for a taken name is refused, naming both.
+EXPLANATIONS: Registry[Explanation] = Registry("explanation", origin=origin_of)
 
 
-def explains(rule_name: str):
+def explains(rule_name: str) -> Callable[[E], E]:
     """Decorator: ``fn(removal, messages) -> str`` explains removals by ``rule_name``."""
-    def decorate(fn):
-        EXPLANATIONS[rule_name] = fn
+    def decorate(fn: E) -> E:
+        EXPLANATIONS.add(rule_name, fn)
         return fn
     return decorate
 
@@ -196,7 +237,7 @@ _load_builtin_rules()
 
 
 __all__ = [
-    "DEFAULT_PLACEHOLDER", "EXPLANATIONS", "Emits", "REMOVAL_STAGES", "RULES", "Removal", "Rule",
-    "STAGES", "declaration", "explain", "explains", "placeholder_text", "register_rule", "rules_for",
-    "short_name"
+    "Alive", "DEFAULT_PLACEHOLDER", "EXPLANATIONS", "Emits", "Explanation", "Placeholder",
+    "REMOVAL_STAGES", "RULES", "Removal", "RemovesAgain", "Rule", "RuleFamily", "STAGES", "declaration",
+    "explain", "explains", "placeholder_text", "register_rule", "rules_for", "short_name"
 ]

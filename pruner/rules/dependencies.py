@@ -22,18 +22,22 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, insort
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence, cast
 
 from ..engine.index import SessionIndex
-from . import Emits, Removal, explains, register_rule
+from ..model import Message
+from . import Alive, Emits, Removal, explains, register_rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.prune import PruneConfig
 
 
-def needs_of(index: SessionIndex, i: int, alive, definers: dict[str, list[int]],
-             kept_definers: dict[str, list[int]]):
+def needs_of(index: SessionIndex, i: int, alive: Alive, definers: dict[str, list[int]],
+             kept_definers: dict[str, list[int]]) -> Iterator[tuple[int, str, str]]:
     """The removed messages message ``i`` needs back: ``(index, rule, detail)`` triples."""
     owner = index.call_owner[i]
     if owner >= 0 and not alive[owner]:
-        yield owner, "tool_pair", index.messages[i].tool_call_id
+        yield owner, "tool_pair", cast(str, index.messages[i].tool_call_id)  # owner >= 0: i is a result
     for key in index.refs[i]:
         candidates = definers.get(key)
         if not candidates or candidates[0] > i:
@@ -44,7 +48,7 @@ def needs_of(index: SessionIndex, i: int, alive, definers: dict[str, list[int]],
         yield candidates[bisect_left(candidates, i) - 1], "dependency", key
 
 
-def restore_dependencies(index: SessionIndex, alive) -> list[Removal]:
+def restore_dependencies(index: SessionIndex, alive: Alive) -> list[Removal]:
     """Restorations, in position order; ``alive`` (what passes 1 and 2 kept) is not modified.
 
     A restored message's own needs count too (transitively); ``related`` is the
@@ -81,14 +85,15 @@ class DependencyTracker:
     messages referring to a key it defines between it and the next kept definer.
     """
 
-    def __init__(self, index: SessionIndex, config, kept12: Callable[[int], bool]):
+    def __init__(self, index: SessionIndex, config: PruneConfig, kept12: Callable[[int], bool]):
         self.index = index
         self.kept12 = kept12  # kept by passes 1-2
         self._view = _Kept12(kept12)
         self._kept_definers: dict[str, list[int]] = {}
         self._referrers: dict[str, list[int]] = {}  # key -> messages that refer to it
         self._results_of: dict[int, list[int]] = {}  # assistant index -> its results
-        self._needs: dict[int, list] = {}  # active needer -> [(target, (needer, order, rule, detail))]
+        # active needer -> [(target, (needer, order, rule, detail))]
+        self._needs: dict[int, list[tuple[int, tuple[int, int, str, str]]]] = {}
         self.restored: dict[int, set[tuple[int, int, str, str]]] = {}  # target -> needers' entries
 
     def restoration(self, j: int) -> Removal | None:
@@ -174,7 +179,7 @@ class _Kept12:
 
     __slots__ = ("_fn",)
 
-    def __init__(self, fn):
+    def __init__(self, fn: Callable[[int], bool]):
         self._fn = fn
 
     def __getitem__(self, i: int) -> bool:
@@ -185,18 +190,20 @@ class _Kept12:
                emits={"dependency": Emits(short="dep"), "tool_pair": Emits(short="pair")},
                description="bring back, transitively, what a kept message needs: the definer of a key "
                            "it refers to (rule dependency) and the call its result answers (rule tool_pair)")
-def _restore(index: SessionIndex, alive, config) -> list[Removal]:
+def _restore(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     return restore_dependencies(index, alive)
 
 
 @explains("dependency")
-def _explain_dependency(r: Removal, messages) -> str:
+def _explain_dependency(r: Removal, messages: Sequence[Message]) -> str:
+    assert r.related is not None  # a restoration points at the message that needed it
     needer = messages[r.related]
     return f"defines {r.detail[0]}, which {needer.id} (turn {needer.turn}) refers to"
 
 
 @explains("tool_pair")
-def _explain_tool_pair(r: Removal, messages) -> str:
+def _explain_tool_pair(r: Removal, messages: Sequence[Message]) -> str:
     if r.detail and r.detail[0] == "dropped_with_results":
         return "only made tool calls whose results were removed, so the export drops it with them"
+    assert r.related is not None  # the kept result that answers the call
     return f"makes the call {r.detail[0]} whose result {messages[r.related].id} is kept"

@@ -11,30 +11,39 @@ near copy. So a removed copy always points at a message that stays.
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..engine.index import SessionIndex
-from . import Emits, Removal, explains, register_rule
+from ..model import Message
+from . import Alive, Emits, Removal, explains, register_rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.near import NearRelation
+    from ..engine.prune import PruneConfig
 
 
-def _what(m) -> str:
+def _what(m: Message) -> str:
     kind = "document" if m.role == "retrieved_doc" else "tool result"
     return f"the {kind} at turn {m.turn} ({m.id})"
 
 
 @explains("exact_duplicate")
-def _explain_exact(r: Removal, messages) -> str:
+def _explain_exact(r: Removal, messages: Sequence[Message]) -> str:
+    assert r.related is not None  # a copy points at its original
     return f"repeats {_what(messages[r.related])}"
 
 
 @explains("near_duplicate")
-def _explain_near(r: Removal, messages) -> str:
+def _explain_near(r: Removal, messages: Sequence[Message]) -> str:
+    assert r.related is not None  # a copy points at its original
     return f"{r.detail[0]:.0%} of its text already appears in {_what(messages[r.related])}"
 
 
-def _original_for(containers: dict[int, int], first: dict[int, int], copy_of: dict, before: int):
+def _original_for(containers: dict[int, int], first: dict[int, int], copy_of: dict[int, Any],
+                  before: int) -> tuple[int, int, int] | None:
     """The earliest original (position, text, shared) before ``before`` among ``containers``
     (``first``: where each text first appears; ``copy_of``: the texts that are copies)."""
-    best = None
+    best: tuple[int, int, int] | None = None
     for v, shared in containers.items():
         q = first.get(v)
         if q is not None and q < before and v not in copy_of and (best is None or q < best[0]):
@@ -52,7 +61,7 @@ class DuplicateTracker:
     after everything before it has settled.
     """
 
-    def __init__(self, index: SessionIndex, config, gone):
+    def __init__(self, index: SessionIndex, config: PruneConfig, gone: bytearray):
         self.index = index
         self.threshold = config.near_duplicate_threshold
         self.gone = gone  # gone[i]: pass 1 removed message i
@@ -108,8 +117,8 @@ class DuplicateTracker:
                 positions.remove(j)
         while heap:  # earlier texts first, so every verdict reads settled ones
             p, u = heapq.heappop(heap)
-            positions = occ.get(u)
-            if positions and positions[0] == p:
+            waiting = occ.get(u)
+            if waiting and waiting[0] == p:
                 self._judge(rel, u, changed, died, revived, heap)
         for i in range(start, len(text_no)):
             t = text_no[i]
@@ -122,14 +131,15 @@ class DuplicateTracker:
                 self._judge(rel, t, changed, died, revived, heap)
         return died, revived
 
-    def _push_contained(self, rel, t: int, after: int, heap) -> None:
+    def _push_contained(self, rel: NearRelation, t: int, after: int, heap: list[tuple[int, int]]) -> None:
         occ = self._occ
         for u in rel.contained[t]:
             p = occ.get(u)
             if p and p[0] > after:
                 heapq.heappush(heap, (p[0], u))
 
-    def _judge(self, rel, t: int, changed: set[int], died: list[int], revived: list[int], heap) -> None:
+    def _judge(self, rel: NearRelation, t: int, changed: set[int], died: list[int], revived: list[int],
+               heap: list[tuple[int, int]]) -> None:
         occ, copy_of = self._occ, self._copy_of
         positions = occ[t]
         p = positions[0]
@@ -166,7 +176,7 @@ class DuplicateTracker:
                            "exactly (ignoring case, Unicode form, punctuation and whitespace; rule "
                            "exact_duplicate) or nearly (at least the threshold share of its word "
                            "3-grams appear in it; rule near_duplicate)")
-def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
+def remove_duplicates(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     """One walk in position order over the duplicate candidates pass 1 kept."""
     exact = "exact_duplicate" not in config.disabled_rules
     near = "near_duplicate" not in config.disabled_rules
@@ -195,7 +205,7 @@ def remove_duplicates(index: SessionIndex, alive, config) -> list[Removal]:
                 add(new(Removal, (i, "near_duplicate", p, (1.0,))))
             continue
         first[t] = i
-        if near and containers[t]:
+        if containers is not None and containers[t]:  # None: near duplicates are off
             best = _original_for(containers[t], first, copy_of, i)
             if best is not None:
                 share = best[2] / len(texts[t].shingles)

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
+from typing import TYPE_CHECKING, Callable, Sequence, cast
 
 from ..engine.fileops import READ
 from ..engine.index import SessionIndex
-from . import Removal, explains, register_rule
+from ..model import Message
+from . import Alive, Removal, explains, register_rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine.prune import PruneConfig
 
 
 def _short(key: str, limit: int = 60) -> str:
@@ -23,7 +28,7 @@ def _short(key: str, limit: int = 60) -> str:
 
 # -- superseded_call --------------------------------------------------------------------------
 
-def _later_result_kept(index: SessionIndex, r: int, kept) -> int | None:
+def _later_result_kept(index: SessionIndex, r: int, kept: Callable[[int], int]) -> int | None:
     """A kept result of the same call after ``r`` (newest first: usually the first is kept)."""
     key = index.result_key[r]
     for j in reversed(index.by_key.get(key, ())) if key is not None else ():
@@ -37,7 +42,7 @@ def _later_result_kept(index: SessionIndex, r: int, kept) -> int | None:
 class SupersedeTracker:
     """Each result's next newer result of the same call, kept up to date as results arrive."""
 
-    def __init__(self, index: SessionIndex, config):
+    def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
         self._seen = 0  # how many of index.keyed have been taken in
         self._last_of_key: dict[str, int] = {}
@@ -47,8 +52,9 @@ class SupersedeTracker:
         """Take in messages from ``start`` on; returns the messages whose removal changed."""
         index, changed = self.index, set()
         keyed = index.keyed
+        keys = cast("list[str]", index.result_key)  # index.keyed lists the messages that have a key
         for i in keyed[self._seen:]:
-            key = index.result_key[i]
+            key = keys[i]
             prev = self._last_of_key.get(key)
             if prev is not None:
                 self._next_newer[prev] = i
@@ -67,7 +73,7 @@ class SupersedeTracker:
                removes_again=_later_result_kept,
                description="a tool result is replaced by a newer result of the same call "
                            "(same tool name and arguments, or the same explicit key)")
-def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
+def supersede_calls(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     """Every result but the newest of its key goes; each points at the next newer one.
 
     Pointing at the next newer result (not the newest) keeps a decision stable as
@@ -75,7 +81,7 @@ def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
     """
     out: list[Removal] = []
     next_newer: dict[str, int] = {}
-    keys = index.result_key
+    keys = cast("list[str]", index.result_key)  # index.keyed lists the messages that have a key
     new = tuple.__new__  # a Removal without the named tuple's Python-level __new__: thousands per prune
     for i in reversed(index.keyed):  # position decides "newer", never the id
         if not alive[i]:
@@ -89,13 +95,14 @@ def supersede_calls(index: SessionIndex, alive, config) -> list[Removal]:
 
 
 @explains("superseded_call")
-def _explain_superseded(r: Removal, messages) -> str:
+def _explain_superseded(r: Removal, messages: Sequence[Message]) -> str:
+    assert r.related is not None  # a superseded result points at its newer one
     return f"superseded by a newer result of {_short(r.detail[0])} at turn {messages[r.related].turn}"
 
 
 # -- file_state -------------------------------------------------------------------------------
 
-def _later_change_kept(index: SessionIndex, r: int, kept) -> int | None:
+def _later_change_kept(index: SessionIndex, r: int, kept: Callable[[int], int]) -> int | None:
     """A kept message after ``r`` that writes, edits or fully re-reads a file ``r`` read."""
     for a in index.file_access[r]:
         if a.op == READ:
@@ -110,7 +117,7 @@ class FileStateTracker:
     """For each file read, the first later change of the same file (a write, an edit or a
     full re-read), recorded when that change arrives."""
 
-    def __init__(self, index: SessionIndex, config):
+    def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
         self._seen = 0
         self._pending: dict[str, list[int]] = {}  # path -> reads not yet stale
@@ -147,7 +154,7 @@ class FileStateTracker:
                placeholder="[stale file read; the file changed{where}]",
                removes_again=_later_change_kept,
                description="a file read is stale once the same path is written, edited, or read again in full")
-def expire_stale_reads(index: SessionIndex, alive, config) -> list[Removal]:
+def expire_stale_reads(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     out: list[Removal] = []
     later: dict[str, tuple[int, str]] = {}  # path -> nearest later (index, op) that makes a read stale
     for i in reversed(index.file_ops):
@@ -165,15 +172,16 @@ def expire_stale_reads(index: SessionIndex, alive, config) -> list[Removal]:
 
 
 @explains("file_state")
-def _explain_file_state(r: Removal, messages) -> str:
+def _explain_file_state(r: Removal, messages: Sequence[Message]) -> str:
     path, op = r.detail
     what = "read again" if op == READ else ("written" if op == "write" else "edited")
+    assert r.related is not None  # a stale read points at the change that made it stale
     return f"stale read of {path}: the file was {what} at turn {messages[r.related].turn}"
 
 
 # -- ttl --------------------------------------------------------------------------------------
 
-def _ttl_passed(index: SessionIndex, r: int, kept) -> bool:
+def _ttl_passed(index: SessionIndex, r: int, kept: Callable[[int], int]) -> bool:
     eat = index.messages[r].expires_after_turn
     return eat is not None and eat < index.last_turn
 
@@ -181,7 +189,7 @@ def _ttl_passed(index: SessionIndex, r: int, kept) -> bool:
 class TTLTracker:
     """Messages whose ``expires_after_turn`` the conversation has passed."""
 
-    def __init__(self, index: SessionIndex, config):
+    def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
         self._seen = 0
         self._heap: list[tuple[int, int]] = []
@@ -191,7 +199,9 @@ class TTLTracker:
         index, changed = self.index, set()
         expiring = index.expiring
         for i in expiring[self._seen:]:
-            heapq.heappush(self._heap, (index.messages[i].expires_after_turn, i))
+            turn = index.messages[i].expires_after_turn
+            if turn is not None:  # always: index.expiring lists the messages that have one
+                heapq.heappush(self._heap, (turn, i))
         self._seen = len(expiring)
         last = index.last_turn
         while self._heap and self._heap[0][0] < last:
@@ -210,14 +220,15 @@ class TTLTracker:
                placeholder="[expired after turn {message.expires_after_turn}]",
                removes_again=_ttl_passed,
                description="a message whose expires_after_turn is below the session's last turn")
-def expire_by_ttl(index: SessionIndex, alive, config) -> list[Removal]:
+def expire_by_ttl(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     last = index.last_turn
     msgs = index.messages
     new = tuple.__new__  # see supersede_calls
-    return [new(Removal, (i, "ttl", None, (msgs[i].expires_after_turn, last)))
-            for i in index.expiring if msgs[i].expires_after_turn < last and alive[i]]
+    # index.expiring lists the messages that have an expires_after_turn (the None test only narrows it)
+    return [new(Removal, (i, "ttl", None, (t, last)))
+            for i in index.expiring if (t := msgs[i].expires_after_turn) is not None and t < last and alive[i]]
 
 
 @explains("ttl")
-def _explain_ttl(r: Removal, messages) -> str:
+def _explain_ttl(r: Removal, messages: Sequence[Message]) -> str:
     return f"expired after turn {r.detail[0]}; the session is at turn {r.detail[1]}"

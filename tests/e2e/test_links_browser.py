@@ -195,3 +195,18 @@ def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, ap
     page.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
     assert inspected_or_none(page) is None
     no_exception(page)
+
+
+def test_defect_a_second_sample_opened_from_the_start_page_replaces_the_first(page, app_url):
+    # Found by hand: back on Start (by the sidebar, the app not reloaded), a second sample's link opened the
+    # explorer on the first sample still.
+    page.goto(app_url)
+    page.get_by_role("link", name="A short demo (25 messages, every kind of removal)").click()
+    page.get_by_text("native_demo.jsonl · sample").first.wait_for()
+    page.get_by_role("link", name="Start").first.click()
+    page.get_by_role("heading", name="Explore a sample").wait_for()
+    page.get_by_role("link", name="A Pi coding-agent session that compacted").click()
+    page.get_by_text("pi_session.jsonl · sample").first.wait_for()
+    assert "sample=pi_session.jsonl" in page.url
+    assert page.get_by_text("native_demo.jsonl · sample").count() == 0
+    no_exception(page)

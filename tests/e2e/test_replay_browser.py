@@ -123,12 +123,17 @@ def test_replay_page_on_a_generated_workload_draws_every_strategy(page, app_url)
 
 def test_an_arrow_pressed_as_soon_as_the_first_request_shows_is_not_lost(page, app_url):
     """Regression: the heading "Request 0 of n" shows before the stepper's buttons are mounted, and a →
-    pressed then went nowhere (the page never stepped). It must step, once."""
+    pressed then went nowhere (the page never stepped). It must step, once.
+
+    The press waits for the app's key listener (dashboard/early_keys.py), whose code the browser fetches
+    with the page's first elements: in CI the heading once stood before it listened, and that press was
+    lost (the listener was then drawn by the Replay page itself, after its title)."""
     sample = "pi_session.jsonl"
     expected = replay(load_session(SAMPLES / sample))
     n, strategy = len(expected.requests), "as_recorded"
     page.goto(f"{app_url}/replay?sample={sample}&strategy={strategy}")
     heading(page, 0, n, expected.requests[0].turn, strategy).wait_for()
+    page.wait_for_function("() => window.__prunerEarlyKeys === true")
     mounted = page.evaluate("() => !!document.querySelector('.st-key-replay_next button')")
     page.keyboard.press("ArrowRight")
     print(f"\n→ pressed with the stepper's buttons {'mounted' if mounted else 'not yet mounted'}")

@@ -86,8 +86,8 @@ class _Generator:
         if user_open and rng.random() < self.p.fact_update_rate:
             key = user_open[rng.randrange(len(user_open))]
             info = self.fact_info[key]
-            values = [v for v in info["values"] if v != info["value"]]
-            info["value"] = values[rng.randrange(len(values))]
+            others = [v for v in info["values"] if v != info["value"]]
+            info["value"] = others[rng.randrange(len(others))]
             statement = "Change of plan: " + info["template"].format(v=info["value"])
             return f"{statement}. DEFINE:{key}", (f"fact:{key}", self.world.bump(f"fact:{key}")), None
         slot, label, template, values, paraphrase = USER_FACT_SLOTS[rng.randrange(len(USER_FACT_SLOTS))]

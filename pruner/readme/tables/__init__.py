@@ -20,10 +20,11 @@ import json
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ...bench.environment import describe
 from ...errors import PrunerError
+from ...registry import Registry, origin_of
 
 
 @dataclass(frozen=True)
@@ -35,14 +36,17 @@ class FigureTable:
     document: str = "README.md"  # the Markdown file the table is placed in (relative to the repository)
 
 
-TABLES: dict[str, FigureTable] = {}
+#: Every generated table by name; a second table under a taken name is refused, naming both.
+TABLES: Registry[FigureTable] = Registry("table", origin=lambda table: origin_of(table.render))
+Render = TypeVar("Render", bound=Callable[[dict[str, Any]], str])
 
 
-def register_table(name: str, *, source: str, command: str, document: str = "README.md"):
+def register_table(name: str, *, source: str, command: str,
+                   document: str = "README.md") -> Callable[[Render], Render]:
     """Decorator: ``fn(results) -> markdown`` renders table ``name`` from the JSON file ``source``, placed
     in ``document`` (``python -m pruner.readme DOCUMENT`` regenerates it)."""
-    def decorate(fn):
-        TABLES[name] = FigureTable(name=name, source=source, command=command, render=fn, document=document)
+    def decorate(fn: Render) -> Render:
+        TABLES.add(name, FigureTable(name=name, source=source, command=command, render=fn, document=document))
         return fn
     return decorate
 

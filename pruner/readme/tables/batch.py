@@ -37,6 +37,7 @@ def render(results: dict[str, Any]) -> str:
                    "of each." if runs_per_count > 1 else "")]
     by_workers = {str(r["workers"]): r for r in runs}
     for w, bound in sorted(results.get("cpu_speedup_bound", {}).items()):
+        assert one is not None  # pruner bench-batch computes the bound against the 1-worker run
         r = by_workers[w]
         walls = results.get("wall_s_range", {})
         spread = (f" Over all runs, 1 worker took {walls['1'][0]:.1f}–{walls['1'][1]:.1f} s and {w} workers "

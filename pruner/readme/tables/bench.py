@@ -9,10 +9,10 @@ from . import register_table
 
 def _range(values: list[float | None], unit: str = "%") -> str:
     """``lo–hi`` with one decimal, the unit once at the end; ``n/a`` when nothing was measured."""
-    values = [v for v in values if v is not None]
-    if not values:
+    measured = [v for v in values if v is not None]
+    if not measured:
         return "n/a"
-    lo, hi = min(values), max(values)
+    lo, hi = min(measured), max(measured)
     return f"{lo:.1f}{unit}" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}{unit}"
 
 

@@ -39,12 +39,24 @@ def render(results: dict[str, Any]) -> str:
            f"| {rerun['command_s']:,.2f} s | {rerun['read_by_command']} sessions read | {TARGETS['rerun']} "
            f"| {_met(rerun['command_s'] < 2)} | |"]
     parse = ", ".join(f"{name} {mb:,.0f} MB/s" for name, mb in results["json_mb_per_s"].items())
+    if bill.get("cpu_seconds") and every.get("cpu_seconds"):
+        out += ["", f"CPU time: the bill-and-ledger reading took {bill['cpu_seconds']:,.1f} CPU seconds "
+                    f"({bill['mb_per_cpu_second']:,.1f} MB per CPU second: {bill['mb_per_s_if_idle']:,.0f} MB/s were "
+                    f"that time spread over {w} idle cores); every strategy took {every['cpu_seconds']:,.1f} "
+                    f"({every['mb_per_cpu_second']:,.2f} MB per CPU second: {every['mb_per_s_if_idle']:,.1f} MB/s on "
+                    f"{w} idle cores). The wall-clock figures above are what the shared machine gave."]
+    if "bill_only_sessions" in bill:
+        rest = bill["files"] - bill["bill_only_sessions"]
+        out += ["", f"The bill-and-ledger reading read {bill['bill_only_sessions']:,} of its {bill['files']:,} "
+                    "sessions with the bill-only reader (usage, ids, chains and times; no text, no tokens)"
+                    + (f" and {rest:,} in full" if rest else "") + "; it gives the row the full reading gives."]
     out += ["", f"Peak memory (max RSS): {bill['self_mb']:,.0f} MB in the run's own process, "
                 f"{bill['workers_mb']:,.0f} MB in its largest worker, for a {bill['mb']:,.0f} MB folder whose largest "
                 f"file is {results['largest_file_mb']:.1f} MB: each worker holds one session at a time, so memory "
                 "follows the largest file, not the folder.",
-            "", f"JSON parsing alone, on the real files' lines: {parse}. Parsing is a small part of reading a "
-                "session (building the conversation is most of it), so a faster parser does not earn its place.",
+            "", f"JSON parsing alone, on the real files' lines: {parse}. `pruner logs` reads lines with msgspec "
+                "(the strict standard-library reader decides every line msgspec refuses, so NaN, Infinity, "
+                "overflowing numbers and over-long integers are refused as before).",
             "", f"The machine has {results['cpus']} cores shared by several engineers working at the same time; "
                 "the load column says how busy it was."]
     return "\n".join(out)

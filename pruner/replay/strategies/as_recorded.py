@@ -9,7 +9,11 @@ usage when the session has it (the replay bills it exactly as reported).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ...compaction.cut import context_window, is_summary_message
+from ...model import Message
+from ..requests import Request
 from ..strategy import Event, Step, Strategy, register_strategy
 
 
@@ -17,7 +21,7 @@ from ..strategy import Event, Step, Strategy, register_strategy
                    summary="what the session really sent: the whole conversation, following its recorded "
                    "compactions; billed from the recorded usage when there is one")
 class AsRecorded(Strategy):
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         if not any(is_summary_message(m) for m in new):
             self.wire.extend(new)
             return Step()

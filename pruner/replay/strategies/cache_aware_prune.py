@@ -54,8 +54,10 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
+from typing import Sequence
 
 from ...engine.index import markers
+from ...model import Message
 from ..cache import CacheState
 from ..feed import PrunerFeed
 from ..strategy import Event, Step, Strategy, register_strategy
@@ -236,7 +238,7 @@ class CacheAwarePrune(Strategy):
         # 1. New messages: only what the pruner keeps, with its placeholders for their calls, unless that
         # would leave the context under the provider's minimum cacheable length (it could then still be
         # uncached, billed at the input price, when `full`'s has passed the minimum and is read cheaply).
-        kept_new = ctx.messages[bisect_left(ctx.messages, start, key=lambda m: index_of[m.id]):]
+        kept_new: Sequence[Message] = ctx.messages[bisect_left(ctx.messages, start, key=lambda m: index_of[m.id]):]
         free = env.book.total(new) - env.book.total(kept_new)
         if free and self._under_minimum(wire.tokens + env.book.total(kept_new), request):
             kept_ids = {m.id for m in kept_new}

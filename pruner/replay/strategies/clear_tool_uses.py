@@ -104,6 +104,7 @@ class ClearToolUses(Strategy):
             position = i - self.cleared
             m = session[i]
             wire.delete(position, position + 1)
+            assert m.tool_call_id is not None  # fresh holds tool results only, each answering a call
             wire.set_substitute(m.tool_call_id, self.placeholder, position)
             self.cleared += 1
             insort(self.cleared_positions, i)

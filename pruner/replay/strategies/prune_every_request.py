@@ -8,8 +8,12 @@ already sent, the prefix changes there and the cache is lost from that point.
 
 from __future__ import annotations
 
+from typing import Sequence
+
+from ...model import Message
 from ..feed import PrunerFeed
-from ..strategy import Event, Step, Strategy, register_strategy
+from ..requests import Request
+from ..strategy import Event, ReplayEnv, Step, Strategy, register_strategy
 
 __all__ = ["PrunerFeed", "PruneEveryRequest"]
 
@@ -20,11 +24,11 @@ __all__ = ["PrunerFeed", "PruneEveryRequest"]
 class PruneEveryRequest(Strategy):
     uses_pruner = True
 
-    def __init__(self, env):
+    def __init__(self, env: ReplayEnv):
         super().__init__(env)
         self.feed = PrunerFeed.of(env)
 
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         wire = self.wire
         sent_before = len(wire)
         before = wire.tokens + self.env.book.total(new)

@@ -10,6 +10,10 @@ request re-writes the cache after the system messages.
 
 from __future__ import annotations
 
+from typing import Sequence
+
+from ...model import Message
+from ..requests import Request, scale_of, window_of_request
 from ..strategy import Event, Step, Strategy, register_strategy
 
 
@@ -17,13 +21,13 @@ from ..strategy import Event, Step, Strategy, register_strategy
                    summary="keeps the system messages and the newest messages that fit a token budget "
                    "(default window minus reserve); calls and their results are dropped together")
 class Truncate(Strategy):
-    def budget(self, request) -> int:
+    def budget(self, request: Request) -> int:
         """The budget at ``request`` in our tokens (its model's window, the scale there)."""
-        s = self.env.settings
-        budget = s.truncate_budget if s.truncate_budget is not None else request.window - s.reserve_tokens
-        return request.scale.ours(max(1, min(budget, request.window)))
+        s, window = self.env.settings, window_of_request(request)
+        budget = s.truncate_budget if s.truncate_budget is not None else window - s.reserve_tokens
+        return scale_of(request).ours(max(1, min(budget, window)))
 
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         wire, book = self.wire, self.env.book
         wire.extend(new)
         budget = self.budget(request)

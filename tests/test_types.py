@@ -1,0 +1,70 @@
+"""The typed contract holds: mypy (configured in pyproject.toml's ``[tool.mypy]``) finds nothing in
+``pruner/``, the configuration's relaxations name modules that exist, and the wheel ships ``py.typed``
+(PEP 561) so a project that imports pruner type-checks against these annotations."""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _mypy_config() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+
+
+def test_mypy_finds_nothing_in_pruner():
+    # mypy is in the test extra: a missing mypy is a broken install, not a reason to skip.
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "pruner"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success: no issues found" in done.stdout, done.stdout
+
+
+def test_the_config_is_strict_on_pruner_where_it_does_not_say_otherwise():
+    config = _mypy_config()
+    assert config["strict"] is True and config["check_untyped_defs"] is True
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+               for p in (ROOT / "pruner").rglob("*.py")}
+    relaxed = [o for o in config["overrides"] if any(str(m).startswith("pruner") for m in _as_list(o["module"]))]
+    for override in relaxed:
+        # each relaxation names modules that exist (a stale entry would hide a new module's errors)
+        for pattern in _as_list(override["module"]):
+            assert any(fnmatch.fnmatchcase(m, pattern) for m in modules), f"no module matches {pattern!r}"
+        # and it only relaxes the annotation rules, never turns checking of bodies off
+        assert not override.get("ignore_errors") and override.get("check_untyped_defs", True), override
+    strict = modules - {m for o in relaxed for p in _as_list(o["module"]) for m in modules if fnmatch.fnmatchcase(m, p)}
+    # the extension points' contracts are strict
+    for contract in ("pruner.registry", "pruner.engine.trackers", "pruner.replay.cache", "pruner.replay.strategy",
+                     "pruner.rules", "pruner.formats"):
+        assert contract in strict, contract
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def test_the_wheel_ships_py_typed(tmp_path):
+    # Build from a copy, so the checkout gets no build/ or egg-info; no build isolation: offline.
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "pruner", src / "pruner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = tmp_path / "dist"
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
+                           "print(build_meta.build_wheel(sys.argv[1]))", str(out)],
+                          cwd=src, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    wheel = out / done.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    assert "pruner/py.typed" in names, sorted(n for n in names if not n.endswith(".py"))
+    assert "pruner/replay/prices.json" in names  # the other package data, so the check reads the real wheel
