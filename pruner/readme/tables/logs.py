@@ -57,6 +57,6 @@ def render(results: dict[str, Any]) -> str:
             "", f"JSON parsing alone, on the real files' lines: {parse}. `pruner logs` reads lines with msgspec "
                 "(the strict standard-library reader decides every line msgspec refuses, so NaN, Infinity, "
                 "overflowing numbers and over-long integers are refused as before).",
-            "", f"The machine has {results['cpus']} cores shared by several engineers working at the same time; "
-                "the load column says how busy it was."]
+            "", f"The machine has {results['cpus']} cores, at times shared with other work; the load column says "
+                "how busy it was (at a load near the number of cores, every figure roughly halves)."]
     return "\n".join(out)
