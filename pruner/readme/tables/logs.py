@@ -60,3 +60,20 @@ def render(results: dict[str, Any]) -> str:
             "", f"The machine has {results['cpus']} cores, at times shared with other work; the load column says "
                 "how busy it was (at a load near the number of cores, every figure roughly halves)."]
     return "\n".join(out)
+
+
+@register_table("logs-summary", source="sample_sessions/bench/logs.json", command="pruner bench-logs",
+                document="README.md")
+def summary(results: dict[str, Any]) -> str:
+    """The README's three figures of the same run (the whole table, with CPU time and memory, is in
+    docs/own-logs.md)."""
+    bill, every, rerun = results["bill_ledger"], results["strategies"], results["rerun"]
+    return "\n".join([
+        "| `pruner logs`, 2,000-session Claude Code folder | reached | target | 1-minute load |",
+        "|---|---|---|---|",
+        f"| the bill and the cache ledger ({bill['mb']:,.0f} MB) | {bill['mb_per_s']:,.0f} MB/s "
+        f"| {TARGETS['bill_ledger']} | {_load(bill)} |",
+        f"| every strategy replayed, with context recall ({every['files']:,} sessions) "
+        f"| {every['mb_per_s']:,.1f} MB/s | {TARGETS['strategies']} | {_load(every)} |",
+        f"| a rerun with nothing changed ({rerun['files']:,} files, the whole command) "
+        f"| {rerun['command_s']:,.2f} s | {TARGETS['rerun']} | {rerun['load_before']:.1f} |"])
