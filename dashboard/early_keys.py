@@ -1,16 +1,18 @@
-"""Arrow keys pressed before a page's shortcut buttons are mounted: kept, and applied once they are.
+"""← / → on the pages that step (Replay, Guide, Explorer): one listener clicks the page's button.
 
-Streamlit registers a button's ``shortcut`` only when the browser has mounted that button, which on a
-page's first load happens about a second after the rest of the run's output is drawn (the button's
-code is fetched lazily). The Replay page's heading "Request 0 of n" is visible before its ← / → buttons
-exist, so a key pressed then went nowhere; the Guide and the Explorer step the same way. This listener,
-drawn by the app before any page (so its code is fetched on the first load, whichever page that is),
-keeps the latest such press and clicks the button as soon as it is mounted and enabled. While the
-button is mounted it does nothing: Streamlit's own shortcut handles the key, once.
+Streamlit's own button ``shortcut`` is registered only once the browser has mounted that button, which
+on a page's first load happens about a second after the rest of the run's output is drawn (the
+button's code is fetched lazily), and again whenever a rerun mounts it anew: the Replay page's heading
+"Request 0 of n" was visible before its buttons, a key pressed then went nowhere, and in CI a Guide
+step was lost the same way. So the pages give their buttons no ``shortcut``, and this listener, drawn
+by the app before any page (its code is fetched on the first load, whichever page that is), handles
+every press: it clicks the button if it is mounted and enabled, drops the press if the button is
+mounted but disabled (the first or last step, as a shortcut would), and otherwise keeps the latest
+press and clicks the button as soon as it is mounted. One handler, so a press is applied once.
 
-It is installed when the browser has fetched the ``st.html`` element's code, which it does at the same
-time as the page's first elements; a press before that (a few hundred milliseconds after the first
-paint, on a cold browser) is not seen. ``window.__prunerEarlyKeys`` is true once it listens.
+It is installed when the browser has fetched the ``st.html`` element's code, which it does with the
+page's first elements; a press before that (a few hundred milliseconds after the first paint, on a
+cold browser) is not seen. ``window.__prunerEarlyKeys`` is true once it listens.
 """
 
 from __future__ import annotations
@@ -34,12 +36,16 @@ _SCRIPT = """<script>
   const flush = () => {
     if (pending === null || here() !== pending.page) return;
     const b = button(pending.key);
-    if (b && !b.disabled) { pending = null; observer.disconnect(); observer = null; b.click(); }
+    if (!b) return;
+    pending = null; observer.disconnect(); observer = null;
+    if (!b.disabled) b.click();
   };
   window.addEventListener("keydown", event => {
     const page = here(), key = page && pages[page][event.key];
     if (!key || typing(event.target) || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (button(key)) return;  // mounted: Streamlit's shortcut takes this press
+    event.preventDefault();  // the page steps; the pane does not scroll sideways
+    const b = button(key);
+    if (b) { pending = null; if (!b.disabled) b.click(); return; }
     pending = {page, key};
     if (!observer) {
       observer = new MutationObserver(flush);
@@ -50,7 +56,8 @@ _SCRIPT = """<script>
 </script>"""
 
 
-#: URL path of a page → ``event.key`` → the widget key of the button that key presses (its ``shortcut``).
+#: URL path of a page → ``event.key`` → the widget key of the button that key presses (drawn without a
+#: Streamlit ``shortcut``: this listener is the one handler).
 STEPPERS = {
     "explorer": {"ArrowLeft": "inspect_prev", "ArrowRight": "inspect_next"},
     "guide": {"ArrowLeft": "guide_prev", "ArrowRight": "guide_next"},

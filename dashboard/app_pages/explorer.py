@@ -285,10 +285,10 @@ def inspector(loaded, analysed, position: int | None) -> None:
     c2.text_input("Jump to a message id", key="find_id",
                   on_change=lambda: logic.find_id(frame[["position", "id"]], ss.get("find_id", "")))
     c1, c2 = st.columns(2)
-    c1.button("Previous", key="inspect_prev", on_click=logic.step, args=(-1, count), shortcut="Left",
+    c1.button("Previous", key="inspect_prev", on_click=logic.step, args=(-1, count),
               disabled=position is None or position <= 0, width="stretch", icon=":material/arrow_back:",
               help="← key")
-    c2.button("Next", key="inspect_next", on_click=logic.step, args=(1, count), shortcut="Right",
+    c2.button("Next", key="inspect_next", on_click=logic.step, args=(1, count),
               disabled=position is not None and position >= count - 1, width="stretch",
               icon=":material/arrow_forward:", icon_position="right", help="→ key")
     if ss.get("find_id_error"):

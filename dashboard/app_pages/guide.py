@@ -32,9 +32,9 @@ def navigation(link: dict[str, str] | None) -> int:
     title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed",
                                  on_change=session_state.remember_widget, args=("guide_step",))
     c1, c2, _ = st.columns([1, 1, 4])
-    c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch", shortcut="Left",
+    c1.button("◀ Previous", on_click=step_by, args=(-1,), key="guide_prev", width="stretch",
               disabled=index == 0, help="Previous step (← key)")
-    c2.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch", shortcut="Right",
+    c2.button("Next ▶", on_click=step_by, args=(1,), key="guide_next", width="stretch",
               disabled=index == len(logic.TITLES) - 1, help="Next step (→ key)")
     return logic.TITLES.index(title or logic.TITLES[0])
 

@@ -169,10 +169,10 @@ def stepper(r) -> tuple[str, int]:
                   on_change=lambda: go_to(ss[REQUEST_WIDGET]),
                   help="Drag, press ← / → anywhere on the page, or click a point on a chart or a row of a table.")
     c1, c2, c3 = st.columns([1, 4, 1])
-    # ← / → anywhere on the page press these (Streamlit's keyboard shortcuts, as on the Guide).
-    c1.button(PREVIOUS, on_click=step, args=(-1,), key="replay_prev", width="stretch", shortcut="Left",
+    # ← / → anywhere on the page press these (dashboard/early_keys.py: one listener, drawn by the app).
+    c1.button(PREVIOUS, on_click=step, args=(-1,), key="replay_prev", width="stretch",
               disabled=ss[REQUEST] == 0, help="Previous request (← key)")
-    c3.button(NEXT, on_click=step, args=(1,), key="replay_next", width="stretch", shortcut="Right",
+    c3.button(NEXT, on_click=step, args=(1,), key="replay_next", width="stretch",
               disabled=ss[REQUEST] >= n - 1, help="Next request (→ key)")
     return ss[STRATEGY], int(ss[REQUEST])
 

@@ -172,6 +172,10 @@ def page(browser):
     context.close()
 
 
+#: The app's key listener (dashboard/early_keys.py) is installed: an arrow key pressed now steps the page.
+KEYS_LISTENING = "() => window.__prunerEarlyKeys === true"
+
+
 def save_screenshot(page, name: str, *, height: int | None = None) -> None:
     """Into test-artifacts/ always; into dashboard/screenshots/ when PRUNER_UPDATE_SCREENSHOTS=1."""
     if height:
@@ -303,6 +307,7 @@ def test_explorer_at_1366x768_shows_every_figure_and_the_inspector_beside_the_ti
     page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(el =>
         el._fullLayout && (el._fullLayout.annotations || []).length >= 1)""")
     # the arrow keys move through the messages
+    page.wait_for_function(KEYS_LISTENING)
     page.locator("body").press("ArrowRight")
     page.wait_for_function("n => document.querySelector('input[aria-label=\"Message # (position in the "
                            "session)\"]')?.value === String(n)", arg=restored + 1)
@@ -492,6 +497,7 @@ def test_the_guide_steps_through_a_non_demo_session_with_the_keyboard(page, app_
     wait_for_text(page, f"The guide runs on the session open in the explorer: {name}")
     page.wait_for_function(TIMELINE_DRAWN, arg=10)
     page.get_by_role("heading", name="1. As it arrives").wait_for()
+    page.wait_for_function(KEYS_LISTENING)
     page.locator("body").press("ArrowRight")
     page.get_by_role("heading", name="2. Pass 1: expire").wait_for()
     page.get_by_text("What changed, and why").wait_for()

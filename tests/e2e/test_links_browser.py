@@ -100,6 +100,7 @@ def test_the_replay_page_keeps_the_strategy_and_the_request(page, browser, app_u
     page.get_by_role("heading", name=f"Request 0 of {n:,}").first.wait_for()
     page.wait_for_function(STEPPER_READY)
     page.locator("h1").first.click()
+    page.wait_for_function(shared.KEYS_LISTENING)
     for k in (1, 2, 3):
         page.keyboard.press("ArrowRight")
         page.get_by_role("heading", name=f"Request {k} of {n:,}").first.wait_for()
@@ -133,6 +134,7 @@ def test_the_guide_keeps_its_step(page, browser, app_url, uploaded):
     page.goto(f"{app_url}/guide?upload={uploaded}")
     page.get_by_role("heading", name="1. As it arrives").wait_for()
     page.wait_for_function(TIMELINE_DRAWN, arg=10)
+    page.wait_for_function(shared.KEYS_LISTENING)
     page.locator("body").press("ArrowRight")
     page.get_by_role("heading", name="2. Pass 1: expire").wait_for()
     page.locator("body").press("ArrowRight")

@@ -12,7 +12,7 @@ import pytest
 from pruner import load_session
 from pruner.replay import replay
 from tests.e2e import test_browser as shared
-from tests.e2e.test_browser import SAMPLES, save_screenshot
+from tests.e2e.test_browser import KEYS_LISTENING, SAMPLES, save_screenshot
 
 # The browser, the running app and a fresh tab: the fixtures of test_browser.py, whatever they need.
 for _name, _value in vars(shared).items():
@@ -60,6 +60,7 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
 
     # ← / → step through the requests from anywhere on the page.
     page.locator("h1").first.click()
+    page.wait_for_function(KEYS_LISTENING)
     for k in range(1, 6):
         page.keyboard.press("ArrowRight")
         heading(page, k, n, expected.requests[k].turn, strategy).wait_for()
@@ -133,7 +134,7 @@ def test_an_arrow_pressed_as_soon_as_the_first_request_shows_is_not_lost(page, a
     n, strategy = len(expected.requests), "as_recorded"
     page.goto(f"{app_url}/replay?sample={sample}&strategy={strategy}")
     heading(page, 0, n, expected.requests[0].turn, strategy).wait_for()
-    page.wait_for_function("() => window.__prunerEarlyKeys === true")
+    page.wait_for_function(KEYS_LISTENING)
     mounted = page.evaluate("() => !!document.querySelector('.st-key-replay_next button')")
     page.keyboard.press("ArrowRight")
     print(f"\n→ pressed with the stepper's buttons {'mounted' if mounted else 'not yet mounted'}")
