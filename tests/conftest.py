@@ -61,3 +61,27 @@ def fresh_streamlit_caches():
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
+
+
+# Every library error the suite makes is recorded; the run fails if one named a flag (issue 24).
+def pytest_configure(config) -> None:
+    from tests.support import error_messages
+    error_messages.start()
+
+
+def pytest_runtest_setup(item) -> None:
+    from tests.support import error_messages
+    error_messages.current_test[0] = item.nodeid
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    from tests.support import error_messages
+    found = error_messages.naming_a_flag()
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        say = reporter.write_line if reporter is not None else print
+        say(f"FAILED: {len(found)} library error message(s) name a command-line flag (name the setting "
+            "instead; the CLI adds its flag):")
+        for line in found:
+            say(f"  {line}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
