@@ -143,16 +143,23 @@ def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = 
 
 #: Above this many requests a strategy's line is thinned for the overview (every event and its request
 #: before kept, so every drop still shows); markers likewise. The stepper and tables show every request.
-MAX_LINE_POINTS, MAX_MARKERS = 1_000, 100
+MAX_LINE_POINTS, MAX_MARKERS = 600, 100  # 300 runs of min and max: about one per 2.5 px of the plot
 
 
-def thin(frame: pd.DataFrame, limit: int = MAX_LINE_POINTS) -> pd.DataFrame:
-    """At most about ``limit`` rows per strategy: an even stride, plus each event, the row before it and the last.
+def thin(frame: pd.DataFrame, limit: int = MAX_LINE_POINTS, y: str = "input") -> pd.DataFrame:
+    """At most about ``limit`` rows per strategy: the requests cut into ``limit // 2`` runs, and of each
+    run the rows of its lowest and highest ``y``, so every peak and every drop (a prune, a compaction)
+    is drawn where it is; the first and the last row always. A chart some 900 pixels wide draws no
+    more than this, and the browser draws it in a fraction of the time.
+
+    (Keeping every event's row as well, as before, kept nearly every row of a strategy that acts at
+    most requests: 38,000 points on the 2,000-turn sample.)
 
     >>> import pandas as pd
-    >>> f = pd.DataFrame({"strategy": ["s"] * 10, "request": range(10), "event_kinds": [""] * 7 + ["prune", "", ""]})
-    >>> thin(f, limit=3)["request"].tolist()
-    [0, 4, 6, 7, 8, 9]
+    >>> f = pd.DataFrame({"strategy": ["s"] * 10, "request": range(10),
+    ...                   "input": [1, 5, 2, 8, 3, 9, 1, 7, 2, 6]})
+    >>> thin(f, limit=4)["request"].tolist()
+    [0, 3, 5, 6, 9]
     """
     parts = []
     for _, part in frame.groupby("strategy", sort=False):
@@ -160,11 +167,17 @@ def thin(frame: pd.DataFrame, limit: int = MAX_LINE_POINTS) -> pd.DataFrame:
         if n <= limit:
             parts.append(part)
             continue
-        stride = -(-n // limit)
-        pos = pd.Series(range(n), index=part.index)
-        event = (part["event_kinds"] != "").to_numpy() if "event_kinds" in part else pos.to_numpy() < 0
-        keep = (pos % stride == 0).to_numpy() | event | (pos == n - 1).to_numpy()
-        keep[:-1] |= event[1:]  # the request before an event: the drop is drawn, not smoothed away
+        runs = max(1, limit // 2)
+        values = part[y].to_numpy() if y in part else pd.Series(range(n)).to_numpy()
+        keep = [False] * n
+        keep[0] = keep[-1] = True
+        for r in range(runs):
+            lo, hi = r * n // runs, (r + 1) * n // runs
+            if hi <= lo:
+                continue
+            window = values[lo:hi]
+            keep[lo + int(window.argmin())] = True
+            keep[lo + int(window.argmax())] = True
         parts.append(part[keep])
     return pd.concat(parts) if parts else frame
 
