@@ -40,7 +40,7 @@ from typing import Any, Mapping
 from ..model import MAIN_CHAIN, Message, Session
 from .bill import Bill, BilledRequest, _row, _totals
 from .detect import detect
-from .ledger import LedgerEntry, _chain_sent, _entry, _price_row, _Rec, _Usage
+from .ledger import LedgerEntry, entries_of
 from .prices import PriceTable, default_prices
 from .recording import cache_models
 from .requests import is_request, timestamp
@@ -106,26 +106,9 @@ def _bill(per_chain: list[list[_Found]], prices: PriceTable, model: str | None) 
 
 def _ledger(session: Session, chains: dict[str, Session], billed: Bill, numbers: Mapping[tuple[str, int], int],
             prices: PriceTable, default) -> tuple[LedgerEntry, ...]:
-    """``pruner.replay.ledger``'s loop over the bill's requests, entry by entry its ``_entry``."""
+    """``pruner.replay.ledger``'s entries, from the bill already made."""
     models = cache_models(ReplaySettings())
-    order = {chain: k for k, chain in enumerate(chains)}
-    per_chain: dict[str, list[BilledRequest]] = {}
-    for r in billed.requests:
-        if not r.aborted:
-            per_chain.setdefault(r.chain, []).append(r)
-    entries = []
-    for chain, rows in per_chain.items():
-        sub = chains[chain]
-        sent = _chain_sent(sub, [r.position for r in rows])
-        done: list[_Rec] = []
-        for r in sorted(rows, key=lambda row: row.position):
-            m = sub.messages[r.position]
-            rec = _Rec(numbers[(chain, r.position)], chain, order[chain], r.position, r.time,
-                       _Usage(r.input, r.output, r.cache_read, r.cache_write, r.cache_write_1h),
-                       r.model if r.model_recorded else None, _price_row(r, m, prices), r, sent[r.position])
-            entries.append(_entry(rec, done[-1] if done else None, done, sub, default, models))
-            done.append(rec)
-    return tuple(sorted(entries, key=lambda e: e.request))
+    return entries_of([r for r in billed.requests if not r.aborted], chains, numbers, prices, default, models)
 
 
 def _iso(seconds: float | None) -> str | None:

@@ -323,11 +323,20 @@ def ledger(session: Session, prices: PriceTable | None = None, *, default: Model
     if default is None:
         default = prices.get(detect(session, prices)[1])
     chains = dict(session.chains)
-    order = {chain: k for k, chain in enumerate(chains)}
     billed = [r for r in bill(session, prices, model=default.model).requests if not r.aborted]
     numbers = {(r.chain, r.position): r.index for r in find_requests(session)}
     if numbering is not None and all((r.chain, r.position) in numbering for r in billed):
         numbers = dict(numbering)
+    return entries_of(billed, chains, numbers, prices, default, models)
+
+
+def entries_of(billed: Iterable[BilledRequest], chains: Mapping[str, Session],
+               numbers: Mapping[tuple[str, int], int], prices: PriceTable, default: ModelPrice,
+               models: Mapping[str, CacheModel]) -> tuple[LedgerEntry, ...]:
+    """The ledger's entries for the billed requests ``billed`` (none aborted) of ``chains``, numbered by
+    ``numbers``: each chain's requests in order, each entry its cause (``ledger`` and
+    ``pruner.replay.fast_bill`` both build the ledger here)."""
+    order = {chain: k for k, chain in enumerate(chains)}
     per_chain: dict[str, list[BilledRequest]] = {}
     for r in billed:
         per_chain.setdefault(r.chain, []).append(r)
