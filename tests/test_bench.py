@@ -86,23 +86,26 @@ def test_a_pruner_that_keeps_everything_gets_zero_percent_of_the_oracle():
     assert res.passed  # ...which is why "facts preserved" alone proves nothing
 
 
-def _seed_where_no_restore_loses_a_fact(turns=500):
-    # Chosen from the world model (the generator's truth), not from a typed-in number.
-    for seed in range(10):
-        s = generate("tool_agent", turns=turns, seed=seed)
-        kept = prune(s, PruneConfig(restore=False)).kept.messages
-        if missing_facts(session_truth(s), [m.id for m in kept]).tagged:
-            return seed
-    pytest.fail("no seed in 0..9 where pruning without restoration loses a tagged fact")
-
-
 def test_the_benchmark_fails_when_restoration_is_switched_off():
-    seed = _seed_where_no_restore_loses_a_fact()
-    res = run_benchmark(workloads=("tool_agent",), sizes=(500,), seeds=[seed], timing_runs=1,
-                        config=PruneConfig(restore=False))
-    assert not res.passed
-    assert res.rows[0]["tagged_facts_missing"] > 0
-    assert any("tagged fact" in f for f in res.summary["failures"])
+    # The built-in rules no longer remove the last copy of a needed fact in any generated workload (issue
+    # 20: an edit no longer makes a read stale, and a reply that uses a fact holds a copy of it), so a
+    # deliberately unsafe rule, added through the public registry, drops every tool result that defines a
+    # fact. With restoration the third pass brings back the ones later messages refer to; without it the
+    # benchmark must fail on the facts lost.
+    @register_rule("test_drop_definitions", stage="duplicate", description="test only: drops fact definitions")
+    def drop_definitions(index, alive, config):
+        return [Removal(index=i, rule="test_drop_definitions") for i, m in enumerate(index.messages)
+                if alive[i] and m.role == "tool" and "DEFINE:" in m.content]
+    try:
+        off = run_benchmark(workloads=("tool_agent",), sizes=(200,), timing_runs=1,
+                            config=PruneConfig(restore=False))
+        on = run_benchmark(workloads=("tool_agent",), sizes=(200,), timing_runs=1)
+    finally:
+        del RULES["test_drop_definitions"]
+    assert not off.passed
+    assert off.rows[0]["tagged_facts_missing"] > 0
+    assert any("tagged fact" in f for f in off.summary["failures"])
+    assert on.rows[0]["tagged_facts_missing"] < off.rows[0]["tagged_facts_missing"]  # restoration brings them back
 
 
 def test_the_benchmark_fails_when_a_rule_breaks_idempotence():

@@ -8,9 +8,8 @@ import json
 
 import pytest
 
-from pruner import PruneConfig, prune
 from pruner.cli import main
-from pruner.bench.workloads import generate, missing_facts, session_truth
+from pruner.rules import RULES, Removal, register_rule
 
 
 def test_full_output_shape(capsys, tmp_path):
@@ -46,28 +45,20 @@ def test_seeds_print_mean_and_spread(capsys):
 
 
 def test_exit_status_is_non_zero_when_a_pass_is_broken(capsys):
-    # A seed where, by the world model, pruning without restoration loses a tagged fact.
-    seed = next((s for s in range(10)
-                 if missing_facts(session_truth(g := generate("tool_agent", turns=500, seed=s)),
-                                  [m.id for m in prune(g, PruneConfig(restore=False)).kept.messages]).tagged),
-                None)
-    assert seed is not None, "the workload never makes restoration matter"
-    code = main(["bench", "--workloads", "tool_agent", "--sizes", "500", "--seeds", str(seed + 1),
-                 "--timing-runs", "1", "--no-restore"])
+    # A deliberately unsafe rule (registered through the public hook) drops every tool result that defines
+    # a fact; with restoration switched off the benchmark must fail, and say so. (The built-in rules never
+    # remove the last copy of a needed fact in the generated workloads: see test_bench.py.)
+    @register_rule("test_drop_definitions", stage="duplicate", description="test only: drops fact definitions")
+    def drop_definitions(index, alive, config):
+        return [Removal(index=i, rule="test_drop_definitions") for i, m in enumerate(index.messages)
+                if alive[i] and m.role == "tool" and "DEFINE:" in m.content]
+    try:
+        code = main(["bench", "--workloads", "tool_agent", "--sizes", "200", "--timing-runs", "1", "--no-restore"])
+    finally:
+        del RULES["test_drop_definitions"]
     out = capsys.readouterr().out
     assert code == 1
     assert "FAILED:" in out and "result: FAIL" in out
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--workloads", "nope"], "unknown nope"),
-    (["--sizes", "ten"], "expected comma-separated numbers"),
-])
-def test_bad_arguments_are_usage_errors(capsys, argv, message):
-    assert main(["bench", *argv]) == 2
-    err = capsys.readouterr().err
-    assert message in err
-    assert len(err.strip().splitlines()) == 1  # one line, no usage block
 
 
 def test_bad_values_are_one_line_errors(capsys):

@@ -22,6 +22,15 @@ One input changed on purpose (issue 20): the generated workloads are ``pruner.wo
 statements of a session share a value; calls record what they copy), so the six workload samples and
 the three 2,000-turn workloads were re-recorded with that commit; every other input's record (the
 other samples, the reference corpora, every real transcript) came out byte-identical.
+
+One rule changed on purpose (issue 20, ``test_defect_20_an_edit_does_not_expire_the_read_the_next_edit_copies_from``):
+``file_state`` no longer makes a read stale at an edit of its file, only at a write or a full re-read,
+so the records were re-recorded with that commit. What moved: on the samples 2 reads per sample from
+``expired/file_state`` to kept (6 on workload-tool_agent-200), and 1 orphaned call of the OpenAI samples
+and workload-tool_agent-200 from ``expired/tool_pair`` to kept (with ``drop_pair``: its result is kept
+now); the 2,000-turn tool_agent workload 13 fewer file_state and 7 fewer dependency removals; the real
+Pi session 37 fewer file_state and 25 more near duplicates (re-reads after an edit that 80 % of an
+earlier, now kept, read holds). Every other input came out byte-identical.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from pruner.formats import openai_chat
 from pruner.engine.prune import prune
 
 from tests.strategies import sessions
+from tests.support.file_reads import assert_edited_reads_are_kept
 
 
 def test_sample_structure_matches_the_raw_file(samples):
@@ -33,10 +34,12 @@ def test_sample_structure_matches_the_raw_file(samples):
     assert parts_msg["content"][0]["text"] in [m.content for m in session.messages]
 
 
-def test_sample_prunes_the_repeat_and_the_stale_read(samples):
-    result = prune(load_session(samples / "openai_chat.json"))
+def test_sample_prunes_the_repeat_and_keeps_the_read_it_edits(samples):
+    session = load_session(samples / "openai_chat.json")
+    result = prune(session)
     rules = {d.rule for d in result.decisions if d.status == "expired"}
-    assert rules == {"superseded_call", "file_state"}
+    assert rules == {"superseded_call"}
+    assert_edited_reads_are_kept(session, result)
     validate_openai_messages(to_openai_messages(result))
 
 

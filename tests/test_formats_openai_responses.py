@@ -7,6 +7,7 @@ import json
 from pruner.formats.export import to_openai_messages, validate_openai_messages
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
+from tests.support.file_reads import assert_edited_reads_are_kept
 
 SAMPLE = "openai_responses.json"
 
@@ -34,9 +35,11 @@ def test_sample_maps_every_item(samples):
     assert thinking_holder.tool_calls[0].id == calls[0]["call_id"]  # the call right after the reasoning
 
 
-def test_sample_prunes_repeat_and_patched_read(samples):
-    result = prune(load_session(samples / SAMPLE))
-    assert {d.rule for d in result.decisions if d.status == "expired"} == {"superseded_call", "file_state"}
+def test_sample_prunes_repeat_and_keeps_the_patched_read(samples):
+    session = load_session(samples / SAMPLE)
+    result = prune(session)
+    assert {d.rule for d in result.decisions if d.status == "expired"} == {"superseded_call"}
+    assert_edited_reads_are_kept(session, result)
     validate_openai_messages(to_openai_messages(result))
 
 

@@ -9,6 +9,7 @@ import pytest
 from pruner.errors import FormatError
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
+from tests.support.file_reads import assert_edited_reads_are_kept
 
 SAMPLE = "pi_session.jsonl"
 
@@ -86,10 +87,11 @@ def test_blocks_usage_and_links(samples):
     assert session.name == next(e["name"] for e in entries if e["type"] == "session_info")
 
 
-def test_sample_prunes_stale_read_and_repeated_command(samples):
+def test_sample_prunes_the_repeated_command_and_keeps_the_read_it_edits(samples):
     session = load_session(samples / SAMPLE)
-    rules = {d.rule for d in prune(session).decisions if d.status == "expired"}
-    assert rules == {"file_state", "superseded_call"}
+    result = prune(session)
+    assert {d.rule for d in result.decisions if d.status == "expired"} == {"superseded_call"}
+    assert_edited_reads_are_kept(session, result)
 
 
 def test_version_1_is_linear_with_index_based_compaction():

@@ -6,6 +6,7 @@ import json
 
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
+from tests.support.file_reads import assert_edited_reads_are_kept, reads_edited_later
 
 SAMPLE = "swe_agent.traj"
 
@@ -43,13 +44,15 @@ def test_trajectory_steps_and_info_are_kept(samples):
     assert actions[0].metadata["source"]["thought"] == raw["history"][2]["thought"]
 
 
-def test_rerun_supersedes_and_edit_expires_the_view(samples):
+def test_rerun_supersedes_and_the_edited_view_is_kept(samples):
     session = load_session(samples / SAMPLE)
     result = prune(session)
     expired = {d.id: d.rule for d in result.decisions if d.status == "expired"}
     first_run = next(m for m in session.messages if m.tool_name == "bash")
     view = next(m for m in session.messages if m.tool_name == "str_replace_editor")
-    assert expired == {first_run.id: "superseded_call", view.id: "file_state"}
+    assert expired == {first_run.id: "superseded_call"}
+    assert any(r == view.id for r, _ in reads_edited_later(session))
+    assert_edited_reads_are_kept(session, result)
 
 
 def test_one_observation_answering_two_calls():

@@ -62,4 +62,6 @@ def test_on_the_shared_pi_session_it_beats_full_and_pruning_every_request(real_d
     s = load_session(real_data / "pi" / "large-session.jsonl")
     t = {n: run.totals for n, run in replay(s, ["full", "prune_every_request", "cache_aware_prune"],
                                             snapshots=False).runs.items()}
-    assert t["cache_aware_prune"]["dollars"] < 0.8 * t["full"]["dollars"] < t["prune_every_request"]["dollars"]
+    # 9 % below full since reads edited later are kept (issue 20); 27 % when file_state dropped them
+    assert t["cache_aware_prune"]["dollars"] < 0.95 * t["full"]["dollars"]
+    assert t["full"]["dollars"] < t["prune_every_request"]["dollars"]

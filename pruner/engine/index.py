@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
-from .fileops import READ, FileTools, file_operations, is_partial_read
+from .fileops import READ, WRITE, FileTools, file_operations, is_partial_read
 from .near import NearRelation
 from .text import (MARKER_RE, MIN_NEAR_DUPLICATE_WORDS, SHINGLE_WORDS, TextFeatures, containment,  # noqa: F401
                    features_of, markers, normalise, text_features)
@@ -40,6 +40,14 @@ class FileAccess:
     op: str  # read | write | edit
     path: str
     partial: bool
+
+    @property
+    def shows_whole_file(self) -> bool:
+        """Whether this access shows the file's whole content again, so an earlier read of it is stale: a
+        full re-read, or a write (its call holds the new content). Not an edit: it changes some lines,
+        and the earlier read still shows every other one, which the next edit copies (an edit tool's
+        ``old_string`` must match the file; issue 20 found the model's replies copying them)."""
+        return self.op == WRITE or (self.op == READ and not self.partial)
 
 
 class SessionIndex:
@@ -154,7 +162,7 @@ class SessionIndex:
             if access:
                 self.file_ops.append(i)
                 for a in access:
-                    if a.op != READ or not a.partial:
+                    if a.shows_whole_file:
                         self.changes.setdefault(a.path, []).append(i)
             if m.expires_after_turn is not None:
                 self.expiring.append(i)

@@ -1,7 +1,7 @@
 """Expired context (pass 1): results that something newer has made stale.
 
 Three rules, in precedence order: ``superseded_call`` (a newer result of the same
-call), ``file_state`` (a later change of a file it read) and ``ttl`` (its time to live
+call), ``file_state`` (the file it read shown whole again: re-read or written) and ``ttl`` (its time to live
 ran out). Each comes with its tracker, which carries it from append to append in
 ``IncrementalPruner``: these removals only accumulate as the conversation grows, so a
 tracker only ever adds to what it removed.
@@ -103,7 +103,7 @@ def _explain_superseded(r: Removal, messages: Sequence[Message]) -> str:
 # -- file_state -------------------------------------------------------------------------------
 
 def _later_change_kept(index: SessionIndex, r: int, kept: Callable[[int], int]) -> int | None:
-    """A kept message after ``r`` that writes, edits or fully re-reads a file ``r`` read."""
+    """A kept message after ``r`` that writes or fully re-reads a file ``r`` read."""
     for a in index.file_access[r]:
         if a.op == READ:
             changes = index.changes.get(a.path, ())
@@ -114,8 +114,8 @@ def _later_change_kept(index: SessionIndex, r: int, kept: Callable[[int], int]) 
 
 
 class FileStateTracker:
-    """For each file read, the first later change of the same file (a write, an edit or a
-    full re-read), recorded when that change arrives."""
+    """For each file read, the first later message that shows the same file whole again (a write or a
+    full re-read; an edit does not: the read still shows the lines it left), recorded when it arrives."""
 
     def __init__(self, index: SessionIndex, config: PruneConfig):
         self.index = index
@@ -129,7 +129,7 @@ class FileStateTracker:
         for i in ops[self._seen:]:
             accesses = index.file_access[i]
             for a in accesses:
-                if a.op != READ or not a.partial:
+                if a.shows_whole_file:
                     for r in self._pending.pop(a.path, ()):
                         if r != i:
                             self._stale.setdefault(r, {})[a.path] = (i, a.op)
@@ -153,7 +153,8 @@ class FileStateTracker:
 @register_rule("file_state", stage="expired", short="file", tracker=FileStateTracker,
                placeholder="[stale file read; the file changed{where}]",
                removes_again=_later_change_kept,
-               description="a file read is stale once the same path is written, edited, or read again in full")
+               description="a file read is stale once the same path is written or read again in full "
+                           "(an edit leaves the read's other lines current)")
 def expire_stale_reads(index: SessionIndex, alive: Alive, config: PruneConfig) -> list[Removal]:
     out: list[Removal] = []
     later: dict[str, tuple[int, str]] = {}  # path -> nearest later (index, op) that makes a read stale
@@ -166,7 +167,7 @@ def expire_stale_reads(index: SessionIndex, alive: Alive, config: PruneConfig) -
                     out.append(Removal(i, "file_state", j, (a.path, op)))
                     break
         for a in accesses:
-            if a.op != READ or not a.partial:
+            if a.shows_whole_file:
                 later[a.path] = (i, a.op)
     return out
 
@@ -174,7 +175,7 @@ def expire_stale_reads(index: SessionIndex, alive: Alive, config: PruneConfig) -
 @explains("file_state")
 def _explain_file_state(r: Removal, messages: Sequence[Message]) -> str:
     path, op = r.detail
-    what = "read again" if op == READ else ("written" if op == "write" else "edited")
+    what = "read again" if op == READ else "written"  # only a write or a full re-read makes a read stale
     assert r.related is not None  # a stale read points at the change that made it stale
     return f"stale read of {path}: the file was {what} at turn {messages[r.related].turn}"
 
