@@ -1,13 +1,14 @@
 """A long session's first view: the timeline first, the sections below it once the browser has drawn it.
 
 Profiled on the 2,000-turn link (11,964 messages; docs/reference/dashboard.md, "Long sessions"): the
-server's warm run takes about 0.5 s, but the browser then spends 2 s and more on one main thread,
+server's warm run takes 0.4-0.7 s, but the browser then spends 2 s and more on one main thread,
 loading and running plotly.js and the data grid's code and drawing everything the run sent. The
 timeline waited for the two context charts (drawn by plotly in the same burst) and for the message
-table's grid. Drawn without them, it appears about a second sooner. So the first run that shows a
-long session draws, in their place, a line saying they follow and a button that draws them; a
-script clicks that button as soon as the timeline is on screen (without a browser, as in AppTest,
-anyone can click it), and every later run draws them at once. Short sessions draw everything at once.
+table's grid; drawn without them it appears sooner (in a new tab 2.97-4.17 s instead of 3.72-4.86 s,
+at load 4). So the first run that shows a long session draws, in their place, a line saying they
+follow and a button that draws them; a script clicks that button as soon as the timeline is on
+screen (without a browser, as in AppTest, anyone can click it), and every later run draws them at
+once. Short sessions draw everything at once.
 """
 
 from __future__ import annotations
