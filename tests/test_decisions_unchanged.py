@@ -17,6 +17,11 @@ One wording changed on purpose (issue 21): a near duplicate's placeholder says h
 where ("[92 % of this text appears in the result at turn 43 (id m220)]") instead of "[same as …]", so
 the records' placeholders and ``tokens_after`` were re-recorded with that commit, after checking that
 the old wording still reproduced every stored record exactly (decisions, rule counts, digests).
+
+One input changed on purpose (issue 20): the generated workloads are ``pruner.workloads/3`` (no two fact
+statements of a session share a value; calls record what they copy), so the six workload samples and
+the three 2,000-turn workloads were re-recorded with that commit; every other input's record (the
+other samples, the reference corpora, every real transcript) came out byte-identical.
 """
 
 from __future__ import annotations

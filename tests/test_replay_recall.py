@@ -10,11 +10,13 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 from hypothesis import given, strategies as st
 
 from pruner.bench.workloads import generate
+from pruner.compaction.cut import is_summary_message
 from pruner.model import Message, Session, ToolCall
 from pruner.replay import ReplaySettings, replay, verdict
 from pruner.replay.recall import RecallCollector, context_recall
@@ -228,7 +230,7 @@ def test_claude_code_recorded_compaction_is_followed(real_data):
 def test_fact_checks_match_the_contexts_and_the_per_request_recall():
     """On a generated workload: a reply's tagged fact is missing exactly when no carrier of its latest
     version is sent (and no summary quotes it), and 'recall < 1 there' is the request's own recall."""
-    s = generate("tool_agent", turns=120, seed=0)
+    s = generate("tool_agent", turns=120, seed=4)  # a seed whose replies use facts the window drops
     tiny = ReplaySettings(context_window=6_000, reserve_tokens=1_500, keep_recent_tokens=1_500, clear_trigger=3_000)
     r = replay(s, ["full", "truncate", "clear_tool_uses"], settings=tiny, snapshots=True)
     checked = missing_seen = 0
@@ -395,6 +397,76 @@ def test_lost_terms_split_by_the_kind_of_reply_and_the_labelled_order_agrees():
     side = recall_agreement.labelled(figures)
     for a in side:
         for b in side:
-            assert not (side[a]["requests_missing_facts"] < side[b]["requests_missing_facts"]
+            assert not (side[a]["reply_needs_missing"] < side[b]["reply_needs_missing"]
                         and side[a]["context_recall"] < side[b]["context_recall"]), (a, b)
     assert any(f["terms_missing_by_reply"]["reuse"] for f in figures.values())  # the unlabelled losses exist
+
+
+def test_copy_checks_match_what_the_calls_copy_and_the_contexts():
+    """On a generated workload: a call's copied item is missing exactly when no earlier message that shows
+    it is sent as it was (a placeholder in its place does not show it); computed here from the raw
+    metadata, the way the generator documents ``copies``."""
+    s = generate("tool_agent", turns=120, seed=0)
+    tiny = ReplaySettings(context_window=6_000, reserve_tokens=1_500, keep_recent_tokens=1_500, clear_trigger=3_000)
+    r = replay(s, ["full", "truncate", "clear_tool_uses", "prune_every_request", "compact"], settings=tiny,
+               snapshots=True)
+    call_of = {c.id: m.id for m in s.messages for c in m.tool_calls}
+    by_id = {m.id: m for m in s.messages}
+    kinds = Counter()
+    for name in r.runs:
+        sr = r.recall.strategies[name]
+        assert sr.copy_checks, name
+        for request, item, missing, lost, _visible in sr.copy_checks:
+            pos = r.requests[request].position
+            copies = [str(c) for c in (s.messages[pos].metadata or {}).get("copies", ())]
+            entry = next(c for c in copies if c.rpartition("@")[0] == item)
+            least = int(entry.rpartition("@")[2])
+            if item.startswith("args:"):  # the arguments: any message carrying the item, or its call
+                bases = {item[5:]}
+            else:  # line:<path>:<i>: a full view of the file from that version on, or the edit that wrote it
+                bases = {"file:" + item[5:].rpartition(":")[0], item}
+            showing = set()
+            for m in s.messages[:pos]:
+                md = m.metadata or {}
+                for c in (*md.get("carries", ()), *md.get("partial", ()), *md.get("sets", ())):
+                    it, _, v = str(c).rpartition("@")
+                    if it in bases and (item.startswith("args:") or int(v) >= least):
+                        showing.add(m.id)
+                        if item.startswith("args:") and m.tool_call_id in call_of:
+                            showing.add(call_of[m.tool_call_id])
+            # sent as recorded: a placeholder in a message's place has the message's id, not its text
+            context = r.context(name, request)
+            sent = {m.id for m in context if m.id in by_id and m.content == by_id[m.id].content}
+            text = " ".join(str(m_copied(s.messages[pos], item)).split())
+            quoted = any(text in " ".join(m.content.split()) for m in context if is_summary_message(m))
+            assert missing == (not showing & sent and not quoted), (name, request, item)
+            assert lost == (sr.per_request[request] > 0)
+            kinds[(name, missing)] += 1
+    assert kinds[("full", True)] == 0 and kinds[("truncate", True)] > 0  # the window drops what calls copy
+    assert kinds[("compact", False)] and kinds[("compact", True)]
+
+
+def m_copied(message, item):
+    """The text a call copies for ``item`` (the generator's ``copied``, beside ``copies``)."""
+    md = message.metadata
+    return md["copied"][[c.rpartition("@")[0] for c in md["copies"]].index(item)]
+
+
+def test_defect_20_a_summary_quoting_a_fact_with_its_spaces_collapsed_still_carries_it():
+    """A config line states a fact with two spaces before its comment; the offline summary quotes the
+    line with one. The fact was counted missing (the check wanted the sentence verbatim) though the
+    summary states it, so the request showed as 'fact missing, recall 1' (tool_agent 1,000, compact)."""
+    from pruner.replay.facts import FactBook, FactCheck
+
+    line = "default_export_total = 39,802  # DEFINE:config_24"
+    msgs = [Message(id="m0", role="tool", content=f"# a.toml\n{line}\nother = 1", tool_call_id="c1",
+                    metadata={"carries": ["fact:config_24@1"]}),
+            Message(id="m1", role="user", content="Use it (REF:config_24).", metadata={"uses": ["config_24"]})]
+    book = FactBook.of(Session.of(msgs))
+    assert book is not None
+    summary = Message(id="s", role="user", content="- config: default_export_total = 39,802 # DEFINE:config_24",
+                      metadata={"kind": "compaction_summary"})
+    assert is_summary_message(summary)
+    check = FactCheck(book)
+    assert check.update(1, {"s"}, [summary], []) == 0  # the summary states it: not missing
+    assert check.update(1, set(), [], [summary]) == 1  # without it (and without m0), missing

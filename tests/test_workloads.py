@@ -88,7 +88,7 @@ def _calls(session):
 
 
 def test_repeats_reuse_arguments_and_other_calls_of_a_tool_differ():
-    s = generate("tool_agent", turns=300, seed=0)
+    s = generate("tool_agent", turns=500, seed=0)
     seen: dict[str, int] = {}
     repeats = fresh = 0
     for _, _, c in _calls(s):
@@ -251,3 +251,34 @@ def test_committed_samples_are_the_generator_output(workload, turns):
     if not path.exists():
         pytest.skip(f"{path.name} not committed")
     assert path.read_text(encoding="utf-8") == dumps(generate(workload, turns=turns, seed=0))
+
+
+_STATEMENT = re.compile(r"(?:Change of plan: )?(?:Please export everything as|The deadline for this work is|Our budget "
+                        r"for this is capped at|We deploy only in|The|Write all customer-facing text in) (.+?)"
+                        r"(?: team owns this system)?\. DEFINE:(\w+)")
+
+
+@pytest.mark.parametrize("workload", list(WORKLOADS))
+def test_defect_20_a_fact_value_stands_only_in_messages_about_that_fact(workload):
+    """Two language facts both said "English": a context that had lost one still spelled its value in the
+    other, so a reply quoting it showed no recall loss though its fact was gone (tool_agent 2,000, 2 of 48
+    requests). Every statement now takes a value no other statement of the session used, and no other
+    message writes it: read here from the text, every message holding a value is about its fact."""
+    s = generate(workload, turns=2000, seed=0)
+    owner: dict[str, str] = {}
+    for m in s.messages:
+        if m.role == "user":
+            for value, key in _STATEMENT.findall(m.content):
+                assert owner.setdefault(value, key) == key, (value, key, owner[value])
+    assert len(owner) > 100
+    pattern = re.compile("|".join(sorted((re.escape(v) for v in owner), key=len, reverse=True)))
+    for m in s.messages:
+        md = m.metadata or {}
+        about = {str(e).rpartition("@")[0][5:] for e in md.get("carries", ()) if str(e).startswith("fact:")}
+        about |= {str(k) for k in (*md.get("uses", ()), *md.get("untagged_uses", ()))}
+        for hit in pattern.finditer(m.content):
+            if re.match(r"[\w.-]", m.content[hit.end():hit.end() + 1] or " "):
+                continue  # part of a longer word or number ("JSON" in "NDJSON" is checked as NDJSON)
+            if hit.start() and re.match(r"[\w$.-]", m.content[hit.start() - 1]):
+                continue
+            assert owner[hit.group()] in about, (m.id, hit.group())

@@ -68,6 +68,7 @@ def measure(session: Session) -> tuple[dict[str, dict[str, Any]], dict[str, floa
             "context_recall": t["context_recall"], "used_terms": t["used_terms"],
             "terms_missing": t["terms_missing"],
             **recall_agreement.reply_fact_figures(r.recall.strategies[name].fact_checks),
+            **recall_agreement.reply_copy_figures(r.recall.strategies[name].copy_checks),
             "used_terms_by_reply": used_by_reply,
             "terms_missing_by_reply": recall_agreement.split_by_reply(kinds, positions,
                                                                       r.recall.strategies[name].per_request),

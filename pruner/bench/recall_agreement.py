@@ -1,28 +1,29 @@
 """Context recall against the ground truth, per benchmark configuration (issue 20's validation).
 
-Generated workloads know which facts each message refers to. Two checks, per configuration:
+Generated workloads know what each reply needs: the facts it uses (``REF:key``) and what its tool calls
+copy from the context (``copies``: an edited line, the lines a write keeps, a re-run's arguments, a
+re-read path, a document id; ``pruner.replay.facts.CopyBook``). Per configuration:
 
-* **Requests**: every request whose reply refers to a fact (``REF:key``) that the strategy's context
-  lacks (``pruner.replay.facts``: no carrier of its latest version, no summary quoting it) should show
-  a recall loss there (some used term missing). The figures: such requests, and how many of them had
-  recall 1 (``unseen``: the reply's terms were all still held, e.g. another fact's message spells the
-  same value).
-* **Order**: ordering the strategies by recall and by facts missing (``requests_missing_facts``: requests
-  at which a fact some later message needs is missing) should agree, ties allowed: a *discordant* pair
-  is one where a strategy misses strictly fewer facts and also has strictly lower recall.
-* **Why an order disagrees**: the ground truth labels facts only, while recall counts every term a
-  reply used. Each strategy's lost terms are split by the kind of reply they were lost at
-  (``reply_kinds``, from the generator's metadata): ``fact`` (a reply that uses a fact: the ground truth
-  labels what it needs), ``reuse`` (a tool call that reuses an earlier tool result, document or file:
-  an edit or write of a file read before, a re-run, a fetch of a document retrieved before; needed, but
-  unlabelled), ``new`` (a call with new arguments: a term it shares with the context is there by chance)
-  and ``text`` (any other reply). The **labelled order** compares like with like, at the replies the
-  ground truth labels: recall over the ``fact`` replies against facts missing at those replies
-  (``reply_facts_missing``).
+* **Requests**: every request whose reply uses a fact the strategy's context lacks (no carrier of its
+  latest version, no summary quoting it) should show a recall loss there (some used term missing). The
+  figures: such requests, and how many of them had recall 1 (``unseen``).
+* **Order**: ordering the strategies by recall and by the needs missing at the replies
+  (``reply_needs_missing``: facts and copies) should agree, ties allowed: a *discordant* pair is one
+  where a strategy misses strictly fewer needs and also has strictly lower recall. Every copy counts,
+  even one whose text holds no distinctive term (``reply_copies_without_terms``: a search for plain
+  words, which recall cannot see): leaving those out would fit the ground truth to the measure.
+* **Why an order disagrees**: each strategy's lost terms are split by the kind of reply they were lost
+  at (``reply_kinds``, from the generator's metadata): ``fact`` (a reply that uses a fact), ``reuse``
+  (a tool call that reuses an earlier tool result, document or file), ``new`` (a call with new
+  arguments: a term it shares with the context is there by chance) and ``text`` (any other reply); and
+  copies missing with recall 1 are counted (``reply_copies_unseen``: what the copy needs is gone, yet
+  its terms still stand somewhere, e.g. in a summary's list of terms, which holds them without saying
+  which value went with which name). The **labelled order** compares the facts alone: recall over the
+  ``fact`` replies against facts missing at those replies (``reply_facts_missing``).
 
->>> figures = {"a": {"context_recall": 1.0, "requests_missing_facts": 0},
-...            "b": {"context_recall": 0.9, "requests_missing_facts": 3},
-...            "c": {"context_recall": 0.95, "requests_missing_facts": 5}}
+>>> figures = {"a": {"context_recall": 1.0, "reply_needs_missing": 0},
+...            "b": {"context_recall": 0.9, "reply_needs_missing": 3},
+...            "c": {"context_recall": 0.95, "reply_needs_missing": 5}}
 >>> discordant(figures)
 [('b', 'c')]
 """
@@ -84,15 +85,27 @@ def reply_fact_figures(fact_checks: Iterable[tuple]) -> dict[str, Any]:
             "reply_facts_unseen_held_by": dict(sorted(held_by.items()))}
 
 
-def discordant(figures: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """Pairs (a, b): a misses fewer facts than b, yet keeps less of what the replies used."""
+def reply_copy_figures(copy_checks: Iterable[tuple]) -> dict[str, int]:
+    """(request, item, missing, recall below 1, text holds a term) checks -> counts."""
+    checks = list(copy_checks)
+    missing = [c for c in checks if c[2]]
+    return {"reply_copies_missing": len(missing), "reply_copies_unseen": sum(1 for c in missing if not c[3]),
+            "reply_copies_without_terms": sum(1 for c in missing if not c[4])}
+
+
+def needs_missing(f: Mapping[str, Any]) -> int:
+    """Facts and copies missing at the replies that need them (0 for results without the split)."""
+    return int(f.get("reply_facts_missing", 0)) + int(f.get("reply_copies_missing", 0))
+
+
+def discordant(figures: Mapping[str, Mapping[str, Any]], key: str = "reply_needs_missing") -> list[tuple[str, str]]:
+    """Pairs (a, b): a misses fewer needs (``key``) than b, yet keeps less of what the replies used."""
     names = sorted(figures)
     out = []
     for a in names:
         for b in names:
             fa, fb = figures[a], figures[b]
-            if fa["requests_missing_facts"] < fb["requests_missing_facts"] and \
-                    fa["context_recall"] < fb["context_recall"]:
+            if fa[key] < fb[key] and fa["context_recall"] < fb["context_recall"]:
                 out.append((a, b))
     return out
 
@@ -105,7 +118,7 @@ def labelled(figures: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, An
         used, lost = f.get("used_terms_by_reply"), f.get("terms_missing_by_reply")
         if used is None or lost is None:
             return None
-        out[name] = {"requests_missing_facts": f.get("reply_facts_missing", 0),
+        out[name] = {"reply_needs_missing": f.get("reply_facts_missing", 0),
                      "context_recall": round(1 - lost["fact"] / used["fact"], 6) if used["fact"] else 1.0}
     return out
 
@@ -124,13 +137,17 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         cost = r.get("cost") or {}
         if not cost or any("context_recall" not in f for f in cost.values()):
             continue
-        pairs = discordant(cost)
+        pairs = discordant({n: {**f, "reply_needs_missing": needs_missing(f)} for n, f in cost.items()})
         fact_side = labelled(cost)
         per_config.append({
             "workload": r["workload"], "turns": r["turns"], "seed": r["seed"],
             "reply_facts_missing": sum(f.get("reply_facts_missing", 0) for f in cost.values()),
             "reply_facts_unseen": sum(f.get("reply_facts_unseen", 0) for f in cost.values()),
             "unseen_held_by": _add(f.get("reply_facts_unseen_held_by", {}) for f in cost.values()),
+            "needs_missing": {name: needs_missing(f) for name, f in cost.items()},
+            "copies_missing": {name: f.get("reply_copies_missing", 0) for name, f in cost.items()},
+            "copies_unseen": {name: f.get("reply_copies_unseen", 0) for name, f in cost.items()},
+            "copies_without_terms": sum(f.get("reply_copies_without_terms", 0) for f in cost.values()),
             "discordant": [list(p) for p in pairs],
             "lost_by_reply": _why(cost, pairs),
             "labelled_discordant": [list(p) for p in discordant(fact_side)] if fact_side is not None else None,
@@ -148,6 +165,9 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "reply_facts_unseen": sum(c["reply_facts_unseen"] for c in per_config),
         "requests_agree": sum(1 for c in per_config if not c["reply_facts_unseen"]),
         "unseen_held_by": _add(c["unseen_held_by"] for c in per_config),
+        "copies_missing": sum(v for c in per_config for v in c["copies_missing"].values()),
+        "copies_unseen": sum(v for c in per_config for v in c["copies_unseen"].values()),
+        "copies_without_terms": sum(c["copies_without_terms"] for c in per_config),
         "per_config": per_config,
     }
 
@@ -165,17 +185,27 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     if not summary or not summary.get("configurations"):
         return []
     n = summary["configurations"]
-    out = [f"context recall vs facts missing: strategies ordered alike in {summary['order_agrees']}/{n} "
-           "configurations (ties allowed); requests whose reply needs a missing fact: "
-           f"{summary['reply_facts_missing']}, of them {summary['reply_facts_unseen']} with recall 1 "
-           f"(all of a configuration's show a loss in {summary['requests_agree']}/{n}); at those with recall 1 the "
-           "value the reply wrote still stood in the context, in: "
-           + (", ".join(f"{k} {v}" for k, v in summary.get("unseen_held_by", {}).items()) or "none")]
+    out = [f"context recall vs the ground truth at each reply (the facts it uses and what its calls copy: an "
+           f"edited line, the lines a write keeps, a re-run's arguments, a path, a document id): strategies "
+           f"ordered alike by recall and by needs missing in {summary['order_agrees']}/{n} configurations (ties "
+           f"allowed); requests whose reply needs a missing fact: {summary['reply_facts_missing']}, of them "
+           f"{summary['reply_facts_unseen']} with recall 1 (all of a configuration's show a loss in "
+           f"{summary['requests_agree']}/{n})"
+           + ("; at those with recall 1 the value the reply wrote still stood in the context, in: "
+              + ", ".join(f"{k} {v}" for k, v in summary.get("unseen_held_by", {}).items())
+              if summary.get("unseen_held_by") else "")
+           + (f"; copies missing: {summary['copies_missing']}, of them {summary['copies_without_terms']} of plain "
+              f"words only (no term recall counts), and {summary['copies_unseen']} at a request with recall 1 "
+              "(the copied text was gone, its terms still stood in the context: in a compaction summary's list "
+              "of terms, in another message)" if "copies_missing" in summary else "")]
     for c in summary["per_config"]:
         if c["discordant"] or c["reply_facts_unseen"]:
             what = []
             if c["discordant"]:
-                what.append("discordant " + ", ".join(f"{a}<{b}" for a, b in c["discordant"]))
+                what.append("discordant " + ", ".join(
+                    f"{a}<{b} (needs missing {c['needs_missing'][a]} vs {c['needs_missing'][b]}, recall "
+                    f"{100 * c['recall'][a]:.2f} % vs {100 * c['recall'][b]:.2f} %, copies missing at recall 1 "
+                    f"{c['copies_unseen'][a]} vs {c['copies_unseen'][b]})" for a, b in c["discordant"]))
                 if c.get("lost_by_reply"):
                     what.append("terms lost at replies of kind " + "/".join(REPLY_KINDS) + ": " + ", ".join(
                         f"{name} " + "/".join(str(k.get(kind, 0)) for kind in REPLY_KINDS)
@@ -187,12 +217,9 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         m = summary["labelled_configurations"]
         off = [f"{c['workload']} {c['turns']:,} " + ", ".join(f"{a}<{b}" for a, b in c["labelled_discordant"])
                for c in summary["per_config"] if c["labelled_discordant"]]
-        out.append(f"  at the replies the ground truth labels (kind fact: they use a fact), recall there and facts "
-                   f"missing there order the strategies alike in {summary['labelled_order_agrees']}/{m}"
-                   + (" (discordant: " + "; ".join(off) + ")" if off else "")
-                   + "; the ground truth does not label what the other replies need (reuse: a call reusing an "
-                   "earlier tool result, document or file; new: a call with new arguments, its shared terms "
-                   "chance), so losses there count in recall and in no facts-missing figure")
+        out.append(f"  facts alone, at the replies that use one: recall there and facts missing there order the "
+                   f"strategies alike in {summary['labelled_order_agrees']}/{m}"
+                   + (" (discordant: " + "; ".join(off) + ")" if off else ""))
     t = summary.get("recall_cost")
     if t:
         load = "/".join(f"{x:.1f}" for x in t["load_average"]) if t.get("load_average") else "unknown"

@@ -29,6 +29,7 @@ from typing import Iterable
 
 from ..compaction.cut import SUMMARY_KINDS
 from ..model import Message, Session
+from .terms import reply_terms
 
 _SENTENCE_END = re.compile(r"[.!?]\s|\n")
 
@@ -42,6 +43,12 @@ def is_summary(m: Message) -> bool:
     return bool(md) and md.get("kind") in SUMMARY_KINDS
 
 
+def squash(text: str) -> str:
+    """``text`` with every run of white space one space: a summary that quotes a statement or a line with
+    its spaces collapsed (``x = 1  # DEFINE:k`` as ``x = 1 # DEFINE:k``) still quotes it."""
+    return " ".join(text.split())
+
+
 def _statement(text: str, key: str) -> str | None:
     """The sentence of ``text`` that ends with ``DEFINE:key`` (what a summary must quote)."""
     marker = f"DEFINE:{key}"
@@ -49,7 +56,7 @@ def _statement(text: str, key: str) -> str | None:
     if end < 0:
         return None
     starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, end)]
-    return text[starts[-1] if starts else 0:end + len(marker)].strip()
+    return squash(text[starts[-1] if starts else 0:end + len(marker)])
 
 
 class FactBook:
@@ -156,7 +163,7 @@ class FactCheck:
                 self.summaries.pop(m.id, None)
             for m in entered:
                 if is_summary(m) and m.id in ids:
-                    self.summaries[m.id] = m.content
+                    self.summaries[m.id] = squash(m.content)
             affected |= self.needed
         self.position = position
         for key in affected:
@@ -171,3 +178,58 @@ class FactCheck:
             else:
                 self.missing.add(key)
         return len(self.missing)
+
+
+class CopyBook:
+    """What each generated tool call copies from the context (metadata ``copies``, see
+    ``pruner.bench.workloads.world``), and the earlier messages that show it: for ``line:<path>:<i>`` at
+    a lowest version, the messages carrying ``file:<path>`` at that version or later and the edit that
+    wrote the line (``sets``); for ``args:<item>``, every message carrying the item and every call that
+    made one (a re-run's arguments, a re-read path, a document id). Ground truth for what a reply reuses
+    that no fact labels, at about the grain context recall counts (a line is a name and a value). As for a
+fact, a compaction summary that quotes the copied text (``copied``) shows it too.
+
+    >>> from pruner.bench.workloads import generate
+    >>> book = CopyBook.of(generate("tool_agent", turns=60, seed=0))
+    >>> all(ps and max(ps) < p for p, needs in book.needs.items() for _, ps, _, _ in needs)
+    True
+    """
+
+    def __init__(self, needs: dict[int, tuple[tuple[str, tuple[int, ...], str, bool], ...]]):
+        # reply position -> ((item, positions of the messages that show it, the text copied, whether that
+        # text holds a distinctive term: recall cannot see a copy of plain words), ...)
+        self.needs = needs
+
+    @classmethod
+    def of(cls, session: Session) -> "CopyBook | None":
+        """None when no message records what it copies (anything but a generated workload)."""
+        messages = session.messages
+        caller = {c.id: p for p, m in enumerate(messages) for c in m.tool_calls}
+        shown: dict[str, list[tuple[int, int]]] = {}  # item (or line) -> [(position, version)]
+        made_by: dict[str, list[int]] = {}  # item -> positions of the calls whose result carried it
+        needs: dict[int, tuple[tuple[str, tuple[int, ...], str, bool], ...]] = {}
+        for p, m in enumerate(messages):
+            md = m.metadata or {}
+            wanted = []
+            copied = list(md.get("copied", ()))
+            for n, entry in enumerate(md.get("copies", ())):
+                item, _, version = str(entry).rpartition("@")
+                least = int(version) if version.isdigit() else 1
+                if item.startswith("args:"):
+                    base = item[5:]
+                    at = {q for q, _ in shown.get(base, ())} | set(made_by.get(base, ()))
+                else:  # line:<path>:<i>: a full view of the file from that version on, or its edit
+                    path = item[5:].rpartition(":")[0]
+                    at = {q for q, v in (*shown.get(f"file:{path}", ()), *shown.get(item, ())) if v >= least}
+                text = squash(str(copied[n])) if n < len(copied) else ""
+                wanted.append((item, tuple(sorted(at)), text, bool(reply_terms(text))))
+            if wanted:
+                needs[p] = tuple(wanted)
+            for entry in (*md.get("carries", ()), *md.get("partial", ()), *md.get("sets", ())):
+                item, _, version = str(entry).rpartition("@")
+                if not version.isdigit():
+                    continue
+                shown.setdefault(item, []).append((p, int(version)))
+                if m.tool_call_id is not None and m.tool_call_id in caller:
+                    made_by.setdefault(item, []).append(caller[m.tool_call_id])
+        return cls(needs) if needs else None

@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..compaction.cut import context_window
 from ..model import Message, Session
+from .facts import CopyBook, FactBook, squash
 from .recall_context import SummaryRecall, _ChainIndex, _Holder, is_summary
 
 __all__ = ["Loss", "RecallCollector", "RecallReport", "StrategyRecall", "SummaryRecall", "context_recall",
@@ -64,7 +65,6 @@ __all__ = ["Loss", "RecallCollector", "RecallReport", "StrategyRecall", "Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Replay
-    from .facts import FactBook
     from .requests import Request
     from .wire import Wire
 
@@ -97,6 +97,10 @@ class StrategyRecall:
     # every fact a reply refers to with a REF: tag (the ground truth recall is validated against).
     fact_checks: tuple[tuple[int, str, bool, bool, str], ...] = ()  # + what still held the key
     by_chain: tuple[tuple[str, int, int], ...] = ()  # (chain, used terms, terms missing), main first
+    # Generated workloads: (request, item, missing from the context, recall < 1 at that request, the copied
+    # text holds a distinctive term) for every item a tool call copies (``pruner.replay.facts.CopyBook``):
+    # what the reply reuses beyond facts.
+    copy_checks: tuple[tuple[int, str, bool, bool, bool], ...] = ()
 
     def chain_recall(self) -> dict[str, float]:
         return {c: round(1 - m / u, 6) if u else 1.0 for c, u, m in self.by_chain}
@@ -138,6 +142,8 @@ class RecallCollector:
         self._offline = offline_budget
         self._facts = _reply_facts(session) if facts else None
         self._fact_checks: dict[str, list[tuple[int, str, bool, bool, str]]] = {}
+        self._copies = CopyBook.of(session) if facts else None
+        self._copy_checks: dict[str, list[tuple[int, str, bool, bool, bool]]] = {}
         self._by_chain: dict[str, dict[str, list[int]]] = {}
 
     # -- chains (requests of subagents live in their own chain's messages) -----------------------------
@@ -247,6 +253,27 @@ class RecallCollector:
             holder.score_summary(holder.index.replies.get(position, ()), position)
         if self._facts is not None and chain == "main":
             self._check_facts(name, req, holder, bool(lost))
+        if self._copies is not None and chain == "main":
+            self._check_copies(name, req, holder, bool(lost))
+
+    def _check_copies(self, name: str, req: "Request", holder: _Holder, lost: bool) -> None:
+        """Whether the context still shows what the reply's calls copy: a message that shows it, sent (a
+        result left out for a placeholder is not sent), or a compaction summary quoting the copied text."""
+        if self._copies is None:
+            return
+        needs = self._copies.needs.get(req.position)
+        if not needs:
+            return
+        sent = holder.sent
+        checks = self._copy_checks.setdefault(name, [])
+        summaries: list[str] | None = None
+        for item, shown_at, text, visible in needs:
+            kept = any(sent[q] for q in shown_at)
+            if not kept and text:
+                if summaries is None:
+                    summaries = [squash(e[0].content) for e in holder.extras.values() if is_summary(e[0])]
+                kept = any(text in s for s in summaries)
+            checks.append((req.index, item, not kept, lost, visible))
 
     def _check_facts(self, name: str, req: "Request", holder: _Holder, lost: bool) -> None:
         if self._facts is None:  # the caller checks: no fact book, no facts to check
@@ -264,7 +291,7 @@ class RecallCollector:
             kept = any(holder.sent[pos[c]] for c in carriers if c in pos)
             if not kept:
                 sentences = [book.statements.get((c, key)) for c in carriers]
-                summaries = [e[0].content for e in holder.extras.values() if is_summary(e[0])]
+                summaries = [squash(e[0].content) for e in holder.extras.values() if is_summary(e[0])]
                 kept = any(s and s in text for s in sentences for text in summaries)
             why = "" if kept or lost else self._still_held_by(holder, key, self.used(req), req.position)
             self._fact_checks.setdefault(name, []).append((req.index, key, not kept, lost, why))
@@ -311,15 +338,14 @@ class RecallCollector:
             chains = self._by_chain.get(name, {})
             strategies[name] = StrategyRecall(name, total, sum(per), per, tuple(self._losses.get(name, ())), comps,
                                               tuple(self._fact_checks.get(name, ())),
-                                              tuple((c, u, m) for c, (u, m) in chains.items()))
+                                              tuple((c, u, m) for c, (u, m) in chains.items()),
+                                              tuple(self._copy_checks.get(name, ())))
         recorded = tuple(c for _, (h, _) in sorted(self._recorded.items()) for c in h.compactions())
         return RecallReport(used, strategies, recorded)
 
 
 def _reply_facts(session: Session) -> tuple[FactBook, dict[int, tuple[str, ...]]] | None:
     """Generated workloads: the fact book and, per reply position, the facts it refers to with a tag."""
-    from .facts import FactBook
-
     book = FactBook.of(session)
     if book is None:
         return None

@@ -17,24 +17,12 @@ from typing import Any
 from ...model import Message, Session, ToolCall, canonical_json
 from . import text as T
 from .params import WorkloadParams
+from .values import USER_FACT_SLOTS, ValuePool
 from .world import World
 
-GENERATOR_VERSION = "pruner.workloads/2"  # 2: a reply using a fact quotes its value and holds it
+GENERATOR_VERSION = "pruner.workloads/3"  # 3: unique fact values; a call records what it copies (``copies``)
+# 2: a reply using a fact quotes its value and holds it
 
-# Facts a user states: (slot, what it is called in a reference, statement, values, paraphrase).
-USER_FACT_SLOTS = (
-    ("export_format", "format", "Please export everything as {v}", ("CSV", "JSON", "Parquet", "XLSX", "TSV"),
-     "Which format did I mention before? Use that one."),
-    ("deadline", "deadline", "The deadline for this work is {v}",
-     ("Friday", "March 3", "the end of the quarter", "next Tuesday", "June 30"),
-     "When did I say this was due? Plan around that."),
-    ("budget", "budget", "Our budget for this is capped at {v}", ("$5,000", "$12,500", "$40,000", "$800"),
-     "Keep within the spending limit I gave you a while ago."),
-    ("region", "region", "We deploy only in {v}", T.PLACES, "Where did I say we deploy? Stick to it."),
-    ("owner", "owner", "The {v} team owns this system", T.TEAMS, "Loop in the team I said owns this."),
-    ("language", "language", "Write all customer-facing text in {v}", ("English", "German", "Spanish", "French"),
-     "Use the language I asked for earlier."),
-)
 RECENT_WINDOW = 30  # re-retrievals and re-runs favour the recent past, like real sessions
 
 
@@ -45,6 +33,7 @@ class _Generator:
         # machines and PYTHONHASHSEED values.
         self.rng = random.Random(f"pruner.workloads:{params.name}:{seed}")
         self.world = World()
+        self.values = ValuePool()
         self.messages: list[Message] = []
         self.calls = 0
         self.fact_count = 0
@@ -80,21 +69,27 @@ class _Generator:
         self.opened.append(key)
         return key
 
-    def user_fact(self) -> tuple[str, tuple[str, int], str | None]:
-        rng = self.rng
+    def user_fact(self) -> tuple[str, tuple[str, int], str | None] | None:
+        """A statement: a change of plan for an open user fact, or a new fact; each takes a value no
+        statement of its slot used (``values``). None when no slot has a value left."""
+        rng, values = self.rng, self.values
         user_open = [k for k in self.open_facts if self.fact_info[k]["source"] == "user"]
         if user_open and rng.random() < self.p.fact_update_rate:
             key = user_open[rng.randrange(len(user_open))]
             info = self.fact_info[key]
-            others = [v for v in info["values"] if v != info["value"]]
-            info["value"] = others[rng.randrange(len(others))]
-            statement = "Change of plan: " + info["template"].format(v=info["value"])
-            return f"{statement}. DEFINE:{key}", (f"fact:{key}", self.world.bump(f"fact:{key}")), None
-        slot, label, template, values, paraphrase = USER_FACT_SLOTS[rng.randrange(len(USER_FACT_SLOTS))]
+            value = values.take(rng, info["slot"])
+            if value is not None:
+                info["value"] = value
+                statement = "Change of plan: " + info["template"].format(v=value)
+                return f"{statement}. DEFINE:{key}", (f"fact:{key}", self.world.bump(f"fact:{key}")), None
+        slots = [s for s in USER_FACT_SLOTS if values.left(s[0])]
+        if not slots:
+            return None
+        slot, label, template, _, paraphrase = slots[rng.randrange(len(slots))]
         key = self.new_fact_key(slot)
-        value = values[rng.randrange(len(values))]
+        value = values.take(rng, slot)
         self.fact_info[key] = {"source": "user", "label": label, "paraphrase": paraphrase,
-                               "template": template, "values": values, "value": value}
+                               "template": template, "slot": slot, "value": value}
         return (f"{template.format(v=value)}. DEFINE:{key}",
                 (f"fact:{key}", self.world.bump(f"fact:{key}")), key)
 
@@ -204,9 +199,10 @@ class _Generator:
             self.fact_info[key]["value"] = value
             fact = (key, at)
             self.world.bump(f"fact:{key}")
-        self.files[path] = {"lines": lines, "fact": fact}
+        version = self.world.bump(f"file:{path}")
+        # since: the file version from which each line reads as it does now (what an edit copies)
+        self.files[path] = {"lines": lines, "fact": fact, "since": [version] * len(lines)}
         self.file_order.append(path)
-        self.world.bump(f"file:{path}")
 
     def file_carries(self, path: str) -> list[tuple[str, int]]:
         f = self.files[path]
@@ -215,28 +211,48 @@ class _Generator:
             out.append((f"fact:{f['fact'][0]}", 1))
         return out
 
-    def change_file_line(self, path: str) -> tuple[str, str]:
-        """Change one line that is not the fact line; return (old, new)."""
+    def change_file_line(self, path: str) -> tuple[int, str, str, int]:
+        """Change one line that is not the fact line; return (its index, old, new, the version from which
+        the old line read so)."""
         rng = self.rng
         f = self.files[path]
         choices = [i for i in range(len(f["lines"])) if not f["fact"] or i != f["fact"][1]]
         i = choices[rng.randrange(len(choices))]
         old = f["lines"][i]
         new = f"{old.split(' = ')[0]} = {rng.randint(10_000, 99_999)}"
+        since = f["since"][i]
         f["lines"][i] = new
-        self.world.bump(f"file:{path}")
-        return old, new
+        f["since"][i] = self.world.bump(f"file:{path}")
+        return i, old, new, since
 
-    def prepare(self, tool: str, args: Any) -> tuple[Any, list[tuple[str, int]]]:
-        """Final arguments of a call about to be made, and what the call message itself carries."""
+    def prepare(self, tool: str, args: Any) -> tuple[Any, dict[str, list[Any]]]:
+        """Final arguments of a call about to be made, and its truth: what the call message carries (a
+        write shows the whole file), the file lines it copies and the line an edit writes."""
+        if tool not in ("edit_file", "write_file"):
+            return args, {}
+        path: str = args["path"]
         if tool == "edit_file":
-            old, new = self.change_file_line(args["path"])
-            return {"path": args["path"], "old": old, "new": new}, []
-        if tool == "write_file":
-            self.change_file_line(args["path"])
-            return ({"path": args["path"], "content": self.file_text(args["path"])},
-                    self.file_carries(args["path"]))
-        return args, []
+            i, old, new, since = self.change_file_line(path)
+            line = f"line:{path}:{i}"
+            return {"path": path, "old": old, "new": new}, {
+                "copies": [(line, since, old)], "sets": [(line, self.files[path]["since"][i])]}
+        kept = list(zip(self.files[path]["since"], self.files[path]["lines"]))  # a write keeps all lines but one
+        i, _, _, _ = self.change_file_line(path)
+        copies = [(f"line:{path}:{j}", v, text) for j, (v, text) in enumerate(kept) if j != i]
+        truth: dict[str, list[Any]] = {"carries": self.file_carries(path), "copies": copies}
+        return {"path": path, "content": self.file_text(path)}, truth
+
+    def reused(self, tool: str, args: Any, known_chunks: int) -> list[tuple[str, int, str]]:
+        """What a call's arguments copy from the context (``args:<item>``: shown by any message carrying
+        the item and by the calls that made one): a re-run repeats an earlier call's arguments; a read of
+        a file read before, its path; a fetch of a document shown before (retrieved or fetched), its id."""
+        if tool == "read_file":
+            return [(f"args:file:{args['path']}", 1, args["path"])] if args["path"] in self.files else []
+        if tool == "fetch_source":
+            return [(f"args:chunk:{args['doc']}", 1, args["doc"])] if args["doc"] in self.chunks[:known_chunks] else []
+        key = f"call:{tool}({canonical_json(args)})"
+        first = next(v for v in args.values() if isinstance(v, str))  # the query, URL, topic or expression
+        return [(f"args:{key}", 1, first)] if key in self.world.version else []
 
     def run(self, tool: str, args: Any, call_id: str) -> tuple[str, dict[str, Any]]:
         """The result text of a call and what it carries (re-runs repeat or update the old result)."""
@@ -299,13 +315,15 @@ class _Generator:
         rng = self.rng
         n = 1 + (rng.random() < 0.35) + (rng.random() < 0.15)
         for _ in range(min(n, self.p.max_calls_per_turn)):
+            known_chunks = len(self.chunks)  # a fetch may invent a document: it copies no id
             if self.history and rng.random() < self.p.repeat_call_rate:
                 tool, args = self.pick(self.history)  # a real re-run: the very same arguments
             else:
                 tool, args = self.new_call()
                 if tool not in ("edit_file", "write_file"):
                     self.history.append((tool, args))
-            args, call_carries = self.prepare(tool, args)
+            copied = self.reused(tool, args, known_chunks)
+            args, call_truth = self.prepare(tool, args)
             copies = 2 if rng.random() < self.p.same_turn_pair_rate and tool not in ("edit_file", "write_file") else 1
             ids = []
             for _ in range(copies):
@@ -316,7 +334,7 @@ class _Generator:
             ids.reverse()
             note = "" if rng.random() < 0.5 else f"Let me run {tool} for that."
             self.emit("assistant", note, tool_calls=[ToolCall(id=i, name=tool, arguments=args) for i in ids],
-                      carries=call_carries)
+                      **{**call_truth, "copies": copied + call_truth.get("copies", [])})
             for cid in ids:
                 content, truth = self.run(tool, args, cid)
                 self.emit("tool", content, tool_call_id=cid, tool_name=tool, **truth)
@@ -326,8 +344,9 @@ class _Generator:
         rng, p = self.rng, self.p
         parts = [f"{T.sentence(rng)} How should I handle the {T.phrase(rng, 2)}?"]
         truth: dict[str, Any] = {"carries": [], "uses": [], "untagged_uses": []}
-        if rng.random() < p.fact_rate:
-            statement, item, _ = self.user_fact()
+        statement_made = self.user_fact() if rng.random() < p.fact_rate else None
+        if statement_made is not None:
+            statement, item, _ = statement_made
             parts.append(statement)
             truth["carries"].append(item)
         assistant_ref = None

@@ -44,6 +44,14 @@ class MessageTruth:
     uses: list[str] = field(default_factory=list)  # fact keys referred to with a REF: tag
     untagged_uses: list[str] = field(default_factory=list)  # fact keys referred to in a paraphrase
     variant: str | None = None  # how a re-retrieved chunk differs from the original
+    # What a tool call copies from the context, (item, lowest version): ``line:<path>:<i>``, line i of a
+    # file as it reads from that version on (an edit's old line, each line a write keeps), shown by the
+    # messages carrying ``file:<path>`` at that version or later and by the edit that wrote the line
+    # (``sets``); ``args:<item>``, the call's arguments, shown by any message carrying the item and by
+    # the calls that made one (a re-run, a re-read path, the id of a document shown before). Third: the
+    # text copied (metadata ``copied``, beside ``copies``): a compaction summary quoting it still shows it.
+    copies: list[tuple[str, int, str]] = field(default_factory=list)
+    sets: list[tuple[str, int]] = field(default_factory=list)  # the file line an edit writes (its args show it)
 
     def as_metadata(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
@@ -57,6 +65,11 @@ class MessageTruth:
             d["untagged_uses"] = list(self.untagged_uses)
         if self.variant:
             d["variant"] = self.variant
+        if self.copies:
+            d["copies"] = [f"{item}@{v}" for item, v, _ in self.copies]
+            d["copied"] = [text for _, _, text in self.copies]
+        if self.sets:
+            d["sets"] = [f"{item}@{v}" for item, v in self.sets]
         return d
 
 
