@@ -12,7 +12,7 @@ from pruner import ROLES, STATUSES, PruneConfig
 from pruner.bench import workloads
 from pruner.formats import FORMATS
 
-from dashboard import analysis, cache, charts, components, loading, session_state, tables, ui
+from dashboard import after_timeline, analysis, cache, charts, components, loading, session_state, tables, ui
 from dashboard.controls import control, options
 from dashboard.logic import explorer as logic
 from dashboard.recorded import compaction_turns, recorded_context, recorded_series, sent_tokens
@@ -366,8 +366,9 @@ def render() -> None:
         # arrives; sending a tiny one first lets it start while the session is loaded and
         # pruned and the rest of the page arrives, instead of after. While a linked workload
         # is generated and pruned it says so; otherwise it is ten pixels high and empty.
-        loading_note.plotly_chart(charts.loading_figure("Loading and pruning the session…" if slow else "",
-                                                        height=80 if slow else 10),
+        text = "Loading and pruning the session…" if slow else ""
+        loading_note.plotly_chart(cache.shared("loading_figure", text, lambda: charts.loading_figure(
+                                      text, height=80 if slow else 10)),
                                   key="loading_chart", config={"displayModeBar": False, "staticPlot": True})
     loaded = session_state.ensure_session(check=logic.check)
     if slow:
@@ -417,15 +418,20 @@ def page(loaded) -> None:
     logic.apply_link(loaded, analysed.frame, session_state.linked_view("explorer", logic.PAGE_KEYS))
     position = logic.inspected(loaded, analysed.frame)
     left, right = st.columns([3, 2], gap="medium")
+    below = after_timeline.draw_now(loaded.key, len(analysed.frame))  # a long session's first view: not yet
     with left:
         timeline(loaded, analysed, position)
-        context_charts(loaded, settings, analysed)
-        message_table(analysed)
+        if below:
+            context_charts(loaded, settings, analysed)
+            message_table(analysed)
+        else:
+            after_timeline.later(logic.TIMELINE_KEY, "the context charts, the message table and the downloads")
     with right:
         components.sticky("inspector_panel")
         with st.container(key="inspector_panel"):
             inspector(loaded, analysed, position)
-    downloads(loaded, analysed)
+    if below:
+        downloads(loaded, analysed)
     session_state.write_link(page=logic.view_params(position), page_keys=logic.PAGE_KEYS, name="explorer")
 
 

@@ -98,10 +98,12 @@ def dialogue_rows(file: LoadedFile, config: PruneConfig) -> pd.DataFrame:
 
 def first_to_inspect(frame: pd.DataFrame) -> int:
     """The message a new session opens on: its first removal that points somewhere, else its first change."""
-    changed = frame[frame["status"] != "kept"]
-    linked = changed[changed["related_position"] >= 0]
-    first = linked if len(linked) else changed
-    return int(first["position"].iloc[0]) if len(first) else 0
+    # on the columns alone: filtering the whole frame copies every column (0.1-0.25 s at 12,000 rows),
+    # and this runs before the timeline is sent
+    changed = (frame["status"] != "kept").to_numpy(dtype=bool)
+    linked = changed & (frame["related_position"] >= 0).to_numpy(dtype=bool)
+    first = linked if linked.any() else changed
+    return int(frame["position"].to_numpy()[first.argmax()]) if first.any() else 0
 
 
 def position_of_id(frame: pd.DataFrame, wanted: str) -> int | None:

@@ -6,17 +6,28 @@
 * the 2,000-turn timeline by link in a fresh tab, the server's cache warm.
 
 Uses the fixtures of ``test_browser.py``. ``uptime``'s load is printed beside each figure: on two cores
-shared with other work, a load of 5 roughly doubles every figure.
+shared with other work, a load of 5 roughly doubles every figure. With ``PRUNER_UPDATE_SPEED=1`` the
+figures are also written (atomically) to ``sample_sessions/bench/dashboard_speed.json``, with the
+command, the date, the machine and its load before, during and after, which the README's generated
+table ``dashboard-speed`` shows (``python -m pruner.readme``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import platform
 import statistics
+import subprocess
 import time
 
 import pytest
+import streamlit
 
+from pruner.bench import environment
 from pruner.bench.workloads import generate
+from pruner.files import write_atomic
+from tests.support.paths import ROOT
 from tests.e2e import test_browser as shared
 from tests.e2e.test_browser import TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, load_note, no_exception
 from tests.e2e.test_replay_browser import STEPPER_READY
@@ -38,7 +49,15 @@ REPLAY_CHARTS_DRAWN = """() => {
         && el.querySelectorAll('.heatmaplayer image, .hm image, image').length > 0);
     return overview && strip;
 }"""
+#: The Explorer's sections below the timeline are drawn too (a long session draws them one run later).
+BELOW_TIMELINE_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(el => el._fullData).length >= 3
+    && document.querySelector('[data-testid=stDataFrame]') !== null
+    && document.querySelectorAll('[data-testid=stDownloadButton]').length >= 3"""
+RESULTS = ROOT / "sample_sessions" / "bench" / "dashboard_speed.json"
+COMMAND = "PRUNER_UPDATE_SPEED=1 python -m pytest tests/e2e/test_speed_browser.py -s"
 FIGURES: list[str] = []
+#: Each figure as the result file records it (name, what, seconds, target, statistic, load).
+MEASURED: list[dict] = []
 
 
 def fresh(browser):
@@ -48,10 +67,10 @@ def fresh(browser):
     return context, tab
 
 
-def timed_goto(browser, url: str, ready: str, arg=None, *, context=None) -> float:
+def timed_goto(browser, url: str, ready: str, arg=None, *, context=None, then: str | None = None):
     """From navigation until ``ready`` holds, in a new tab: of ``context`` (a browser already used, its HTTP
     cache warm, as a person opens a link) or of a fresh profile (nothing cached: plotly.js is fetched and
-    compiled again)."""
+    compiled again). With ``then``: the pair (until ``ready``, until ``then`` also holds)."""
     own = context is None
     context = context or browser.new_context(viewport=VIEWPORT)
     tab = context.new_page()
@@ -61,6 +80,9 @@ def timed_goto(browser, url: str, ready: str, arg=None, *, context=None) -> floa
         tab.goto(url)
         tab.wait_for_function(ready, arg=arg)
         took = time.perf_counter() - start
+        if then is not None:
+            tab.wait_for_function(then)
+            took = (took, time.perf_counter() - start)
         no_exception(tab)
         return took
     finally:
@@ -69,11 +91,34 @@ def timed_goto(browser, url: str, ready: str, arg=None, *, context=None) -> floa
             context.close()
 
 
-def test_print_first_load_stepping_and_the_2000_turn_sample(browser, app_url):
+def record(name: str, what: str, seconds: list[float], *, target: float | None, statistic: str = "each") -> None:
+    """One figure for the result file, with the load when it was measured."""
+    MEASURED.append({"name": name, "what": what, "seconds": [round(t, 3) for t in seconds], "statistic": statistic,
+                     "target_s": target, "load": [round(x, 2) for x in os.getloadavg()]})
+
+
+def chromium_version(path: str) -> str:
+    try:
+        return subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def write_results(env: dict, chromium_path: str) -> None:
+    """The result file the README's ``dashboard-speed`` table is generated from."""
+    results = {"meta": {"environment": environment.finish(env), "browser": chromium_version(chromium_path),
+                        "streamlit": streamlit.__version__, "python": platform.python_version()},
+               "figures": MEASURED}
+    write_atomic(RESULTS, json.dumps(results, indent=2, sort_keys=True) + "\n")
+
+
+def test_print_first_load_stepping_and_the_2000_turn_sample(browser, app_url, chromium_path):
+    env = environment.start(COMMAND)
     # first load: the Start page's two lines and its three ways in
     start_ready = """() => document.querySelector('h1')?.textContent.startsWith('pruner')
         && [...document.querySelectorAll('a')].some(a => a.textContent.includes('Open the Guide'))"""
     loads = [timed_goto(browser, app_url, start_ready) for _ in range(3)]
+    record("first_load", "first load of the app (the Start page), fresh profile", loads, target=3.0)
     FIGURES.append(f"first load (Start page, fresh profile): {', '.join(f'{t:.2f}' for t in loads)} s "
                    f"({load_note()})")
 
@@ -95,6 +140,8 @@ def test_print_first_load_stepping_and_the_2000_turn_sample(browser, app_url):
         no_exception(tab)
     finally:
         context.close()
+    record("stepping", f"stepping one request on the Replay page ({n:,} requests), → key until the next "
+           "request's heading", steps, target=0.3, statistic="median")
     FIGURES.append(f"stepping one request ({n:,} requests): median {statistics.median(steps):.2f} s over "
                    f"{len(steps)} steps (min {min(steps):.2f}, max {max(steps):.2f}) ({load_note()})")
 
@@ -105,6 +152,9 @@ def test_print_first_load_stepping_and_the_2000_turn_sample(browser, app_url):
         cold = timed_goto(browser, f"{app_url}/replay?{LARGE}", REPLAY_CHARTS_DRAWN, context=used)
         warm = [timed_goto(browser, f"{app_url}/replay?{LARGE}", REPLAY_CHARTS_DRAWN, context=used) for _ in range(2)]
         profile = timed_goto(browser, f"{app_url}/replay?{LARGE}", REPLAY_CHARTS_DRAWN)
+        record("replay_cold", "2,000-turn Replay charts, server cold", [cold], target=None)
+        record("replay_warm_tab", "2,000-turn Replay charts, server warm, new tab", warm, target=3.0)
+        record("replay_warm_profile", "2,000-turn Replay charts, server warm, fresh profile", [profile], target=3.0)
         FIGURES.append(f"2,000-turn Replay charts: server cold {cold:.1f} s; warm, new tab "
                        f"{', '.join(f'{t:.1f}' for t in warm)} s; warm, fresh profile {profile:.1f} s ({load_note()})")
 
@@ -112,11 +162,22 @@ def test_print_first_load_stepping_and_the_2000_turn_sample(browser, app_url):
         messages = len(generate("tool_agent", turns=2000, seed=0).messages)
         link = f"{app_url}/explorer?{LARGE}"
         timed_goto(browser, link, TIMELINE_DRAWN, messages, context=used)  # the server's pruning cache warm
-        tabs = [timed_goto(browser, link, TIMELINE_DRAWN, messages, context=used) for _ in range(3)]
-        profiles = [timed_goto(browser, link, TIMELINE_DRAWN, messages) for _ in range(2)]
-        FIGURES.append(f"2,000-turn timeline by link, server warm: new tab {', '.join(f'{t:.1f}' for t in tabs)} s; "
-                       f"fresh profile {', '.join(f'{t:.1f}' for t in profiles)} s ({load_note()})")
+        tabs = [timed_goto(browser, link, TIMELINE_DRAWN, messages, context=used, then=BELOW_TIMELINE_DRAWN)
+                for _ in range(3)]
+        profiles = [timed_goto(browser, link, TIMELINE_DRAWN, messages, then=BELOW_TIMELINE_DRAWN) for _ in range(2)]
+        record("timeline_warm_tab", "2,000-turn timeline by link, server warm, new tab", [t for t, _ in tabs],
+               target=2.5)
+        record("timeline_warm_profile", "2,000-turn timeline by link, server warm, fresh profile",
+               [t for t, _ in profiles], target=2.5)
+        record("explorer_below_warm_tab", "…and the Explorer's context charts, table and downloads below it, new tab",
+               [b for _, b in tabs], target=None)
+        FIGURES.append(f"2,000-turn timeline by link, server warm: new tab {', '.join(f'{t:.1f}' for t, _ in tabs)} s; "
+                       f"fresh profile {', '.join(f'{t:.1f}' for t, _ in profiles)} s; the sections below it "
+                       f"{', '.join(f'{b:.1f}' for _, b in tabs)} s in a new tab ({load_note()})")
     finally:
         used.close()
     print("\n[speed] " + "\n[speed] ".join(FIGURES))
-    assert len(FIGURES) == 4
+    assert len(FIGURES) == 4 and all(f["seconds"] for f in MEASURED)
+    if os.environ.get("PRUNER_UPDATE_SPEED") == "1":
+        write_results(env, chromium_path)
+        print(f"[speed] written to {RESULTS.relative_to(ROOT)}")
