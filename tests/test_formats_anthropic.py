@@ -114,3 +114,19 @@ def test_a_reply_records_its_model_and_request_id():
     assert (first.metadata["model"], first.metadata["request_id"]) == ("claude-opus-4-1-20250805", "msg_1")
     assert first.metadata["usage"]["cache_write_1h"] == 6 and first.metadata["usage"]["cache_write"] == 10
     assert second.metadata["model"] == "claude-sonnet-4-5" and "request_id" not in second.metadata
+
+
+def test_defect_27_a_block_type_that_is_a_list_does_not_crash_format_detection():
+    """CI's fuzz run (hypothesis) found a file whose content block has ``"type": []``: detection looked the
+    type up in a set, and a list cannot be hashed (TypeError, a traceback instead of a clear error)."""
+    from pruner import PrunerError
+    from pruner.formats import detect_format, loads
+
+    text = ('[{"role": "user", "content": [{"unknown_field": null}, {"type": [], "unknown_field": null}], '
+            '"unknown_field": null}]')
+    for attempt in (lambda: detect_format(text, file="fuzz.json"), lambda: loads(text, file="fuzz.json"),
+                    lambda: loads(text, file="fuzz.json", format="anthropic")):
+        try:
+            assert attempt()
+        except PrunerError as e:  # refused with a clear error (here: ambiguous, or a field named): fine
+            assert str(e).startswith("fuzz.json")

@@ -26,8 +26,9 @@ NAME = "anthropic"
 ORDER = 30  # where --help and FORMATS list it
 DESCRIPTION = "Anthropic Messages (an object with 'system' and 'messages', or a list of messages)"
 ROLES = ("user", "assistant")
-_SIGNAL_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
-                  "server_tool_use", "web_search_tool_result"}
+# A tuple, not a set: a hostile file's block "type" may be a list, which a set lookup cannot hash.
+_SIGNAL_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
+                  "server_tool_use", "web_search_tool_result")
 
 
 def _messages_of(doc: Any) -> list | None:
