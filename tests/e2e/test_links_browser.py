@@ -15,7 +15,7 @@ from pruner import load_session
 from pruner.replay import replay
 from tests.e2e import test_browser as shared
 from tests.e2e.test_browser import (SAMPLES, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception, save_screenshot,
-                                    upload)
+                                    upload, wait_for_idle)
 from tests.e2e.test_corpus import batch_folder  # noqa: F401 - a fixture
 from tests.e2e.test_replay_browser import STEPPER_READY
 
@@ -69,6 +69,7 @@ def uploaded(browser, app_url) -> str:
         upload(tab, SAMPLE)
         tab.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
         url_has(tab, "upload=")
+        wait_for_idle(tab)  # the number box is redrawn after the label: until the run ends it shows the demo's
         assert inspected_or_none(tab) is None  # a new upload starts with nothing selected, not the demo's message
         return urllib.parse.parse_qs(urllib.parse.urlsplit(tab.url).query)["upload"][0]
     finally:
@@ -195,6 +196,7 @@ def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, ap
     page.goto(app_url)
     page.locator("input[type=file]").set_input_files(str(SAMPLE))
     page.get_by_text(f"{SAMPLE.name} · upload").first.wait_for()
+    wait_for_idle(page)
     assert inspected_or_none(page) is None
     no_exception(page)
 
