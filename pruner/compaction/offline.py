@@ -26,6 +26,7 @@ from ..engine.index import markers
 from ..engine.fileops import file_operations
 from ..model import Message
 from .base import SummaryTask
+from .key_lines import key_lines
 from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, parse_sections, parse_subsections,
                        strip_file_lists)
 
@@ -323,58 +324,37 @@ def merge(previous: Mapping[str, Sequence[str]], new: Mapping[str, Sequence[str]
     return {k: _newest(v, CAP[k]) if k != "Goal" else v for k, v in merged.items()}
 
 
-#: Key terms listed without a budget (with one, as many as fit).
-KEY_TERMS = 60
-_TERMS_PER_LINE = 12
-
-
-def key_terms(messages: Sequence[Message]) -> list[str]:
-    """The history's distinctive terms (paths, identifiers, numbers, quoted literals: the ones
-    ``pruner.replay.terms`` counts as used), most reused first: what the conversation wrote itself
-    (user and assistant, tool-call arguments) counts twice what a tool returned, ties go to the newest."""
-    from ..replay.terms import message_text, reply_terms  # the replay package imports compaction
-
-    score: dict[str, list[int]] = {}
-    for p, m in enumerate(messages):
-        weight = 1 if m.role == "tool" or m.tool_call_id is not None else 2
-        for t in reply_terms(message_text(m)):
-            entry = score.setdefault(t, [0, 0])
-            entry[0] += weight
-            entry[1] = p
-    return [t for t, _ in sorted(score.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))]
-
-
-def _term_lines(terms: Sequence[str]) -> list[str]:
-    return ["terms: " + ", ".join(_code(t) for t in terms[i:i + _TERMS_PER_LINE])
-            for i in range(0, len(terms), _TERMS_PER_LINE)]
+#: Key lines quoted without a budget (with one, as many as fit).
+KEY_LINES = 30
 
 
 class OfflineSummarizer:
     """Deterministic summaries built from the history alone (no key, no network).
 
-    ``budget_tokens``: fill the summary up to this many tokens with the history's key terms (the
-    sections first); without it, the ``KEY_TERMS`` most reused are listed."""
+    ``budget_tokens``: fill the summary up to this many tokens with the lines that hold the history's
+    key terms (``pruner.compaction.key_lines``; the sections first); without it, ``KEY_LINES`` of them."""
 
     name = "offline"
 
     def __init__(self, budget_tokens: int | None = None):
         self.budget_tokens = budget_tokens
 
-    def _with_terms(self, sections: dict[str, list[str]], messages: Sequence[Message], order: Sequence[str]) -> str:
+    def _with_lines(self, sections: dict[str, list[str]], messages: Sequence[Message], order: Sequence[str]) -> str:
         plain = render(sections, order)
-        present = set(_IDENTIFIER.findall(plain)) | set(_PATH.findall(plain))
-        terms = [t for t in key_terms(messages) if t not in present and f"`{t}`" not in plain]
+        from ..replay.terms import reply_terms  # the replay package imports compaction
+
+        present = frozenset(_IDENTIFIER.findall(plain)) | frozenset(_PATH.findall(plain)) | reply_terms(plain)
+        lines = [_code(x) for x in key_lines(messages, skip=present) if x not in plain]
         key = "Critical Context" if "Critical Context" in order else "Context for Suffix"
         if self.budget_tokens is None:
-            sections[key] = list(sections.get(key, [])) + _term_lines(terms[:KEY_TERMS])
+            sections[key] = list(sections.get(key, [])) + lines[:KEY_LINES]
             return render(sections, order)
         from ..tokens import get_counter
 
         counter = get_counter()
         if counter.count(plain) >= self.budget_tokens:
             return plain
-        lines = _term_lines(terms)
-        lo, hi = 0, len(lines)  # the most term lines that fit the budget
+        lo, hi = 0, len(lines)  # the most key lines that fit the budget
         while lo < hi:
             mid = (lo + hi + 1) // 2
             trial = dict(sections)
@@ -392,7 +372,7 @@ class OfflineSummarizer:
             request = [one_line(facts.requests[0], 600)] if facts.requests else []
             progress = facts.done() + [f"Failed: {b}" for b in facts.blocked] + [
                 f"Last said: {p}" for p in facts.last_plan[:3]]
-            return self._with_terms({"Original Request": request,
+            return self._with_lines({"Original Request": request,
                                      "Early Progress": _newest(progress, CAP["Early Progress"]),
                                      "Context for Suffix": _newest(facts.critical(), CAP["Context for Suffix"])},
                                     task.messages, PREFIX_SECTIONS)
@@ -400,4 +380,4 @@ class OfflineSummarizer:
             sections = merge(_previous(task.previous_summary), _fresh(facts, later_only=True))
         else:
             sections = _fresh(facts, later_only=False)
-        return self._with_terms(sections, task.messages, SUMMARY_SECTIONS)
+        return self._with_lines(sections, task.messages, SUMMARY_SECTIONS)
