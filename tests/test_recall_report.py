@@ -35,3 +35,22 @@ def test_report_lists_every_shared_session_with_ten_lost_terms_from_real_message
                 [c.arguments for c in source.tool_calls])
     assert pi["strategies"]["as_recorded"]["context_recall"] == 1.0
     assert pi["verdict"]["sentence"].startswith(f"Recorded: ${pi['strategies']['as_recorded']['dollars']:,.2f}.")
+
+
+def test_the_readme_quotes_the_agent_and_offline_summary_recall_of_the_committed_report():
+    """Issue 20: the agent's own summary beside the offline one at equal length, in the README too; the
+    sentence's figures are read here from the report's JSON, not from the library."""
+    import re
+
+    from tests.support.paths import ROOT
+
+    data = json.loads(recall_report.OUT_JSON.read_text(encoding="utf-8"))
+    (session,) = [s for s in data["sessions"] if s["recorded_compactions"]]
+    (c,) = session["recorded_compactions"]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    name = session["file"].rsplit("/", 1)[-1].removesuffix(".jsonl")
+    expected = (f"(Claude Code, `{name}`), the agent's own {c['summary_tokens']:,}-token summary holds {c['held']} "
+                f"of {c['candidates']} ({100 * c['held'] / c['candidates']:.0f} %); pruner's offline summariser, on "
+                f"the same history at the same length ({c['offline_tokens']:,} tokens), holds {c['offline_held']} of "
+                f"{c['candidates']} ({100 * c['offline_held'] / c['candidates']:.0f} %).")
+    assert expected in readme, re.sub(r"\s+", " ", expected)

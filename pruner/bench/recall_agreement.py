@@ -203,12 +203,12 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     if not summary or not summary.get("configurations"):
         return []
     n = summary["configurations"]
-    every = (f", {summary['order_agrees_all_needs']}/{n} counting the copies of plain words too"
-             if "order_agrees_all_needs" in summary else "")
+    with_plain = (f", {summary['order_agrees_all_needs']}/{n} counting the copies of plain words too"
+                  if "order_agrees_all_needs" in summary else "")
     out = [f"context recall vs the ground truth at each reply (the facts it uses and what its calls copy: an "
            f"edited line, the lines a write keeps, a re-run's arguments, a path, a document id): strategies "
            f"ordered alike by recall and by needs missing in {summary['order_agrees']}/{n} configurations (ties "
-           f"allowed: recall within {100 * RECALL_TIE:.1f} pp; needs whose text holds a distinctive term{every}); "
+           f"allowed: recall within {100 * RECALL_TIE:.1f} pp; needs whose text holds a distinctive term{with_plain}); "
            f"requests whose reply needs a missing fact: {summary['reply_facts_missing']}, of them "
            f"{summary['reply_facts_unseen']} with recall 1 (all of a configuration's show a loss in "
            f"{summary['requests_agree']}/{n})"
