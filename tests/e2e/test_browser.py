@@ -416,6 +416,7 @@ def test_a_shared_url_reopens_the_same_view(page, browser, app_url):
     position.fill("7")
     position.press("Enter")
     page.wait_for_function("() => location.search.includes('restore=0') && location.search.includes('msg=7')")
+    wait_for_idle(page)  # the metrics are read once the run that set the URL has drawn everything
     shown = page.locator("[data-testid=stMetricValue]").all_inner_texts()
     shared = page.url
     other = browser.new_context(viewport=VIEWPORT)
@@ -427,6 +428,7 @@ def test_a_shared_url_reopens_the_same_view(page, browser, app_url):
         second.get_by_text(f"{name} · sample").first.wait_for()
         second.wait_for_function("() => document.querySelector('input[aria-label=\"Message # (position in the "
                                  "session)\"]')?.value === '7'")
+        wait_for_idle(second)
         assert second.locator("[data-testid=stMetricValue]").all_inner_texts()[:2] == shown[:2]
         assert not second.get_by_label("Pass 3: restore what kept messages depend on").is_checked()
     finally:
