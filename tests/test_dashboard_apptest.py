@@ -385,7 +385,12 @@ def test_benchmarks_page_opens_on_the_committed_results_and_runs_a_small_benchma
         f"{summary['tagged_facts_preserved']['count']}/{summary['tagged_facts_preserved']['of']}"
     assert shown["idempotent"] == f"{summary['idempotent']['count']}/{summary['idempotent']['of']}"
     cost_charts = len({r["workload"] for r in committed.rows if r.get("cost")})  # one per workload
-    assert len(at.get("plotly_chart")) == 5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0) + cost_charts
+    recall_charts = len({r["workload"] for r in committed.rows
+                         if any("context_recall" in c for c in (r.get("cost") or {}).values())})
+    assert len(at.get("plotly_chart")) == (5 + (2 if bench_logic.SCALING_RESULTS.exists() else 0) + cost_charts
+                                           + recall_charts)
+    agreement = frame_with(at, "check")
+    assert list(agreement["agrees"])[2] == summary["cost"]["recall"]["order_agrees"]
     reference = frame_with(at, "reference (published)")
     assert "33.1–33.7 %" in set(reference["reference (published)"])  # the published tool-agent range
     assert list(frame_with(at, "token reduction %")["workload"]) == list(summary["per_workload"])

@@ -10,7 +10,7 @@ from pruner import PruneConfig
 from pruner.bench import workloads
 
 
-from dashboard import charts, replay_charts, tables, ui
+from dashboard import bench_recall, charts, replay_charts, tables, ui
 from dashboard.controls import control
 from dashboard.logic import benchmarks as logic
 from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
@@ -177,6 +177,31 @@ def cost_section(results) -> None:
                 "pruning dearer than full": st.column_config.TextColumn("pruning dearer than full", width=140)})
 
 
+def recall_section(results) -> None:
+    """What each strategy's contexts kept of what the replies used, and how far that agrees with the
+    generated ground truth (pruner.bench.recall_agreement)."""
+    frame = bench_recall.recall_frame(results.rows)
+    if frame.empty:
+        return
+    st.subheader("What each strategy loses: context recall")
+    st.caption("Recall: the share of the terms each reply used (paths, identifiers, numbers, quoted literals "
+               "it wrote that stood in the context it was given) that the strategy's context still held. "
+               "Hollow points: the strategy could not have run (a request over the window). Definition and "
+               "limits: docs/context-recall.md.")
+    names = list(dict.fromkeys(frame["workload"]))
+    for col, workload in zip(st.columns(len(names)), names):
+        col.plotly_chart(bench_recall.recall_figure(frame, workload), key=f"bench_recall_{workload}",
+                         config={"displaylogo": False})
+    agreement = bench_recall.agreement_frame((results.summary.get("cost") or {}).get("recall") or {})
+    if not agreement.empty:
+        st.markdown("**Recall against the ground truth the generator knows** (ties: recall within 0.1 "
+                    "percentage point)")
+        st.dataframe(agreement, hide_index=True, width="stretch", key="bench_recall_agreement", column_config={
+            "check": st.column_config.TextColumn("check", width=620),
+            "agrees": st.column_config.NumberColumn("agrees", format="localized", width=90),
+            "of": st.column_config.NumberColumn("of", format="localized", width=90)})
+
+
 def render() -> None:
     st.title("Benchmarks")
     committed = logic.committed_results()
@@ -198,6 +223,7 @@ def render() -> None:
         charts_section(committed, mine)
     speed_section()
     cost_section(mine or committed)
+    recall_section(mine or committed)
     st.subheader("Summary (computed from the rows)")
     st.dataframe(tables.bench_summary_frame(shown.summary), hide_index=True, width="stretch", key="bench_summary")
     st.subheader("Every configuration")
