@@ -397,7 +397,7 @@ def test_lost_terms_split_by_the_kind_of_reply_and_the_labelled_order_agrees():
     side = recall_agreement.labelled(figures)
     for a in side:
         for b in side:
-            assert not (side[a]["reply_needs_missing"] < side[b]["reply_needs_missing"]
+            assert not (side[a]["reply_facts_missing"] < side[b]["reply_facts_missing"]
                         and side[a]["context_recall"] < side[b]["context_recall"]), (a, b)
     assert any(f["terms_missing_by_reply"]["reuse"] for f in figures.values())  # the unlabelled losses exist
 

@@ -131,7 +131,7 @@ def labelled(figures: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, An
         used, lost = f.get("used_terms_by_reply"), f.get("terms_missing_by_reply")
         if used is None or lost is None:
             return None
-        out[name] = {"reply_needs_missing": f.get("reply_facts_missing", 0),
+        out[name] = {"reply_facts_missing": f.get("reply_facts_missing", 0),
                      "context_recall": round(1 - lost["fact"] / used["fact"], 6) if used["fact"] else 1.0}
     return out
 
@@ -167,7 +167,8 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "discordant": [list(p) for p in pairs],
             "discordant_all_needs": [list(p) for p in all_pairs],
             "lost_by_reply": _why(cost, [*pairs, *all_pairs]),
-            "labelled_discordant": [list(p) for p in discordant(fact_side)] if fact_side is not None else None,
+            "labelled_discordant": ([list(p) for p in discordant(fact_side, key="reply_facts_missing")]
+                                    if fact_side is not None else None),
             "recall": {name: f["context_recall"] for name, f in cost.items()},
         })
     n = len(per_config)
