@@ -20,7 +20,7 @@ from ..setting_fields import default_of, setting
 from .cache import ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_RETENTIONS
 
 #: The model each provider's dollars use unless ``--model`` says otherwise.
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5-20250929", "openai": "gpt-5.1"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5-20250929", "openai": "gpt-5.1", "google": "gemini-3-pro-preview"}
 
 #: The placeholder our ``clear_tool_uses`` replay sends for a cleared result. Anthropic's
 #: documentation only says "placeholder text" and gives none, so this text is our choice.
