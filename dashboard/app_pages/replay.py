@@ -8,7 +8,7 @@ from pruner.replay import ReplaySettings, strategy_names, verdict
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, charts, links, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, deferred, links, replay_charts, session_state, ui
 from dashboard.controls import control, options
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
@@ -20,6 +20,8 @@ ss = st.session_state
 REQUEST, STRATEGY = "replay_k", "replay_s"
 HIGHLIGHT = "replay_broke"  # (request, id of the message that broke the cached prefix) from a ledger click
 PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
+#: The charts' container (the browser's script waits for them), the button drawing the rest, its flag.
+CHARTS_BOX, BELOW_KEY, BELOW_DRAWN_FOR = "replay_charts_box", "replay_draw_below", "replay_below_drawn_for"
 SHOW_LAST = 12  # newest messages shown in full at a request (the table lists them all; fewer: a faster step)
 
 
@@ -236,6 +238,11 @@ def _on_chart_click(chart_key: str) -> None:
 
 
 def overview_charts(r, key, frame) -> None:
+    with st.container(key=CHARTS_BOX):
+        _charts(r, key, frame)
+
+
+def _charts(r, key, frame) -> None:
     overview = cache.shared("replay_overview", key, lambda: replay_charts.overview_figure(
         frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r),
         context_extra=answers.miss_markers(r, frame)))
@@ -399,6 +406,20 @@ def page(loading_note) -> None:
         st.info(ui.escape_markdown(sentence), icon=":material/gavel:")
     totals(r, key)
     overview_charts(r, key, frame)
+    below_charts(r, key, loaded, choice, sentence)
+
+
+@st.fragment
+def below_charts(r, key, loaded, choice, sentence: str) -> None:
+    """The ledger, the cost against recall, the stepper and the events. A long replay's first view draws them
+    once the browser drew the charts above (its 10,000-row events table, 1.5 MB, arrived while plotly
+    drew them and held them back by a second); the click reruns only this part."""
+    if not deferred.draw_now(BELOW_DRAWN_FOR, key, logic.defers_below(len(r.requests))):
+        deferred.later(CHARTS_BOX, BELOW_KEY, "the rest of the page",
+                       caption="Long session: the cache ledger, the cost against recall, the request stepper and "
+                               "the events are drawn as soon as the charts above are on screen.",
+                       marks=(".legendtext", ".heatmaplayer image"))
+        return
     ledger(r, key)
     cost_against_recall(r, key, sentence)
     request_part(r, key, loaded, choice)
