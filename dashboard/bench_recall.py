@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.replay_charts import colour
+from dashboard.replay_charts import colour, turns_axis
 
 COLUMNS = ["workload", "turns", "seed", "strategy", "recall_pct", "dollars", "feasible", "facts_missing",
            "needs_missing"]
@@ -62,8 +62,7 @@ def recall_figure(frame: pd.DataFrame, workload: str) -> go.Figure:
     fig.update_layout(title=f"Context recall per strategy: {workload}", xaxis_title="turns (log)",
                       yaxis_title="recall (%)", height=420, margin={"l": 60, "r": 20, "t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.25, "yanchor": "top"})
-    fig.update_xaxes(type="log", tickmode="array", tickvals=sizes, ticktext=[f"{v:,}" for v in sizes],
-                     minor={"showgrid": False, "ticks": ""})
+    turns_axis(fig, sizes)
     fig.update_yaxes(range=[max(0.0, low - 2), 100.5], ticksuffix=" %")
     return fig
 

@@ -133,10 +133,15 @@ def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = 
     fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)", yaxis_title="USD (log)",
                       height=420, margin={"l": 60, "r": 20, "t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.25, "yanchor": "top"})
-    fig.update_xaxes(type="log", tickmode="array", tickvals=sizes, ticktext=[f"{v:,}" for v in sizes],
-                     minor={"showgrid": False, "ticks": ""})
+    turns_axis(fig, sizes)
     fig.update_yaxes(type="log", tickprefix="$")
     return fig
+
+
+def turns_axis(fig: go.Figure, sizes: list[int]) -> None:
+    """A log x axis of session sizes, one labelled tick per size (the Benchmarks page's charts)."""
+    fig.update_xaxes(type="log", tickmode="array", tickvals=sizes, ticktext=[f"{v:,}" for v in sizes],
+                     minor={"showgrid": False, "ticks": ""})
 
 
 # ---------------------------------------------------------------- the Replay page's overview (one legend)
