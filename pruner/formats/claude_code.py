@@ -119,25 +119,39 @@ class _Clock:
         self.last = (seconds, stamp)
 
 
+def reply_key(entry: dict, msg: dict) -> Any:
+    """What joins the lines of one reply: the message id, else the request id (Claude Code writes one
+    line per content block, all with the same ids)."""
+    mid = msg.get("id")
+    rid = entry.get("requestId") if isinstance(entry.get("requestId"), str) and entry["requestId"] else mid
+    return mid if isinstance(mid, str) and mid else rid
+
+
+def add_reply_identity(entry: dict, msg: dict, meta: dict[str, Any]) -> None:
+    """A new reply's model and request id into ``meta``; a synthetic reply (Claude Code's own, no
+    model call) is marked and gets no request id, so it is never billed."""
+    model = msg.get("model")
+    if model == SYNTHETIC_MODEL:
+        meta["synthetic"] = True
+    elif isinstance(model, str) and model:
+        meta["model"] = model
+    mid = msg.get("id")
+    rid = entry.get("requestId") if isinstance(entry.get("requestId"), str) and entry["requestId"] else mid
+    if isinstance(rid, str) and rid and not meta.get("synthetic"):
+        meta["request_id"] = rid
+
+
 def _assistant(b: SessionBuilder, entry: dict, msg: dict, uuid: str, meta: dict[str, Any], extra: dict[str, Any],
                by_request: dict[str, Draft], bad_usage: set[int]) -> None:
     """One line of a reply: a new assistant message, or the next block of one already started."""
-    mid = msg.get("id")
-    rid = entry.get("requestId") if isinstance(entry.get("requestId"), str) and entry["requestId"] else mid
-    key = mid if isinstance(mid, str) and mid else rid
+    key = reply_key(entry, msg)
     draft = by_request.get(key) if isinstance(key, str) else None
     if draft is None:
         if extra:
             meta["source"] = {**meta.get("source", {}), **extra}
-        if isinstance(mid, str):
-            meta.setdefault("source", {})["message_id"] = mid
-        model = msg.get("model")
-        if model == SYNTHETIC_MODEL:
-            meta["synthetic"] = True
-        elif isinstance(model, str) and model:
-            meta["model"] = model
-        if isinstance(rid, str) and rid and not meta.get("synthetic"):
-            meta["request_id"] = rid
+        if isinstance(msg.get("id"), str):
+            meta.setdefault("source", {})["message_id"] = msg["id"]
+        add_reply_identity(entry, msg, meta)
         draft = b.add(id=uuid, role="assistant", content="", where="message", metadata=meta)
         if isinstance(key, str):
             by_request[key] = draft

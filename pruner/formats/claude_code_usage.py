@@ -48,7 +48,7 @@ from .builder import SessionBuilder
 from ._claude_chains import link_order, split_chains
 from .common import identity_by
 from .anthropic import anthropic_usage
-from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, SYNTHETIC_MODEL, _seconds
+from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, _seconds, add_reply_identity, reply_key
 
 _decode: Callable[[bytes], Any] = msgspec.json.Decoder().decode
 _identity = identity_by("uuid", "leafUuid", "messageId")
@@ -226,18 +226,10 @@ def _check_result(block: dict, calls: Counter) -> None:
 def _assistant(entry: dict, msg: dict, meta: dict[str, Any], b: SessionBuilder, out: list, by_key: dict,
                bad_usage: set, calls: Counter) -> None:
     """``claude_code._assistant``: a new reply, or the next block of one already started."""
-    mid = msg.get("id")
-    rid = entry.get("requestId") if isinstance(entry.get("requestId"), str) and entry["requestId"] else mid
-    key = mid if isinstance(mid, str) and mid else rid
+    key = reply_key(entry, msg)
     reply = by_key.get(key) if isinstance(key, str) else None
     if reply is None:
-        model = msg.get("model")
-        if model == SYNTHETIC_MODEL:
-            meta["synthetic"] = True
-        elif isinstance(model, str) and model:
-            meta["model"] = model
-        if isinstance(rid, str) and rid and not meta.get("synthetic"):
-            meta["request_id"] = rid
+        add_reply_identity(entry, msg, meta)
         reply = _Reply(entry["uuid"], meta)
         out.append(reply)
         if isinstance(key, str):
