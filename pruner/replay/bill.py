@@ -168,17 +168,22 @@ def bill(session: Session, prices: PriceTable | None = None, *, model: str | Non
             if not isinstance(m.metadata.get("usage"), Mapping):
                 without_usage += 1
                 continue
-            row = _row(chain, req.index, req.position, req.time, m, prices, model)
-            if row.request_id is not None and row.request_id in kept:
-                duplicates += 1
-                k = kept[row.request_id]
-                if row.output > rows[k].output:  # the later copy is further into the response
-                    rows[k] = row
-                continue
-            if row.request_id is not None:
-                kept[row.request_id] = len(rows)
-            rows.append(row)
+            duplicates += _add_row(rows, kept, _row(chain, req.index, req.position, req.time, m, prices, model))
     return _totals(tuple(rows), duplicates, without_usage, prices, model)
+
+
+def _add_row(rows: list[BilledRequest], kept: dict[str, int], row: BilledRequest) -> int:
+    """Bill ``row`` once per request id: a copy of an id already billed replaces it only when it is
+    further into the response (more output); 1 when ``row`` was such a copy, else 0."""
+    if row.request_id is None or row.request_id not in kept:
+        if row.request_id is not None:
+            kept[row.request_id] = len(rows)
+        rows.append(row)
+        return 0
+    k = kept[row.request_id]
+    if row.output > rows[k].output:  # the later copy is further into the response
+        rows[k] = row
+    return 1
 
 
 def _totals(rows: tuple[BilledRequest, ...], duplicates: int, without_usage: int, prices: PriceTable,

@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from ..model import MAIN_CHAIN, Message, Session
-from .bill import Bill, BilledRequest, _row, _totals
+from .bill import Bill, BilledRequest, _add_row, _row, _totals
 from .detect import detect
 from .ledger import LedgerEntry, entries_of
 from .prices import PriceTable, default_prices
@@ -91,16 +91,7 @@ def _bill(per_chain: list[list[_Found]], prices: PriceTable, model: str | None) 
             if not isinstance(m.metadata.get("usage"), Mapping):
                 without_usage += 1
                 continue
-            row = _row(chain, index, position, time, m, prices, model)
-            if row.request_id is not None and row.request_id in kept:
-                duplicates += 1
-                k = kept[row.request_id]
-                if row.output > rows[k].output:
-                    rows[k] = row
-                continue
-            if row.request_id is not None:
-                kept[row.request_id] = len(rows)
-            rows.append(row)
+            duplicates += _add_row(rows, kept, _row(chain, index, position, time, m, prices, model))
     return _totals(tuple(rows), duplicates, without_usage, prices, model)
 
 
