@@ -17,7 +17,7 @@ from ..bench.scaling import REFERENCE_CORPUS, SCALING_SIZES, run_scaling
 from ..errors import PrunerError
 from ..rules import short_name
 from ..engine.prune import PruneConfig
-from ..bench.workloads import SIZES, WORKLOADS
+from ..bench.workloads import GENERATOR_VERSION, SIZES, WORKLOADS
 from .types import positive_int
 from .common import write_output
 
@@ -233,7 +233,7 @@ def run(args) -> int:
         rep = run_scaling(sizes=tuple(args.scaling_sizes), per_turn_turns=args.per_turn_turns,
                           progress=_progress, on_row=show,
                           corpus=None if args.no_reference_corpus else REFERENCE_CORPUS)
-        rep["meta"] = {"environment": environment.finish(env)}
+        rep["meta"] = {"environment": environment.finish(env), "generator": GENERATOR_VERSION}
         print("\n".join(scaling_lines(rep)))
         if args.json:
             write_output(args.json, json.dumps(rep, indent=1) + "\n")

@@ -10,6 +10,7 @@ import sys
 
 from ..bench import environment
 from ..bench.near_search import measure_misses
+from ..bench.workloads import GENERATOR_VERSION
 from ..bench.speed import (COLD_TURNS, REFERENCE_SOURCE, measure_cold, measure_reference, measure_warm,
                            reference_corpora, session_of_size, warm_dict)
 from .common import write_output
@@ -132,7 +133,7 @@ def run(args) -> int:
         print(f"near-duplicate search on templated sessions ({args.near_seeds} seeds) ...", file=sys.stderr,
               flush=True)
         rep["near_search"] = measure_misses(seeds=range(args.near_seeds))
-    rep["meta"] = {"environment": environment.finish(env), "cpus": os.cpu_count()}
+    rep["meta"] = {"environment": environment.finish(env), "cpus": os.cpu_count(), "generator": GENERATOR_VERSION}
     print("\n".join(line for line in report_lines(rep) if line is not None))
     if args.json:
         write_output(args.json, json.dumps(rep, indent=1) + "\n")

@@ -67,8 +67,10 @@ def load_results(table: FigureTable, root: Path) -> dict[str, Any]:
 
 def provenance(table: FigureTable, data: dict[str, Any]) -> str:
     env = data["meta"]["environment"]
+    generator = data["meta"].get("generator")  # the workloads timed, where a table times generated sessions
+    workloads = f"; workloads {generator}" if generator else ""
     return (f"<sub>From `{table.source}`, written by `{env.get('command') or table.command}`: "
-            f"{describe(env)}.</sub>")
+            f"{describe(env)}{workloads}.</sub>")
 
 
 def render_table(table: FigureTable, root: Path) -> str:
