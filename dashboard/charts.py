@@ -219,13 +219,13 @@ def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
                              marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g} facts lost<extra>" + name
                                                                      + "</extra>"))
     fig.update_layout(
-        title={"text": "Tagged facts lost: pruner vs truncation given the same token budget"}, barmode="group",
-        height=400, yaxis={"title": {"text": "tagged facts missing"}},
+        # the explanation is the title's subtitle: as a free annotation it ran into the title
+        title={"text": "Tagged facts lost: pruner vs truncation given the same token budget",
+               "subtitle": {"text": "Truncation keeps the system prompt and the newest messages that fit in as "
+                                    "many tokens as the pruner keeps."}},
+        barmode="group", height=400, yaxis={"title": {"text": "tagged facts missing"}},
         legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 40},
-        annotations=[{"text": "Truncation keeps the system prompt and the newest messages that fit in as many "
-                              "tokens as the pruner keeps.", "xref": "paper", "yref": "paper", "x": 0, "y": 1.13,
-                      "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"size": 12}}])
+        margin={"l": 10, "r": 10, "t": 100, "b": 40})
     return fig
 
 
@@ -255,5 +255,6 @@ def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
     # labels stand beside their bars, in a right margin wide enough for the longest ("10.00 s (measured)")
     fig.update_layout(title={"text": f"Re-pruning after every turn of {turns:,} turns"},
                       height=300, xaxis={"title": {"text": "seconds in total (log scale)"}, "type": "log", "dtick": 1},
-                      yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 150, "t": 60, "b": 40})
+                      yaxis={"autorange": "reversed", "automargin": True},  # the method names stay whole
+                      margin={"l": 10, "r": 150, "t": 60, "b": 40})
     return fig

@@ -110,31 +110,42 @@ def bench_cost_frame(rows: list[dict]) -> pd.DataFrame:
         for name, c in (r.get("cost") or {}).items():
             out.append({"workload": r["workload"], "turns": r["turns"], "seed": r["seed"], "strategy": name,
                         "dollars": c["dollars"], "cached_share": c["cached_share"], "rejected": c["rejected"],
-                        "facts_missing_max": c["facts_missing_max"]})
+                        "facts_missing_max": c["facts_missing_max"], "feasible": c.get("feasible", True),
+                        "infeasible_from": c.get("infeasible_from")})
     return pd.DataFrame(out, columns=["workload", "turns", "seed", "strategy", "dollars", "cached_share", "rejected",
-                                      "facts_missing_max"])
+                                      "facts_missing_max", "feasible", "infeasible_from"])
 
 
 def bench_cost_figure(frame: pd.DataFrame, workload: str, *, money_label: str = "") -> go.Figure:
     """Dollars per strategy against the session's size, for one workload (log scales; mean over seeds)."""
+    if "feasible" not in frame:  # rows of a run before feasibility was recorded
+        frame = frame.assign(feasible=True)
     part = frame[frame["workload"] == workload].groupby(["strategy", "turns"], sort=False, as_index=False).agg(
-        dollars=("dollars", "mean"), rejected=("rejected", "max"), facts=("facts_missing_max", "max"))
+        dollars=("dollars", "mean"), rejected=("rejected", "max"), facts=("facts_missing_max", "max"),
+        feasible=("feasible", "all"))
     fig = go.Figure()
     for k, (name, p) in enumerate(part.groupby("strategy", sort=False)):
         p = p.sort_values("turns")
+        # hollow: the strategy sends a request over the window, so it could not have run; its dollars
+        # stop before that request and are not comparable with a whole session's
+        feasible = [bool(f) for f in p["feasible"]]
         fig.add_trace(go.Scatter(
             x=p["turns"].tolist(), y=p["dollars"].tolist(), mode="lines+markers", name=name,
             line={"color": colour(name, k), "width": 2},
-            customdata=list(zip(p["rejected"].tolist(), p["facts"].tolist())),
+            marker={"symbol": ["circle" if f else "circle-open" for f in feasible], "size": 8},
+            customdata=list(zip(p["rejected"].tolist(), p["facts"].tolist(),
+                                ["" if f else "<br>could not run: dollars only until the first request over "
+                                 "the window" for f in feasible])),
             hovertemplate=f"<b>{html.escape(name)}</b> · %{{x:,}} turns<br>$%{{y:,.2f}}<br>requests over the window: "
-                          "%{customdata[0]:,}<br>facts missing at worst: %{customdata[1]}<extra></extra>"))
+                          "%{customdata[0]:,}<br>facts missing at worst: %{customdata[1]}%{customdata[2]}"
+                          "<extra></extra>"))
     # the model is named in the page's caption: a long model id in the axis title ran into the chart title
     sizes = sorted({int(t) for t in part["turns"]})
     fig.update_layout(title=f"Cost per strategy: {workload}", xaxis_title="turns (log)", yaxis_title="USD (log)",
                       height=420, margin={"l": 60, "r": 20, "t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.25, "yanchor": "top"})
     turns_axis(fig, sizes)
-    fig.update_yaxes(type="log", tickprefix="$")
+    fig.update_yaxes(type="log", tickprefix="$", dtick=1)  # powers of ten only: no "5 2" minor labels
     return fig
 
 

@@ -360,10 +360,38 @@ def cost_findings_frame(summary: dict) -> pd.DataFrame:
     for c in summary["cheapest"]:
         key = (c["workload"], c["turns"])
         v = cache_aware.get(key)
+        infeasible = list(c.get("infeasible") or ())
+        # full that could not run (a request over the window) has dollars only up to that request:
+        # no saving is measured against that partial bill
+        full = c["full"] if "full" not in infeasible else None
         rows.append({"workload": c["workload"], "turns": c["turns"], "cheapest": c["strategy"],
-                     "its dollars": c["dollars"], "full dollars": c["full"],
-                     "saves vs full %": round(100 * (1 - c["dollars"] / c["full"]), 1) if c["full"] else None,
+                     "its dollars": c["dollars"], "full dollars": full,
+                     "saves vs full %": round(100 * (1 - c["dollars"] / full), 1) if full else None,
                      "cache_aware_prune dollars": v["dollars"] if v else None,
                      "cache_aware_prune vs full %": v.get("vs_full_pct") if v else None,
-                     "pruning dearer than full": "; ".join(dearer.get(key, []))})
+                     "pruning dearer than full": "; ".join(dearer.get(key, [])),
+                     "could not run": ", ".join(infeasible)})
     return pd.DataFrame(rows)
+
+
+def cost_findings_table(frame: pd.DataFrame):
+    """``cost_findings_frame`` as the page shows it: money, thousands and percentages formatted, a dash
+    where there is no figure (full could not run, or no strategy cost more than full).
+
+    >>> f = cost_findings_frame({"cheapest": [{"workload": "w", "turns": 1000, "strategy": "compact",
+    ...     "dollars": 35.2, "full": 19.3, "infeasible": ["full"]}]})
+    >>> html = cost_findings_table(f).to_html()
+    >>> "$35.20" in html, "$19.30" in html, "1,000" in html, ">full<" in html
+    (True, False, True, True)
+    """
+    shown = frame.rename(columns={"its dollars": "its $", "full dollars": "full $", "saves vs full %": "saves vs full",
+                                  "cache_aware_prune dollars": "cache_aware_prune $",
+                                  "cache_aware_prune vs full %": "… vs full"})
+    money = "${:,.2f}".format
+    figures = ["turns", "its $", "full $", "saves vs full", "cache_aware_prune $", "… vs full"]
+    return (shown.style.hide(axis="index")
+            .format({"turns": "{:,}".format, "its $": money, "full $": money, "cache_aware_prune $": money,
+                     "saves vs full": "{:.1f}\u00a0%".format, "… vs full": "{:+.1f}\u00a0%".format}, na_rep="—")
+            .format(lambda text: text.replace(" %", "\u00a0%") if text else "—",
+                    subset=["pruning dearer than full", "could not run"])
+            .set_properties(subset=figures, **{"white-space": "nowrap"}))  # a figure is never split over lines

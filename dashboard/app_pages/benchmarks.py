@@ -88,7 +88,9 @@ def environment_note(results, what: str) -> str:
 
 def reference_section(committed) -> None:
     st.subheader("Beside the reference design")
-    st.dataframe(logic.reference_rows(committed), hide_index=True, width="stretch", key="bench_reference")
+    with st.container(key="bench_reference_box"):
+        # a wrapping HTML table, not a data grid: its cells are sentences, and a grid cuts them at 1366 px
+        st.table(logic.reference_rows(committed), hide_index=True)
     st.caption(f"Reference figures: {logic.REFERENCE.source}. Its {logic.REFERENCE.measured_here_ms:.0f} ms is "
                f"{logic.REFERENCE.measured_here_note}. Its facts count comes from labels its generator derives "
                "from its own rules, so a pruner that removes nothing also scores 15/15; ours come from the "
@@ -149,8 +151,9 @@ def cost_section(results) -> None:
         return
     meta = (results.meta or {}).get("cost", {})
     st.subheader("Cost per strategy (the replay of the same sessions)")
+    note = meta.get("note", "")
     st.caption(ui.escape_markdown(f"{meta.get('model', '?')} list prices, {meta.get('prices', '?')}; "
-                                  f"{meta.get('provider', '?')} prompt cache. {meta.get('note', '')}"))
+                                  f"{meta.get('provider', '?')} prompt cache. {note[:1].upper()}{note[1:]}"))
     names = list(dict.fromkeys(frame["workload"]))
     for col, workload in zip(st.columns(len(names)), names):
         col.plotly_chart(replay_charts.bench_cost_figure(frame, workload, money_label=meta.get("model", "")),
@@ -162,19 +165,12 @@ def cost_section(results) -> None:
         st.markdown("**What the replay found**" + (f": cache_aware_prune is within 1 % of full or cheaper in "
                                                    f"{within['count']} of {within['of']} sessions."
                                                    if within.get("of") else ""))
-        money = st.column_config.NumberColumn
         with st.container(key="bench_findings_box"):
-            # widths that fit the 904 px main column at 1366 px (the browser test measures that none is cut)
-            st.dataframe(findings, hide_index=True, width="stretch", key="bench_cost_findings", column_config={
-                "workload": st.column_config.TextColumn("workload", width=95),
-                "turns": money("turns", format="localized", width=60),
-                "cheapest": st.column_config.TextColumn("cheapest", width=125),
-                "its dollars": money("its $", format="dollar", width=80),
-                "full dollars": money("full $", format="dollar", width=80),
-                "saves vs full %": money("saves vs full", format="%.1f %%", width=100),
-                "cache_aware_prune dollars": money("cache_aware_prune $", format="dollar", width=135),
-                "cache_aware_prune vs full %": money("… vs full", format="%+.1f %%", width=80),
-                "pruning dearer than full": st.column_config.TextColumn("pruning dearer than full", width=140)})
+            # a wrapping HTML table: in a data grid its strategy names were cut at 1366 px
+            st.table(tables.cost_findings_table(findings))
+        st.caption("—: no figure. Full that could not run (a request over the window) has dollars only up to "
+                   "that request, so no saving is measured against it; the strategies under \"could not run\" "
+                   "are never the cheapest.")
 
 
 def recall_section(results) -> None:

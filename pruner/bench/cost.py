@@ -124,7 +124,9 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     if not summary or not summary.get("cheapest"):
         return []
     out = ["cheapest strategy:        " + "; ".join(
-        f"{c['workload']} {c['turns']:,}: {c['strategy']} ${c['dollars']:,.2f} (full ${c['full']:,.2f})"
+        f"{c['workload']} {c['turns']:,}: {c['strategy']} ${c['dollars']:,.2f} "
+        + (f"(full ${c['full']:,.2f})" if "full" not in c.get("infeasible", ())
+           else f"(full could not run: ${c['full']:,.2f} before its first request over the window)")
         + (f", not ranked (infeasible: a request over the window): {', '.join(c['infeasible'])}"
            if c.get("infeasible") else "")
         for c in summary["cheapest"])]

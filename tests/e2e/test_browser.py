@@ -16,6 +16,7 @@ README's images).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -481,6 +482,14 @@ def test_benchmarks_page_shows_the_reference_figures_and_the_scaling_chart(page,
         pytest.skip("no committed benchmark results")
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 4")
     page.get_by_role("heading", name="Beside the reference design").wait_for()
+    # Regression: the table was a data grid that cut its sentences at 1366 px ("labels from the
+    # generator's world m"); every cell's whole text must now be in the page, none overflowing its cell.
+    facts = json.loads((SAMPLES / "bench" / "results.json").read_text())["summary"]["tagged_facts_preserved"]
+    page.locator(".st-key-bench_reference_box td").first.wait_for()
+    cells = page.locator(".st-key-bench_reference_box td").all_inner_texts()
+    assert f"{facts['count']}/{facts['of']} (labels from the generator's world model)" in cells, cells
+    assert page.evaluate("""() => [...document.querySelectorAll('.st-key-bench_reference_box td')]
+        .filter(td => td.scrollWidth > td.clientWidth + 1).map(td => td.textContent)""") == []
     legends = [t for lg in page.evaluate(LEGEND_TEXTS) for t in lg]
     assert "reference, tool agent (published)" in legends
     if (SAMPLES / "bench" / "scaling.json").exists():
