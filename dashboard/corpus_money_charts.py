@@ -26,21 +26,30 @@ def _esc(value) -> str:
 
 
 def stacked_days(frame: pd.DataFrame, title: str) -> go.Figure:
-    """Dollars per day, one stacked bar segment per group (project or model); totals above the bars."""
+    """Dollars per day, one stacked bar segment per group (project or model); totals above the bars.
+
+    Days run in calendar order whatever order the groups bring them in, and a segment that is its
+    day's whole bill carries no label of its own (the total above says it once).
+    """
     fig = go.Figure()
     groups = sorted(frame["group"].unique()) if len(frame) else []
+    totals = frame.groupby("day", as_index=False)["dollars"].sum() if len(frame) else frame
+    segments = frame.groupby("day")["group"].transform("size") if len(frame) else pd.Series(dtype=int)
     for i, g in enumerate(groups):
         part = frame[frame["group"] == g]
+        alone = segments[part.index] == 1
         fig.add_bar(x=part["day"], y=part["dollars"], name=_esc(g),
-                    marker_color=FORMAT_PALETTE[i % len(FORMAT_PALETTE)], text=[money(v) for v in part["dollars"]],
-                    textposition="inside",
-                    hovertemplate=f"{_esc(g)}<br>%{{x}}: %{{text}}<extra></extra>")
-    totals = frame.groupby("day", as_index=False)["dollars"].sum() if len(frame) else frame
+                    marker_color=FORMAT_PALETTE[i % len(FORMAT_PALETTE)],
+                    text=["" if a else money(v) for v, a in zip(part["dollars"], alone)], textposition="inside",
+                    customdata=[money(v) for v in part["dollars"]],
+                    hovertemplate=f"{_esc(g)}<br>%{{x}}: %{{customdata}}<extra></extra>")
     if len(totals):
         fig.add_scatter(x=totals["day"], y=totals["dollars"], mode="text", text=[money(v) for v in totals["dollars"]],
                         textposition="top center", showlegend=False, hoverinfo="skip")
-    fig.update_layout(barmode="stack", title=title, margin=_MARGIN, yaxis_title="USD", xaxis_type="category",
-                      yaxis_tickprefix="$", yaxis_tickformat=",.2f", legend_title_text="")
+    days = sorted(str(d) for d in totals["day"]) if len(totals) else []
+    fig.update_layout(barmode="stack", title=title, margin=_MARGIN, yaxis_title="USD", yaxis_tickprefix="$",
+                      yaxis_tickformat=",.2f", legend_title_text="",
+                      xaxis={"type": "category", "categoryorder": "array", "categoryarray": days})
     return fig
 
 
@@ -69,25 +78,36 @@ def causes_figure(causes: pd.DataFrame) -> go.Figure:
 
 
 def strategy_figure(points: pd.DataFrame) -> go.Figure:
-    """One point per strategy: dollars against context recall (the recording marked); strategies not
-    feasible everywhere drawn hollow. Without recall measured, the x axis is the strategy."""
+    """One point per strategy: dollars against context recall (the recording a star); a strategy not
+    feasible in every session is hollow. Each point is its own legend entry with its dollars (labels
+    beside points ran into each other where strategies cost and kept nearly the same). Without recall
+    measured, the x axis is the strategy.
+
+    >>> pts = pd.DataFrame({"strategy": ["as_recorded", "compact"], "dollars": [2.0, 1.5], "sessions": [3, 3],
+    ...     "feasible_sessions": [3, 2], "feasible": [True, False], "recall": [1.0, 0.97],
+    ...     "recording": [True, False]})
+    >>> fig = strategy_figure(pts)
+    >>> [(t.name, t.marker.symbol) for t in fig.data]
+    [('as_recorded $2.00 (the recording)', 'star'), ('compact $1.50, recall 97.0 %', 'circle-open')]
+    """
+    from .replay_charts import colour
+
     has_recall = points["recall"].notna().any()
     fig = go.Figure()
-    for recording, part in points.groupby("recording"):
-        x = part["recall"] if has_recall else part["strategy"]
+    for k, p in enumerate(points.itertuples(index=False)):
+        recall = "" if pd.isna(p.recall) else f", recall {100 * p.recall:.1f} %"
+        name = f"{_esc(p.strategy)} {money(p.dollars)}" + (" (the recording)" if p.recording else recall)
         fig.add_scatter(
-            x=x, y=part["dollars"], mode="markers+text",
-            text=[f"{_esc(n)} {money(v)}" for n, v in zip(part["strategy"], part["dollars"])],
-            textposition="top center", name="the recording" if recording else "strategies",
-            marker={"size": 14, "symbol": ["star" if recording else ("circle" if f else "circle-open")
-                                           for f in part["feasible"]],
-                    "color": FORMAT_PALETTE[1] if recording else FORMAT_PALETTE[0]},
-            customdata=list(zip(part["strategy"], part["feasible_sessions"], part["sessions"])),
-            hovertemplate="%{customdata[0]}: %{text}, feasible in %{customdata[1]:,} of %{customdata[2]:,} "
-                          "sessions<extra></extra>")
+            x=[p.recall if has_recall else _esc(p.strategy)], y=[p.dollars], mode="markers", name=name,
+            marker={"size": 16 if p.recording else 13, "color": colour(p.strategy, k),
+                    "symbol": "star" if p.recording else ("circle" if p.feasible else "circle-open"),
+                    "line": {"width": 2, "color": colour(p.strategy, k)}},
+            customdata=[[_esc(p.strategy), money(p.dollars), p.feasible_sessions, p.sessions]],
+            hovertemplate="%{customdata[0]}: %{customdata[1]}, feasible in %{customdata[2]:,} of "
+                          "%{customdata[3]:,} sessions<extra></extra>")
     fig.update_layout(title="What each strategy would have cost" + (" and kept" if has_recall else ""),
                       margin=_MARGIN, yaxis_title="USD", yaxis_tickprefix="$", yaxis_tickformat=",.2f",
-                      xaxis_title="context recall" if has_recall else "strategy")
+                      xaxis_title="context recall" if has_recall else "strategy", legend_title_text="")
     if has_recall:
         fig.update_xaxes(tickformat=".1%")
     return fig

@@ -96,3 +96,27 @@ def test_every_grouping_adds_up_to_the_bill(rows):
         assert cm.dollars_by_day(frame, stack)["dollars"].sum() == pytest.approx(total, abs=1e-6)
     for column in ("project", "model"):
         assert cm.dollars_by(frame, column)["dollars"].sum() == pytest.approx(total, abs=1e-6)
+
+
+def test_defect_30_dollars_by_day_run_in_calendar_order_and_a_lone_segment_is_labelled_once():
+    """The logs screenshot showed 2025-11-16, 2025-09-07, 2026-05-11, ...: days in the order the first
+    project brought them, and a one-project day labelled twice ($8.37 inside and above)."""
+    from dashboard import corpus_money_charts as charts
+    frame = pd.DataFrame(_row(k, d, p, {"m": v}) for k, d, p, v in (
+        ("a", "2025-11-16", "alpha", 2.5), ("b", "2025-09-07", "beta", 0.5), ("c", "2026-05-11", "gamma", 8.0),
+        ("d", "2025-09-07", "alpha", 1.0)))
+    fig = charts.stacked_days(cm.dollars_by_day(frame, "project"), "Dollars by day").to_plotly_json()
+    assert list(fig["layout"]["xaxis"]["categoryarray"]) == ["2025-09-07", "2025-11-16", "2026-05-11"]
+    bars = {t["name"]: dict(zip(t["x"], t["text"])) for t in fig["data"] if t["type"] == "bar"}
+    assert bars["alpha"]["2025-11-16"] == "" and bars["gamma"]["2026-05-11"] == ""  # the day's only segment
+    assert bars["alpha"]["2025-09-07"] == "$1.00" and bars["beta"]["2025-09-07"] == "$0.5000"  # two segments
+    totals = next(t for t in fig["data"] if t["type"] == "scatter")
+    assert dict(zip(totals["x"], totals["text"]))["2025-09-07"] == "$1.50"
+
+
+def test_defect_30_the_verdict_gives_a_small_saving_to_one_decimal_not_zero():
+    assert "(saving $0.0370, 0.3 %), keeping 100.0 % context recall" in cm.verdict_sentence(pd.DataFrame([
+        {"strategy": "as_recorded", "dollars": 11.54, "sessions": 5, "feasible_sessions": 5, "feasible": True,
+         "recall": 1.0, "recording": True},
+        {"strategy": "cache_aware_prune", "dollars": 11.503, "sessions": 5, "feasible_sessions": 5,
+         "feasible": True, "recall": 1.0, "recording": False}]))

@@ -3,6 +3,7 @@ through their JSON), and the page itself through Streamlit's AppTest."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -173,3 +174,15 @@ def test_settings_apply_on_submit_and_an_empty_choice_keeps_the_previous_one():
     at.button(key="FormSubmitter:replay_settings-Apply").click().run()
     assert any("Choose at least one strategy" in e.value for e in at.error)
     assert list(at.selectbox(key="replay_strategy").options) == ["full", "truncate"]
+
+
+def test_defect_31_a_small_sessions_totals_carry_the_verdicts_four_decimals():
+    """The sample Pi session's verdict said $0.0197 while its table said $0.02 (and $0.03 for both
+    $0.0289 and $0.0344): a column of sums all under $1 is shown as ``pruner.money.money`` writes them."""
+    from dashboard.logic.replay import totals_columns
+    from pruner.money import money
+    small = pd.DataFrame({"strategy": ["as_recorded", "full"], "dollars": [0.0197, 0.0289]})
+    fmt = totals_columns(small)["dollars"]["type_config"]["format"]
+    assert fmt == "$%.4f" and [fmt % v for v in small["dollars"]] == [money(v) for v in small["dollars"]]
+    large = pd.DataFrame({"strategy": ["as_recorded", "full"], "dollars": [0.45, 42.6]})
+    assert totals_columns(large)["dollars"]["type_config"]["format"] == "dollar"

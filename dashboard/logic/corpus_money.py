@@ -164,9 +164,10 @@ def verdict_sentence(points: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RE
     if saving <= 0:
         return (f"Over {n:,} sessions, no feasible strategy beats the recording ({money(base)}); the cheapest, "
                 f"{best['strategy']}, would cost {money(best['dollars'])}.")
-    recall = "" if pd.isna(best["recall"]) else f", keeping {100 * best['recall']:.0f} % context recall"
+    # one decimal: a saving of 0.3 % printed as "0 %", a mean recall of 99.96 % as "100 %"
+    recall = "" if pd.isna(best["recall"]) else f", keeping {100 * best['recall']:.1f} % context recall"
     return (f"Over {n:,} sessions, {best['strategy']} would have cost {money(best['dollars'])} instead of the "
-            f"recorded {money(base)} (saving {money(saving)}, {100 * saving / base:.0f} %){recall}, and it is "
+            f"recorded {money(base)} (saving {money(saving)}, {100 * saving / base:.1f} %){recall}, and it is "
             "feasible in every one.")
 
 

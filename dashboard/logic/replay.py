@@ -223,6 +223,18 @@ COLUMN_WIDTHS = {"strategy": 190, "dollars": 90, "cached %": 80, "peak context":
                  "dollars (our own counts)": 170, "facts missing (worst)": 160}
 
 
+def money_format(dollars: pd.Series) -> str:
+    """The column's dollar format, as ``pruner.money.money`` writes the same figures in the verdict: a
+    column of sums all under $1 keeps four decimals ($0.0197, not $0.02, which made $0.0197 and $0.0289
+    look alike); otherwise cents.
+
+    >>> money_format(pd.Series([0.0197, 0.0289])), money_format(pd.Series([0.5, 42.6]))
+    ('$%.4f', 'dollar')
+    """
+    values = pd.to_numeric(dollars, errors="coerce").abs().dropna()
+    return "$%.4f" if len(values) and 0 < values.max() < 1 else "dollar"
+
+
 def totals_columns(frame: pd.DataFrame) -> dict:
     """Streamlit column formats for the totals tables: money as dollars, counts with thousands separators."""
     import streamlit as st
@@ -233,7 +245,7 @@ def totals_columns(frame: pd.DataFrame) -> dict:
     for col in frame.columns:
         width = COLUMN_WIDTHS.get(col, "medium")
         if col in money_cols:
-            out[col] = st.column_config.NumberColumn(col, format="dollar", width=width)
+            out[col] = st.column_config.NumberColumn(col, format=money_format(frame[col]), width=width)
         elif col in pct:
             out[col] = st.column_config.NumberColumn(col, format="%.1f %%", width=width)
         elif col in ("strategy", "changes"):
