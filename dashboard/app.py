@@ -45,7 +45,10 @@ st.set_page_config(page_title="pruner", page_icon="✂️", layout="wide")
 # the browser's own for keyboard focus.
 st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }"
         "[data-testid='stMain']:focus:not(:focus-visible), [data-testid='stMainBlockContainer']:focus:not("
-        ":focus-visible), section:focus:not(:focus-visible) { outline: none; }</style>")
+        ":focus-visible), section:focus:not(:focus-visible) { outline: none; }"
+        # a link in a page (the Start page's samples) wraps: on one line it was cut at 1366 px
+        "[data-testid='stMain'] [data-testid='stPageLink'] :is(span, div, p) { white-space: normal; "
+        "overflow: visible; text-overflow: clip; }</style>")
 
 # Before any page draws: a ← / → pressed before a page's stepper buttons are mounted is kept.
 early_keys.keep_early_presses()

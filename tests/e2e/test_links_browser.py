@@ -186,6 +186,9 @@ def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, ap
     for way in ("Open your own", "Explore a sample", "Learn how it works"):
         page.get_by_role("heading", name=way).wait_for()
     page.get_by_role("link", name="Open the Guide").wait_for()
+    # Regression: the sample links were cut to one line at 1366 px ("A short demo (25 messages, every kin")
+    from tests.e2e.test_numbers_browser import CUT_LINKS
+    assert page.evaluate(CUT_LINKS) == []
     save_screenshot(page, "start")
     page.get_by_role("link", name="A short demo (25 messages, every kind of removal)").click()
     page.get_by_role("heading", name="Session explorer").first.wait_for()

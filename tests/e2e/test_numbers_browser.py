@@ -43,6 +43,9 @@ CUT_TABLES = """(keys) => keys.flatMap(key => [
         .map(t => `${key}: table wider than its box`),
     ...[...document.querySelectorAll(`.st-key-${key} td, .st-key-${key} th`)]
         .filter(c => c.scrollWidth > c.clientWidth + 1).map(c => `${key}: cell cut: ${c.textContent}`)])"""
+#: A link in a page whose label is cut (the Start page's sample links were, at this width).
+CUT_LINKS = """() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink] *')]
+    .filter(el => el.scrollWidth > el.clientWidth + 1).map(el => `link cut: ${el.textContent}`)"""
 HAS_TABLE = "key => document.querySelectorAll(`.st-key-${key} .dvn-scroller`).length > 0"
 
 
@@ -119,8 +122,8 @@ def test_explorer_replay_and_compaction_show_one_recorded_context_and_nothing_is
         if path == "benchmarks":  # its two summary tables are HTML tables: they are measured
             page.locator(".st-key-bench_findings_box td").first.wait_for()
             page.locator(".st-key-bench_reference_box td").first.wait_for()
-        found = page.evaluate(CLIPPED_METRICS) + page.evaluate(CLIPPED_LABELS) + page.evaluate(CUT_TABLES,
-                                                                                                 SUMMARY_TABLES)
+        found = (page.evaluate(CLIPPED_METRICS) + page.evaluate(CLIPPED_LABELS)
+                 + page.evaluate(CUT_TABLES, SUMMARY_TABLES) + page.evaluate(CUT_LINKS))
         if found:
             clipped[path] = found
         no_exception(page)
