@@ -251,10 +251,9 @@ def test_decided_r4_a_strategy_infeasible_from_its_first_request_shows_no_recall
     printed = {line.split()[0]: line.split()[-1] for line in table(forced).splitlines()[1:3]}
     assert printed == {"full": "%", "truncate": "-"}
 
-    import pruner.logs.money as logs_money
+    from pruner.logs.money import strategy_cells
 
-    row: dict = {}
-    getattr(logs_money, "_strategy_columns")(row, "truncate", refused)
+    row = strategy_cells("truncate", refused)
     assert row["truncate_recall"] is None and row["truncate_feasible"] is False
     ok = money_columns(session, ("full",))
     assert ok["full_recall"] == 1.0  # a strategy that sent its requests keeps its measure

@@ -101,16 +101,15 @@ def prices_version() -> str:
     return f"{table.retrieved}+{hashlib.sha256(rows.encode('utf-8')).hexdigest()[:12]}"
 
 
-def _strategy_columns(row: dict[str, Any], name: str, run) -> None:
-    """``<name>_dollars`` / ``_feasible`` / ``_recall`` from one strategy's run (see the module)."""
+def strategy_cells(name: str, run: Any) -> dict[str, Any]:
+    """``<name>_dollars`` / ``_feasible`` / ``_recall`` of one strategy's run (``StrategyRun``; see the module)."""
     t = run.totals
     unpriced = t.get("billed_requests", 0) and t.get("unpriced_requests", 0) >= t["billed_requests"]
-    row[f"{name}_dollars"] = None if unpriced else t["dollars"]
-    row[f"{name}_feasible"] = feasible(t)
     stop = t.get("infeasible_from")
     sent = stop is None or any(r.request < stop for r in run.rows)
     recall = t.get("context_recall")
-    row[f"{name}_recall"] = float(recall) if sent and isinstance(recall, (int, float)) else None
+    return {f"{name}_dollars": None if unpriced else t["dollars"], f"{name}_feasible": feasible(t),
+            f"{name}_recall": float(recall) if sent and isinstance(recall, (int, float)) else None}
 
 
 def _error(exc: Exception) -> str:
@@ -145,7 +144,7 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
                        snapshots=False)
             row["replay_prices"] = r.money_label
             for name in strategies:
-                _strategy_columns(row, name, r.runs[name])
+                row.update(strategy_cells(name, r.runs[name]))
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
         row["money_error"] = _error(exc)
     return row

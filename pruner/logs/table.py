@@ -20,7 +20,7 @@ import os
 import re
 import stat
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -71,7 +71,7 @@ def _unreadable(path: str, why: str) -> ConfigurationError:
                               "another logs folder", setting="out")
 
 
-def _open_table(path: str):
+def _open_table(path: str) -> BinaryIO | None:
     """The table file, opened without following a link or waiting on a pipe; None when there is none.
 
     A named pipe at the table's name would block the reader for ever, and a link would have the run
