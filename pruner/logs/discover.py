@@ -254,17 +254,20 @@ def _in_range(session: LogSession, since: str | None, until: str | None) -> bool
 
 def discover(env: Mapping[str, str] | None = None, *, overrides: Mapping[str, str] | None = None,
              agents: tuple[str, ...] = AGENTS, since: str | None = None, until: str | None = None,
-             project: str | None = None) -> list[Location]:
+             project: str | None = None, one_per_file: bool = True) -> list[Location]:
     """Every agent folder (found or not) and its sessions, filtered by day and project.
 
-    ``project`` keeps the sessions whose project contains it (case-sensitive).
+    ``project`` keeps the sessions whose project contains it (case-sensitive). ``one_per_file``:
+    one session per real file (``pruner.logs.aliases``); False lists every path (a benchmark whose
+    sessions are hard links of a few files, to save disk).
     """
     env = os.environ if env is None else env
     roots = agent_roots(env, overrides)
     listed = {agent: _FINDERS[agent](roots[agent][0]) if os.path.isdir(roots[agent][0]) else [] for agent in agents}
     # One session per real file, whatever the number of paths to it, chosen before any filter so a
     # session keeps its key (and its project) whichever filters a run is given.
-    kept = set(distinct([s for agent in agents for s in listed[agent]]))
+    every = [s for agent in agents for s in listed[agent]]
+    kept = set(distinct(every) if one_per_file else every)
     found = []
     for agent in agents:
         folder, how = roots[agent]
