@@ -5,7 +5,8 @@ A home folder holds real sessions (one to four files of a few requests; some lin
 usages damaged, some lines written twice, one model without a price) and around them what real
 home folders hold: a project folder linked under another name, a session file linked or hard-linked
 into another project, a link that loops back to the projects folder, a link to nothing, a named
-pipe and a folder with a session's name, a file name that is not UTF-8, a file that cannot be read
+pipe and a folder with a session's name, a file name that is not UTF-8 and one with spaces, a tab, a
+newline and accents, a hidden file (not a session), a file that cannot be read
 during the first run (a real ``EACCES``, also as root: ``tests/support/unreadable.py``), and in
 the logs folder a planted link at the summary's name, a named pipe or another file at the table's
 name, a folder and a link named like the writer's temporary files, a temporary file a killed run
@@ -134,8 +135,8 @@ def homes(draw):
     return {
         "sessions": [draw(st.integers(1, 4)) for _ in range(count)],
         "alias": [draw(st.sampled_from(["", "", "file_link", "hard_link", "folder_link"])) for _ in range(count)],
-        "odd": draw(st.lists(st.sampled_from(["loop", "dangling", "fifo", "folder", "fifo_link", "not_utf8"]),
-                             max_size=3, unique=True)),
+        "odd": draw(st.lists(st.sampled_from(["loop", "dangling", "fifo", "folder", "fifo_link", "not_utf8",
+                                              "odd_name", "hidden"]), max_size=3, unique=True)),
         "unreadable": draw(st.integers(-1, count - 1)),
         "planted": draw(st.sampled_from(["", "", "summary_link", "table_fifo", "table_junk", "temp_folder",
                                          "temp_link", "temp_left"])),
@@ -178,6 +179,12 @@ def _build(base: Path, plan: dict, draw) -> tuple[Path, list[Path]]:
             (first / "pipe-link.jsonl").symlink_to(base / "outside-pipe")
         elif odd == "folder":
             (first / "folder.jsonl").mkdir()
+        elif odd == "odd_name":  # a session all the same: spaces, a tab, a newline, a dash, accents
+            path = first / "-a sess\tion\nnamed ünïcode.jsonl"
+            _write(path, _session_lines(draw, 800, 1))
+            real.append(path)
+        elif odd == "hidden":  # a name the agent's own listing skips: not a session
+            _write(first / ".hidden.jsonl", _session_lines(draw, 700, 1))
         elif odd == "not_utf8":
             bad = os.path.join(os.fsencode(first), b"bad\xff\xfe.jsonl")
             _write(bad, _session_lines(draw, 900, 1))

@@ -12,7 +12,8 @@ A row is read again, whatever its files, when it holds an error (a file that
 could not be read may be readable now: error rows are retried on every run),
 when it was billed at another version of the shipped price table than this
 run's (``money.prices_version``: an upgrade that changes a price re-bills every
-row), or when it lacks a column this version writes. One session is one row
+row; a table of an earlier version records no price-table version, so its rows
+are all read again once). One session is one row
 whatever the number of paths to it (``pruner.logs.aliases``); a row held under
 another path of a file this run lists (a table written before that rule, or a
 link added since) is dropped, so nothing is billed twice.
