@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pruner.logs import discover, run_logs
 from pruner.logs.table import SUMMARY, TABLE
@@ -300,3 +301,52 @@ def test_decided_r4_rows_carry_the_price_table_version_and_are_billed_again_when
     assert upgraded.read == 1 and upgraded.repriced == 1
     assert again["prices_version"] != row["prices_version"]
     assert again["billed"] == pytest.approx(2 * raw_claude_bill([CLAUDE]), abs=1e-9)
+
+
+_JUNK = ("{not json", "[1, 2]", "7", '"text"', "\u00a0", "\u3000 ", "NaN", '{"a": NaN}', "{", "}")
+_USAGE = (-500, "12", 1.5, True, 10**13, None, 3.0, 0, 2**63, [], {})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_defect_r4_04_the_fast_and_the_full_reader_count_the_same_damaged_lines(tmp_path_factory, data):
+    """Lines that are not JSON objects, and usages damaged in every way, drawn into the sample session:
+    the bill-only reader's row and the full reader's row agree on ``damaged_lines`` and on the bill, and
+    the count is the test's own (lines that are not a JSON object, usages that are not whole numbers)."""
+    from pruner.formats import load_session
+    from pruner.formats.claude_code_usage import read_usage
+    from pruner.logs.discover import FileState, LogSession
+    from pruner.logs.money import money_columns
+    from pruner.logs.row import damaged_lines
+    from pruner.logs.run import read_session
+
+    lines = CLAUDE.read_text(encoding="utf-8").splitlines()
+    damaged_replies = set()  # a reply written over several lines loses its usage once
+    replies = [k for k, line in enumerate(lines) if '"type":"assistant"' in line]
+    for k in data.draw(st.lists(st.sampled_from(replies), max_size=3, unique=True), label="damaged replies"):
+        entry = json.loads(lines[k])
+        field = data.draw(st.sampled_from(sorted(entry["message"]["usage"])), label="field")
+        value = data.draw(st.sampled_from(_USAGE), label="value")
+        entry["message"]["usage"][field] = value
+        lines[k] = json.dumps(entry)
+        whole = value is None or (not isinstance(value, (bool, str, list, dict)) and float(value).is_integer()
+                                  and 0 <= value <= 10**12)
+        if not whole:
+            damaged_replies.add(entry["message"]["id"])
+    expected = len(damaged_replies)
+    junk = data.draw(st.lists(st.tuples(st.integers(1, len(lines)), st.sampled_from(_JUNK)), max_size=4),
+                     label="junk lines")
+    for at, text in sorted(junk, reverse=True):
+        lines.insert(at, text)
+        expected += bool(text.strip())
+    path = tmp_path_factory.mktemp("damaged") / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    st_ = os.stat(path)
+    found = LogSession("claude_code", "p", FileState(str(path), st_.st_size, st_.st_mtime_ns))
+    fast = read_session(found)  # the bill-only reading
+    whole = load_session(str(path))  # what the full reading reads
+    assert fast.get("error") is None
+    assert fast["damaged_lines"] == damaged_lines(whole)
+    assert fast["billed"] == pytest.approx(money_columns(whole)["billed"], abs=1e-12)
+    assert fast["damaged_lines"] == expected
+    assert read_usage(str(path)) is not None  # the fast reader read it: both paths were compared
