@@ -17,8 +17,10 @@ import time
 
 from ..errors import ConfigurationError
 from ..logs.discover import AGENTS, discover
+from ..logs.names import printable
 from ..logs.run import run_logs
 from ..replay import strategy_names
+from .common import warn
 from .types import positive_int, strategy_list
 
 NAME = "logs"
@@ -104,7 +106,7 @@ def run(args) -> int:
     for loc in locations:
         days = loc.date_range()
         span = f"{days[0]} .. {days[1]}" if days else "-"
-        where = loc.folder + ("" if loc.how == "default" else f" ({loc.how})")
+        where = printable(loc.folder) + ("" if loc.how == "default" else f" ({loc.how})")
         state = "" if os.path.isdir(loc.folder) else "  (not found)"
         print(f"{loc.agent:<12} {len(loc.sessions):>8,} {loc.files:>7,} {_mb(loc.size):>11}  {span:<23} {where}{state}",
               file=out)
@@ -117,10 +119,20 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
     else:
-        print(f"{target}: {summary.sessions:,} sessions held; read {summary.read:,} now (new {summary.new:,}, "
-              f"changed {summary.changed:,}), {summary.unchanged:,} unchanged ({summary.touched:,} touched, same "
-              f"content), {summary.removed:,} marked removed, {summary.errors:,} with errors; "
-              f"{_mb(summary.bytes_read)} in {summary.seconds:,.2f} s")
+        again = [f"{n:,} {what}" for n, what in ((summary.retried, "retried after an error"),
+                                                 (summary.repriced, "billed again at new prices")) if n]
+        print(f"{printable(target)}: {summary.sessions:,} sessions held; read {summary.read:,} now (new "
+              f"{summary.new:,}, changed {summary.changed:,}{''.join(f', {a}' for a in again)}), "
+              f"{summary.unchanged:,} unchanged ({summary.touched:,} touched, same content), {summary.removed:,} "
+              f"marked removed, {summary.errors:,} with errors; {_mb(summary.bytes_read)} in "
+              f"{summary.seconds:,.2f} s")
+        if summary.returned or summary.merged:
+            print(f"{summary.returned:,} removed sessions are back; {summary.merged:,} rows of a session held under "
+                  "another path to the same file were dropped (one session, one row)")
         if summary.interrupted:
             print("interrupted: what was read is kept; run the same command again to finish", file=sys.stderr)
+    if summary.damaged_lines:
+        warn(f"{summary.damaged_lines:,} damaged lines (not JSON, or usage that is not whole numbers in range) are "
+             f"left out of the bill of {summary.damaged_sessions:,} of the sessions held: the table's damaged_lines "
+             "column counts them per session, and 'pruner replay FILE' names them")
     return 130 if summary.interrupted else 0

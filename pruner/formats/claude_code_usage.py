@@ -47,6 +47,7 @@ from ..model import MAIN_CHAIN, Message, Session, ToolCall
 from .builder import SessionBuilder
 from ._claude_chains import link_order, split_chains
 from .common import identity_by
+from .repairing import Repairs
 from .anthropic import anthropic_usage
 from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, _seconds, add_reply_identity, reply_key
 
@@ -69,8 +70,9 @@ def loads_line(line: bytes) -> Any:
         return loads_json(line.decode("utf-8"))
 
 
-def _records(data: bytes) -> list[tuple[int, dict]]:
-    """``parse_jsonl`` for an agent log: objects only, a line repeated exactly (same identity) dropped.
+def _records(data: bytes, repairs: Repairs) -> list[tuple[int, dict]]:
+    """``parse_jsonl`` for an agent log: objects only, a line repeated exactly (same identity) dropped;
+    a line that is not a JSON object is recorded in ``repairs`` as the full reader records it.
 
     On bytes: the lines ``str.split("\\n")`` gives are the same, and a line that parses has only
     JSON whitespace at its ends, which ``bytes.strip`` and ``str.strip`` both remove."""
@@ -86,11 +88,14 @@ def _records(data: bytes) -> list[tuple[int, dict]]:
             try:
                 loads_json(raw.decode("utf-8"))
             except (JsonProblem, RecursionError):
+                if raw.decode("utf-8").strip():  # (a line of Unicode spaces only is blank to it, and not counted)
+                    repairs.add("skipped_lines", lineno)
                 continue  # not JSON to the strict reader either: the full reader skips it too (a repair)
             # The strict reader takes what msgspec refuses (a lone surrogate, which the full reader
             # repairs; nesting deeper than msgspec's limit): the full reader reads this file.
             raise _Unsupported() from None
         if not isinstance(obj, dict):
+            repairs.add("skipped_lines", lineno)
             continue
         key = _identity(obj)
         if key is not None:
@@ -274,12 +279,13 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             data = data[3:]
         if _detected(data, file) != NAME:
             return None
-        return _session(_records(data), file), digest
+        repairs = Repairs()  # what the bill leaves out (lines skipped, usages dropped), as the full reader says
+        return _session(_records(data, repairs), file, repairs), digest
     except Exception:  # _Unsupported, or anything the full reader should name: it reads the file
         return None
 
 
-def _session(parsed: list[tuple[int, dict]], file: str) -> Session:
+def _session(parsed: list[tuple[int, dict]], file: str, repairs: Repairs) -> Session:
     records = link_order(parsed)
     main_records, groups = split_chains(records)
     info: dict[str, Any] = {}
@@ -291,7 +297,7 @@ def _session(parsed: list[tuple[int, dict]], file: str) -> Session:
         raise _Unsupported()  # recorded_cwd would look further, into the messages' sources
 
     def builder() -> SessionBuilder:
-        return SessionBuilder(file=file, source_format=NAME, lenient=True)
+        return SessionBuilder(file=file, source_format=NAME, lenient=True, repairs=repairs)
 
     main, compactions = _chain(main_records, builder())
     subagents = []
@@ -310,6 +316,7 @@ def _session(parsed: list[tuple[int, dict]], file: str) -> Session:
         metadata["subagent_file"] = {"agent_id": agent} if agent else {}
     if compactions:
         metadata["recorded_compactions"] = compactions
+    repairs.merge_into(metadata)
     return _of(main, str(info.get("sessionId") or ""), metadata, tuple(subagents))
 
 

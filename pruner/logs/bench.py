@@ -11,7 +11,8 @@ allows, else copies). Measured, each with the 1-minute load before and after:
   corpus's sessions are read by it, the rest in full);
 * ``strategies``: every strategy replayed too, on the first ``strategy_files`` sessions;
 * ``rerun``: the same command again with nothing changed, on a folder of ``rerun_files`` sessions
-  (the smallest real file linked that many times), in-process and as a whole ``pruner logs`` command;
+  (the smallest real file copied that many times: the command counts a file reached by several paths
+  once, so hard links would be one session), in-process and as a whole ``pruner logs`` command;
 * ``json``: parsing the corpus's lines with the standard library, orjson / msgspec when installed,
   and ``pruner logs``' own line reader (msgspec; the strict standard-library reader for any line
   msgspec refuses);
@@ -56,8 +57,10 @@ def _link(src: Path, dst: Path) -> None:
             write_atomic(dst, lambda fh: shutil.copyfileobj(source, fh))
 
 
-def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | None = None) -> int:
-    """A ``home/.claude/projects`` of ``files`` sessions; returns their total size in bytes."""
+def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | None = None,
+             link: bool = True) -> int:
+    """A ``home/.claude/projects`` of ``files`` sessions (hard links of the real files, or with
+    ``link=False`` copies); returns their total size in bytes."""
     rng = random.Random(seed)
     sources = [only] if only else real_claude_files(real)
     root = home / ".claude" / "projects"
@@ -67,13 +70,19 @@ def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | 
         folder = root / f"-bench-project-{i % PROJECTS:02d}"
         folder.mkdir(parents=True, exist_ok=True)
         dst = folder / f"{i:06d}-{src.stem}.jsonl"
-        _link(src, dst)
+        if link:
+            _link(src, dst)
+        else:
+            with open(src, "rb") as source:
+                write_atomic(dst, lambda fh: shutil.copyfileobj(source, fh))
         total += src.stat().st_size
     return total
 
 
 def _found(home: Path, limit: int | None = None):
-    sessions = [s for loc in discover({"HOME": str(home)}, agents=("claude_code",)) for s in loc.sessions]
+    # Its sessions are hard links of a few real files (to save disk): each path is a session to measure.
+    sessions = [s for loc in discover({"HOME": str(home)}, agents=("claude_code",), one_per_file=False)
+                for s in loc.sessions]
     return sessions[:limit] if limit else sessions
 
 
@@ -194,7 +203,7 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
     say(f"every strategy: {strategies['mb_per_s']} MB/s ({seconds:.1f} s on {len(subset)} sessions, load {load})")
 
     smallest = min(sources, key=lambda p: p.stat().st_size)
-    generate(small_home, rerun_files, real, only=smallest)
+    generate(small_home, rerun_files, real, only=smallest, link=False)
     out = scratch / "out-rerun"
     first, first_s, _ = _timed(lambda: run_logs(_found(small_home), str(out), workers=workers))
     again, in_process, load = _timed(lambda: run_logs(_found(small_home), str(out), workers=workers))

@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Mapping
 
+from .aliases import distinct
+from .names import clean, printable
+
 AGENTS = ("claude_code", "codex", "pi", "gemini_cli")
 
 #: agent -> (variable it honours, the folder under it that holds the sessions, default base under HOME)
@@ -44,16 +47,22 @@ _LOCATIONS = {
 }
 #: How much of a file's start is read for its first timestamp and working folder.
 HEAD_BYTES = 64 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _TIMESTAMP = re.compile(r'"(?:timestamp|startTime)"\s*:\s*"([0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]{0,40})"')
 
 
 @dataclass(frozen=True)
 class FileState:
-    """One file as the folder listing saw it (the digest is computed only when needed)."""
+    """One file as the folder listing saw it (the digest is computed only when needed).
+
+    ``device`` and ``inode`` say which file it is, whatever the path to it (``pruner.logs.aliases``);
+    they are not stored: an agent that rewrites a file by a rename gives it a new inode."""
 
     path: str
     size: int
     mtime_ns: int
+    device: int = field(default=0, compare=False)
+    inode: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -75,8 +84,9 @@ class LogSession:
 
     @property
     def key(self) -> str:
-        """The session's identity across runs: its agent and main file."""
-        return f"{self.agent}:{self.main.path}"
+        """The session's identity across runs: its agent and main file (a name that is not UTF-8 with
+        its undecodable bytes escaped, ``pruner.logs.names``)."""
+        return f"{self.agent}:{printable(self.main.path)}"
 
 
 @dataclass(frozen=True)
@@ -130,7 +140,7 @@ def _state(path: str) -> FileState | None:
         return None
     if not os.path.isfile(path):
         return None
-    return FileState(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    return FileState(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, device=st.st_dev, inode=st.st_ino)
 
 
 def _files(folder: str, suffix: str) -> list[str]:
@@ -174,7 +184,11 @@ def first_cwd(path: str) -> str:
         return ""
     payload = head.get("payload") if isinstance(head, dict) else None
     cwd = payload.get("cwd") if isinstance(payload, dict) else head.get("cwd") if isinstance(head, dict) else None
-    return cwd if isinstance(cwd, str) else ""
+    if not isinstance(cwd, str):
+        return ""
+    # A lone surrogate escape ("\ud800", half of a character a writer cut) is no text: U+FFFD, as the
+    # reader itself replaces it in the session (``pruner.formats.repairing``).
+    return cwd if clean(cwd) else _SURROGATE.sub("\ufffd", cwd)
 
 
 def _codex(root: str) -> list[LogSession]:
@@ -240,17 +254,24 @@ def _in_range(session: LogSession, since: str | None, until: str | None) -> bool
 
 def discover(env: Mapping[str, str] | None = None, *, overrides: Mapping[str, str] | None = None,
              agents: tuple[str, ...] = AGENTS, since: str | None = None, until: str | None = None,
-             project: str | None = None) -> list[Location]:
+             project: str | None = None, one_per_file: bool = True) -> list[Location]:
     """Every agent folder (found or not) and its sessions, filtered by day and project.
 
-    ``project`` keeps the sessions whose project contains it (case-sensitive).
+    ``project`` keeps the sessions whose project contains it (case-sensitive). ``one_per_file``:
+    one session per real file (``pruner.logs.aliases``); False lists every path (a benchmark whose
+    sessions are hard links of a few files, to save disk).
     """
     env = os.environ if env is None else env
     roots = agent_roots(env, overrides)
+    listed = {agent: _FINDERS[agent](roots[agent][0]) if os.path.isdir(roots[agent][0]) else [] for agent in agents}
+    # One session per real file, whatever the number of paths to it, chosen before any filter so a
+    # session keeps its key (and its project) whichever filters a run is given.
+    every = [s for agent in agents for s in listed[agent]]
+    kept = set(distinct(every) if one_per_file else every)
     found = []
     for agent in agents:
         folder, how = roots[agent]
-        sessions = _FINDERS[agent](folder) if os.path.isdir(folder) else []
-        sessions = [s for s in sessions if (not project or project in s.project) and _in_range(s, since, until)]
+        sessions = [s for s in listed[agent] if s in kept and (not project or project in s.project)
+                    and _in_range(s, since, until)]
         found.append(Location(agent, folder, how, tuple(sessions)))
     return found

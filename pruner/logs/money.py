@@ -10,12 +10,18 @@ Built on the money modules' own results, never re-derived here:
   ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
 * ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
   strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
-  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading.
+  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading. Two cases read
+  as what they are, not as numbers: a strategy whose every request is unpriced has no dollars
+  (null, shown "unpriced"), not $0; a strategy infeasible from its first request sent nothing, so its
+  recall is null (shown "-"), not the 100 % of an empty measure;
+* ``prices_version``: the shipped price table's version (``prices_version()``); a row of another
+  version is billed again by the next run.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from typing import Any
 
@@ -44,6 +50,7 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("unpriced_requests", _I),  # requests whose model has no price row (billed $0, counted here)
     ("cache_write_dollars", _F),  # the part of ``billed`` paid for cache writes
     ("prices", _S),  # which prices (file and date)
+    ("prices_version", _S),  # the shipped price table's version: a row of another is billed again
     *[(f"misses_{cause}", _I) for cause in CAUSES],  # ledger: misses and partial hits by cause
     *[(f"rebilled_{cause}", _F) for cause in CAUSES],  # ledger: what they paid above a hit, USD
     ("costliest_miss_request", _I),  # the ledger's request number of the miss that re-billed most (null: none)
@@ -85,6 +92,26 @@ def _shipped_prices():
     return default_prices()
 
 
+@functools.lru_cache(maxsize=1)
+def prices_version() -> str:
+    """The shipped price table's version: its date and a digest of its rows (a row added or a price
+    changed under the same date is a new version too)."""
+    table = _shipped_prices()
+    rows = json.dumps([m.as_dict() for m in table.models], sort_keys=True, default=str)
+    return f"{table.retrieved}+{hashlib.sha256(rows.encode('utf-8')).hexdigest()[:12]}"
+
+
+def strategy_cells(name: str, run: Any) -> dict[str, Any]:
+    """``<name>_dollars`` / ``_feasible`` / ``_recall`` of one strategy's run (``StrategyRun``; see the module)."""
+    t = run.totals
+    unpriced = t.get("billed_requests", 0) and t.get("unpriced_requests", 0) >= t["billed_requests"]
+    stop = t.get("infeasible_from")
+    sent = stop is None or any(r.request < stop for r in run.rows)
+    recall = t.get("context_recall")
+    return {f"{name}_dollars": None if unpriced else t["dollars"], f"{name}_feasible": feasible(t),
+            f"{name}_recall": float(recall) if sent and isinstance(recall, (int, float)) else None}
+
+
 def _error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -96,7 +123,7 @@ def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     from .row import session_facts
 
     prices = _shipped_prices()
-    row: dict[str, Any] = {"strategies": "", "money_error": None}
+    row: dict[str, Any] = {"strategies": "", "money_error": None, "prices_version": prices_version()}
     try:
         b, entries, facts = bill_ledger_facts(session, prices)
     except Exception:  # the full path says which part failed, as it would have
@@ -107,7 +134,8 @@ def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
     prices = default_prices()
-    row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None}
+    row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None,
+                           "prices_version": prices_version()}
     try:
         _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
         if strategies:
@@ -116,11 +144,7 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
                        snapshots=False)
             row["replay_prices"] = r.money_label
             for name in strategies:
-                t = r.runs[name].totals
-                row[f"{name}_dollars"] = t["dollars"]
-                row[f"{name}_feasible"] = feasible(t)
-                recall = t.get("context_recall")
-                row[f"{name}_recall"] = float(recall) if isinstance(recall, (int, float)) else None
+                row.update(strategy_cells(name, r.runs[name]))
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
         row["money_error"] = _error(exc)
     return row

@@ -16,9 +16,15 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
+from ..formats.repairing import repairs_of
 from ..model import MAIN_CHAIN, Session
 from ..replay.requests import find_requests, timestamp
 from .discover import FileState, LogSession
+from .names import printable
+
+#: The repairs that leave something out of the bill: a line that is not a JSON object (skipped), a usage
+#: whose counts are not whole numbers in range (dropped), a Codex token count with no reply to bill.
+DAMAGE = ("skipped_lines", "invalid_usage", "usage_without_reply")
 
 
 def digest_file(path: str) -> str:
@@ -83,9 +89,18 @@ def session_facts(session: Session) -> dict[str, Any]:
             "models": json.dumps(dict(sorted(models.items()))), "requests_main": main, "requests_subagent": sub}
 
 
+def damaged_lines(session: Session) -> int:
+    """How many lines the reader left out of the bill or repaired for it (``DAMAGE``), over the session's
+    files: the main file's repairs (its in-file subagent chains' included) and each subagent file's."""
+    own = sum(int(r.get("count", 0)) for r in repairs_of(session.metadata) if r.get("kind") in DAMAGE)
+    return own + sum(damaged_lines(s) for s in session.subagents)
+
+
 def base_row(found: LogSession, digests: list[str]) -> dict[str, Any]:
-    """What is known before the file is parsed: identity, files (path, size, mtime, digest)."""
-    return {"session_key": found.key, "agent": found.agent, "project": found.project, "source": found.main.path,
+    """What is known before the file is parsed: identity, files (path, size, mtime, digest). A path in
+    ``files`` is JSON (any name survives it); ``source`` and ``project`` are shown (``names.printable``)."""
+    return {"session_key": found.key, "agent": found.agent, "project": printable(found.project),
+            "source": printable(found.main.path),
             "files": json.dumps([[f.path, f.size, f.mtime_ns, d] for f, d in zip(found.files, digests)]),
             "bytes": found.size, "subagent_files": len(found.subagents), "removed": False}
 

@@ -6,7 +6,17 @@ When a size or time differs, the file's SHA-256 decides: the same content (a
 file merely touched) keeps the row and records the new time; other content (a
 session an agent is still writing) is read again and its row replaced, never
 added beside the old one. A session whose main file is gone keeps its row,
-marked ``removed``.
+marked ``removed`` (and unmarked when the file comes back).
+
+A row is read again, whatever its files, when it holds an error (a file that
+could not be read may be readable now: error rows are retried on every run),
+when it was billed at another version of the shipped price table than this
+run's (``money.prices_version``: an upgrade that changes a price re-bills every
+row; a table of an earlier version records no price-table version, so its rows
+are all read again once). One session is one row
+whatever the number of paths to it (``pruner.logs.aliases``); a row held under
+another path of a file this run lists (a table written before that rule, or a
+link added since) is dropped, so nothing is billed twice.
 
 The run commits its rows every ``COMMIT_SECONDS`` (one atomic rename of the
 table, see ``pruner.logs.table``), so an interrupted run (Ctrl-C, SIGTERM, or
@@ -24,12 +34,15 @@ from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from .aliases import same_file
 from .discover import LogSession
-from .row import base_row, digest_file, recorded_cwd, session_facts, states_of
+from .names import clean, printable
+from .row import base_row, damaged_lines, digest_file, recorded_cwd, session_facts, states_of
 from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summary, schema, tidy
 
-#: The columns ``plan`` reads.
-PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed")
+#: The columns ``plan`` reads (and the run's summary of what the table holds).
+PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed", "prices_version",
+                "damaged_lines")
 #: How often a run writes what it has so far (seconds).
 COMMIT_SECONDS = 5.0
 
@@ -45,25 +58,43 @@ class Plan:
     unchanged: int
     removed: tuple[str, ...]  # keys whose main file is gone
     digests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> digests computed while planning
+    retried: int = 0  # of ``changed``: rows that held an error
+    repriced: int = 0  # of ``changed``: rows billed at another price table (or of an earlier version)
+    returned: tuple[str, ...] = ()  # keys marked removed whose main file is back (same content)
+    merged: tuple[str, ...] = ()  # keys held under another path of a file listed now: dropped
 
 
-def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = ()) -> Plan:
-    """``strategies``: what this run replays; a row made with other strategies is read again."""
+def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = (),
+         prices: str | None = None) -> Plan:
+    """``strategies``: what this run replays; a row made with other strategies is read again.
+    ``prices``: the price table's version (``money.prices_version``); a row of another is read again."""
+    from .money import prices_version
+
+    prices = prices_version() if prices is None else prices
     todo, touched, digests = [], [], {}
     wanted = ",".join(strategies)
-    new = changed = unchanged = 0
-    seen = set()
+    new = changed = unchanged = retried = repriced = 0
+    seen: set[str] = set()
+    returned = []
+    identities = set()
     for s in found:
+        if s.key in seen:  # two names that escape alike (``names.printable``): the first is the session
+            continue
         seen.add(s.key)
+        identities.add((s.main.device, s.main.inode))
         row = held.get(s.key)
         if row is None:
             todo.append(s)
             new += 1
             continue
-        if (row.get("strategies") or "") != wanted and not row.get("error"):
+        if row.get("error") or row.get("prices_version") != prices or (row.get("strategies") or "") != wanted:
             todo.append(s)
             changed += 1
+            retried += bool(row.get("error"))
+            repriced += not row.get("error") and row.get("prices_version") != prices
             continue
+        if row.get("removed"):
+            returned.append(s.key)  # unless its content changed (then its new row is not removed either)
         old = {state.path: (state, digest) for state, digest in states_of(row)}
         if [f.path for f in s.files] == [path for path in old] and all(
                 (old[f.path][0].size, old[f.path][0].mtime_ns) == (f.size, f.mtime_ns) for f in s.files):
@@ -88,9 +119,20 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             todo.append(s)
             digests[s.key] = tuple(fresh)
             changed += 1
-    removed = tuple(k for k, r in sorted(held.items()) if k not in seen and not r.get("removed")
-                    and not os.path.exists(r["source"]))
-    return Plan(tuple(todo), new, changed, tuple(touched), unchanged, removed, digests)
+            if returned and returned[-1] == s.key:
+                returned.pop()
+    identities.discard((0, 0))
+    merged, removed = [], []
+    for k, r in sorted(held.items()):
+        if k in seen:
+            continue
+        main = states_of(r)[0][0].path  # the path itself (a name that is not UTF-8 is escaped in ``source``)
+        if same_file(main, identities):
+            merged.append(k)
+        elif not r.get("removed") and not os.path.exists(main):
+            removed.append(k)
+    return Plan(tuple(todo), new, changed, tuple(touched), unchanged, tuple(removed), digests, retried, repriced,
+                tuple(returned), tuple(merged))
 
 
 def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -103,6 +145,12 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[st
     from ..formats import load_session
     from .money import money_columns, usage_columns
 
+    unnamed = next((f.path for f in found.files if not clean(f.path)), None)
+    if unnamed is not None:  # its name could be neither stored nor shown: one error row, the others are read
+        row = base_row(found, [""] * len(found.files))
+        row["error"] = (f"{printable(unnamed)}: the file name is not UTF-8 (its undecodable bytes are shown as "
+                        "\\xNN); the session is not read; rename the file to read it")
+        return row
     if not strategies and found.agent == "claude_code" and len(found.files) == 1:
         from ..formats.claude_code_usage import read_usage
 
@@ -114,7 +162,8 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[st
             session, digest = skeleton
             row = base_row(found, [digest])
             money, facts = usage_columns(session)
-            row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **facts)
+            row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session),
+                       damaged_lines=damaged_lines(session), **facts)
             row.update(money)
             return row
     try:
@@ -133,7 +182,8 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[st
         money, facts = money_columns(session, strategies), session_facts(session)
     else:
         money, facts = usage_columns(session)
-    row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session), **facts)
+    row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session),
+               damaged_lines=damaged_lines(session), **facts)
     row.update(money)
     return row
 
@@ -156,6 +206,12 @@ class LogsSummary:
     bytes_read: int
     seconds: float
     interrupted: bool = False
+    retried: int = 0  # of ``changed``: rows that held an error, read again
+    repriced: int = 0  # of ``changed``: rows billed at another price table, read again
+    returned: int = 0  # rows marked removed whose file is back: unmarked
+    merged: int = 0  # rows held under another path of a file read now: dropped (one session, one row)
+    damaged_lines: int = 0  # in the rows held: lines left out of the bill (``row.damaged_lines``)
+    damaged_sessions: int = 0  # rows held with at least one such line
 
     def as_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -185,12 +241,17 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
         index = load_rows(out, columns=PLAN_COLUMNS)
         p = plan(found, index, strategies)
-        rows = load_rows(out) if p.todo or p.touched or p.removed else {}
+        changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged)
+        rows = load_rows(out) if changes else dict(index)
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
         for key in p.removed:
             rows[key] = {**rows[key], "removed": True}
-        if p.touched or p.removed or not os.path.exists(os.path.join(out, TABLE)):
+        for key in p.returned:
+            rows[key] = {**rows[key], "removed": False}
+        for key in p.merged:
+            del rows[key]
+        if p.touched or p.removed or p.returned or p.merged or not os.path.exists(os.path.join(out, TABLE)):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
         total_files = sum(len(s.files) for s in p.todo)
@@ -219,10 +280,13 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             signal.signal(signal.SIGTERM, previous)
             if done:
                 save_rows(out, rows, table_schema)
-        held = len(rows) if rows else len(index)
-        summary = LogsSummary(out=out, sessions=held, read=done, new=p.new, changed=p.changed,
+        damaged = [r.get("damaged_lines") or 0 for r in rows.values()]
+        summary = LogsSummary(out=out, sessions=len(rows), read=done, new=p.new, changed=p.changed,
                               touched=len(p.touched), unchanged=p.unchanged, removed=len(p.removed), errors=errors,
-                              bytes_read=done_bytes, seconds=time.perf_counter() - start, interrupted=interrupted)
+                              bytes_read=done_bytes, seconds=time.perf_counter() - start, interrupted=interrupted,
+                              retried=p.retried, repriced=p.repriced, returned=len(p.returned),
+                              merged=len(p.merged), damaged_lines=sum(damaged),
+                              damaged_sessions=sum(1 for d in damaged if d))
         save_summary(out, summary.as_dict())
     return summary
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,6 +28,7 @@ import pyarrow.parquet as pq
 from ..batch.lock import LOCK, acquire, release
 from ..errors import ConfigurationError
 from ..files import write_atomic
+from .names import printable
 
 TABLE = "sessions.parquet"
 SUMMARY = "_pruner_logs.json"
@@ -49,7 +52,8 @@ BASE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("models", _S),  # JSON {model: requests}
     ("requests_main", _I),
     ("requests_subagent", _I),
-    ("error", _S),  # null unless the session could not be read
+    ("error", _S),  # null unless the session could not be read (retried on every run)
+    ("damaged_lines", _I),  # lines left out of the bill: not JSON, or usage not whole numbers in range
     ("removed", _B),  # its main file is gone: the row is kept, and marked
 )
 
@@ -58,48 +62,130 @@ def schema(extra: tuple[tuple[str, pa.DataType], ...] = ()) -> pa.Schema:
     return pa.schema([pa.field(name, kind) for name, kind in (*BASE_COLUMNS, *extra)])
 
 
-def load_rows(out: str, columns: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
-    """session_key -> row (only ``columns`` when given), from the folder's table (empty when there is none)."""
-    path = os.path.join(out, TABLE)
-    if not os.path.exists(path):
-        return {}
+#: What ``plan`` and the row readers rely on: a table without these columns, of these kinds, is not ours.
+REQUIRED = {"session_key": _S, "source": _S, "files": _S, "error": _S, "removed": _B}
+
+
+def _unreadable(path: str, why: str) -> ConfigurationError:
+    return ConfigurationError(f"{printable(path)}: cannot read the logs table ({why}); move it away or choose "
+                              "another logs folder", setting="out")
+
+
+def _open_table(path: str) -> BinaryIO | None:
+    """The table file, opened without following a link or waiting on a pipe; None when there is none.
+
+    A named pipe at the table's name would block the reader for ever, and a link would have the run
+    read (and then replace) something that is not this folder's: both are refused, as the batch
+    command refuses its manifest."""
     try:
-        # ParquetFile, not read_table: read_table loads pyarrow.dataset, which imports pandas (a second
-        # on this machine, most of an unchanged rerun)
-        rows = pq.ParquetFile(path).read(columns=list(columns) if columns else None).to_pylist()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if os.path.islink(path):
+            raise _unreadable(path, "it is a symbolic link; the table is a regular file of the folder") from None
+        raise _unreadable(path, exc.strerror or str(exc)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "not a file"
+        raise _unreadable(path, f"this is {kind}, not a table")
+    return os.fdopen(fd, "rb")
+
+
+def _check_rows(path: str, rows: list[dict[str, Any]]) -> None:
+    """Every row has a key and a ``files`` cell of the shape ``base_row`` writes (else the table is refused)."""
+    for n, r in enumerate(rows, start=1):
+        if not isinstance(r.get("session_key"), str) or not isinstance(r.get("source"), str):
+            raise _unreadable(path, f"row {n:,} has no session_key or source")
+        try:
+            files = json.loads(r["files"]) if isinstance(r.get("files"), str) else None
+        except ValueError:
+            files = None
+        if not (isinstance(files, list) and files and all(
+                isinstance(f, list) and len(f) == 4 and isinstance(f[0], str) and isinstance(f[3], str)
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in f[1:3]) for f in files)):
+            raise _unreadable(path, f"row {n:,} ({r['session_key'][:80]}): its files cell is not "
+                                    "[[path, size, mtime_ns, sha256], ...]")
+
+
+def load_rows(out: str, columns: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
+    """session_key -> row (only ``columns`` when given), from the folder's table (empty when there is none).
+
+    A table this command did not write (another Parquet file, a damaged cell, a pipe or a link at its
+    name) is refused with one line naming it; a column it lacks (a table of an earlier version) is
+    read as null, which ``plan`` takes as a reason to read the session again."""
+    path = os.path.join(out, TABLE)
+    try:
+        fh = _open_table(path)
+        if fh is None:
+            return {}
+        with fh:
+            # ParquetFile, not read_table: read_table loads pyarrow.dataset, which imports pandas (a second
+            # on this machine, most of an unchanged rerun)
+            parquet = pq.ParquetFile(fh)
+            held = parquet.schema_arrow
+            for name, kind in REQUIRED.items():
+                if held.get_field_index(name) < 0 or held.field(name).type != kind:
+                    raise _unreadable(path, f"it has no {name} column of {kind}; it is not a logs table")
+            wanted = [c for c in columns if held.get_field_index(c) >= 0] if columns else None
+            rows = parquet.read(columns=wanted).to_pylist()
     except (OSError, pa.ArrowException) as exc:
-        raise ConfigurationError(f"{path}: cannot read the logs table ({exc}); choose another logs folder",
-                                 setting="out") from None
+        raise _unreadable(path, str(exc)) from None
+    _check_rows(path, rows)
     return {r["session_key"]: r for r in rows}
 
 
 def save_rows(out: str, rows: dict[str, dict[str, Any]], table_schema: pa.Schema) -> None:
     """Replace the table with ``rows`` (sorted by key) in one rename."""
-    ordered = [{name: r.get(name) for name in table_schema.names} for _, r in sorted(rows.items())]
+    # Every text escaped where UTF-8 cannot hold it (a reader's message quoting a name, a recorded field):
+    # no cell can make the write fail.
+    ordered = [{name: printable(v) if isinstance(v := r.get(name), str) else v for name in table_schema.names}
+               for _, r in sorted(rows.items())]
     table = pa.Table.from_pylist(ordered, schema=table_schema)
     write_atomic(os.path.join(out, TABLE), lambda fh: pq.write_table(table, fh), follow_symlinks=False)
 
 
 def save_summary(out: str, body: dict[str, Any]) -> None:
-    write_atomic(os.path.join(out, SUMMARY), json.dumps(body, indent=2, sort_keys=True) + "\n")
+    """The run's summary; a link planted at its name is replaced, never followed (as the table's)."""
+    write_atomic(os.path.join(out, SUMMARY), json.dumps(body, indent=2, sort_keys=True) + "\n",
+                 follow_symlinks=False)
 
 
 def check_folder(out: str) -> None:
-    """``ConfigurationError`` unless ``out`` is absent, empty, or a logs folder (before it is locked)."""
+    """``ConfigurationError`` unless ``out`` is absent, empty, or a logs folder (before it is locked).
+
+    The table and the summary must be regular files (or, for the summary, a link the write replaces):
+    a pipe or a device at either name is refused before anything is read or written."""
     if os.path.exists(out) and not os.path.isdir(out):
-        raise ConfigurationError(f"{out}: this is a file; a logs folder must be a folder", setting="out")
+        raise ConfigurationError(f"{printable(out)}: this is a file; a logs folder must be a folder", setting="out")
     if os.path.isdir(out):
         names = [n for n in os.listdir(out) if not n.startswith(".") and n != LOCK]
         if names and TABLE not in names and SUMMARY not in names:
-            raise ConfigurationError(f"{out}: the folder is not empty and is not a logs folder; choose a new or "
-                                     "empty folder", setting="out")
+            raise ConfigurationError(f"{printable(out)}: the folder is not empty and is not a logs folder; choose a "
+                                     "new or empty folder", setting="out")
+        summary = os.path.join(out, SUMMARY)
+        if os.path.lexists(summary):
+            mode = os.lstat(summary).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                raise ConfigurationError(f"{printable(summary)}: this is not a file; the logs folder's summary is "
+                                         "a file this command writes; move it away or choose another logs folder",
+                                         setting="out")
+
+
+#: The temporary names ``write_atomic`` gives the table and the summary (``.<name>.<16 hex>.tmp``).
+_TEMPORARY = re.compile(rf"^\.(?:{re.escape(TABLE)}|{re.escape(SUMMARY)})\.[0-9a-f]{{16}}\.tmp$")
 
 
 def tidy(out: str) -> None:
-    """Remove what an interrupted write left (under the lock: no other run is writing)."""
+    """Remove what an interrupted write of this command left (under the lock: no other run is writing).
+
+    Only regular files with the writer's own temporary names go: a folder, a link or anything else
+    that merely looks like one was not written by this command and is left alone."""
     for name in os.listdir(out):
-        if name.startswith(f".{TABLE}.") and name.endswith(".tmp"):
-            os.remove(os.path.join(out, name))
+        path = os.path.join(out, name)
+        if _TEMPORARY.match(name) and stat.S_ISREG(os.lstat(path).st_mode):
+            os.remove(path)
 
 
 @contextmanager

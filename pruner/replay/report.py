@@ -137,8 +137,10 @@ def table(r: Replay) -> str:
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
                        f"{t['facts_missing_max']} (at {t['requests_missing_facts']} requests)")
-        if r.recall is not None:
-            row.append(f"{100 * t['context_recall']:.1f} %")
+        if r.recall is not None:  # a strategy refused from its first request sent nothing: no recall to show
+            stop = t.get("infeasible_from")
+            sent = stop is None or any(x.request < stop for x in run.rows)
+            row.append(f"{100 * t['context_recall']:.1f} %" if sent else "-")
         body.append(row)
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
