@@ -1,0 +1,180 @@
+"""``cache_aware``: prune when the saving still to come pays for the broken prefix; compact at the window.
+
+An online policy for issue 30 (``cache_aware_prune`` stays as it was, for comparison). It
+sends what ``cache_aware_prune`` sends between decisions: never what the pruner drops on
+arrival (free), every other prune deferred while the cached prefix is sent unchanged (the
+bookkeeping is ``cache_aware_prune``'s, inherited). What differs is when it acts, and what it
+does when the window forces it.
+
+**When to apply the deferred prunes: ski rental.** Applying them removes R tokens from
+every later request and breaks the cached prefix at the first removed message. Breaking
+costs ``extra`` once: this request's bill under the provider's own cache model
+(``CacheModel.quote``) when it sends the pruner's context, less its bill when it sends the
+lazy context (everything after the break re-written at the write price instead of read).
+Not breaking costs rent: R x the cache-read price at every request that carries them. The
+policy rents until the rent it has already paid since its last break reaches ``extra``,
+then breaks (the break-even rule of ski rental: whatever the session's length, it pays at
+most about twice the better of breaking at once and never breaking). The rent already
+paid is its estimate, from the past only, of the rent still to come: tokens dead for n
+requests are expected to stay dead, and the session to go on, for about as many more.
+
+Two more past figures count:
+
+* the time since the chain's previous request, through the quote: past the TTL the cache
+  is cold, ``extra`` is zero or less, and the prunes are applied at once, free of the
+  prefix penalty;
+* how often the cache went cold so far (a gap past the TTL, or a recorded miss every
+  strategy inherits): c cold requests in k predict the next within about k / c requests,
+  where the break will be free; a break whose rent over those k / c requests is less than
+  ``extra`` waits for it.
+
+**The window.** When the context (after every prune the pruner makes) would still exceed
+window minus reserve, where an agent compacts, the policy compacts with the project's
+compactor (``compactor.Compactor``; its summarisation call is billed) and sends the system
+messages, the summary and the pruner's context from the first kept message on. A
+compaction re-writes the prefix after the system messages once, like a cut of the oldest
+messages would, but leaves ``keep_recent_tokens`` and the summary instead of a context just
+under the trigger, so one compaction buys room for many requests (a cut near the window
+pays the near-whole re-write again a few requests later). Should the compactor find no cut,
+the oldest messages are dropped as ``cache_aware_prune`` does.
+
+**Causal.** Every figure a decision reads exists at request k: R and the pruner's context
+(the incremental pruner fed the messages up to k), the quote (the cache state after k-1 and
+request k's own time, price, window and token scale, all fitted on the recording up to k),
+the requests made so far and the cold requests among them (billed before k). Nothing reads
+a later message, a later time or the session's length.
+
+**What it never pays.** At a request where it does not act, it sends its previous context
+with the new messages the pruner keeps appended; that is never dearer than ``full``'s
+request (``full`` appends every new message to a longer context cached the same way). So
+over any prefix of the session it costs at most ``full`` plus what it paid at the requests
+where it acted (the breaks, the compactions and their summarisation calls);
+``tests/test_replay_cache_aware_policy.py`` checks this row by row.
+"""
+
+from __future__ import annotations
+
+from ..strategy import Step, register_strategy
+from .cache_aware_prune import CacheAwarePrune, _dollars, _SwitchView
+from .compactor import Compactor
+
+#: The bill's miss reasons that mean the cache went cold for a reason no strategy controls.
+COLD_MISSES = ("ttl", "recorded")
+
+
+@register_strategy("cache_aware", order=45,
+                   summary="prunes when the rent it has paid for carrying what the pruner removes reaches the "
+                   "cost of re-writing the broken prefix (ski rental), at once when the cache is cold anyway; "
+                   "compacts when the pruned context would exceed window minus reserve")
+class CacheAware(CacheAwarePrune):
+    uses_pruner = True
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.compactor = Compactor(env)
+        self.summary_message = None  # the current compaction's summary, sent after the system head
+        self.cold = 0  # requests of this chain billed cold for a reason no strategy controls
+        self._calls: tuple = ()
+        self.rent_paid = 0.0  # dollars paid since the last break for carrying what the pruner removes
+        self.rent_due = 0.0  # this request's share of it, known once it is billed
+        self.added = 0  # tokens (ours) the chain's new messages brought so far
+
+    # -- the decisions ----------------------------------------------------------------------------
+
+    def _should_switch(self, request, ctx, position: int, removable: int) -> str | None:
+        model, price, scale = self.env.cache_model(request), request.price, request.scale
+        if self.missing:
+            return "the pruner restored a message a later one needs, which this context no longer holds"
+        if scale.provider(self.wire.tokens) > self._limit(request) and removable > 0:
+            if scale.provider(ctx.tokens + self.growth()) > self._limit(request):
+                return None  # the break would buy less than one request: compact instead (``_cut``)
+            return "the context would exceed the window (less the reserve)"
+        if removable <= 0 or self._under_minimum(ctx.tokens, request):
+            return None
+        lazy = model.quote(self.state, self.wire, price=price, scale=scale, time=request.time)
+        view = _SwitchView(self._sent(ctx.messages), ctx.tokens, min(position, self.wire.changed_at), self.wire)
+        switch = model.quote(self.state, view, price=price, scale=scale, time=request.time)
+        extra = _dollars(price, switch) - _dollars(price, lazy)
+        if extra <= 0:
+            if lazy.cached == 0:
+                return "the cache is cold anyway: pruning costs nothing extra"
+            return "pruning costs no more than sending the deferred messages again"
+        rent = scale.part(removable) * price.cached_input / 1e6  # what carrying them costs per cached request
+        self.rent_due = rent  # added to the rent paid once this request is billed without the break
+        if self.rent_paid < extra:
+            return None
+        if self.cold and rent * self.requests / self.cold < extra:
+            return None  # the cache is expected to go cold (a free break) before the break would pay
+        return (f"pays back: ${extra:.4f} now, ${self.rent_paid:.4f} paid so far to carry the {removable:,} "
+                "removable tokens")
+
+    def growth(self) -> float:
+        """Tokens (ours) a request has added on average so far: the room one more request needs."""
+        return self.added / self.requests if self.requests else 0.0
+
+    def _switch(self, ctx, position: int) -> None:
+        super()._switch(ctx, position)
+        self.rent_paid = self.rent_due = 0.0  # what was carried is gone
+
+    def _sent(self, messages):
+        sent = super()._sent(messages)
+        if self.summary_message is None:
+            return sent
+        head = self.head
+        return [*sent[:head], self.summary_message, *sent[head:]]
+
+    def _cut(self, request, ctx):
+        """The window forces it: compact (the pruner's context from the first kept message on, behind the
+        summary); drop the oldest messages only when the compactor finds no cut."""
+        wire = self.wire
+        before = wire.tokens
+        self._resend(ctx)  # the prefix breaks anyway: every deferred prune first, so less is summarised
+        done = self.compactor.run(wire.materialize(), request)
+        if done is None or done.first_kept < self.floor:
+            event = super()._cut(request, ctx)
+            if self.summary_message is not None and all(m is not self.summary_message for m in wire.messages):
+                self.summary_message = None  # the cut dropped it with the oldest messages
+            return event
+        self.summary_message = done.summary
+        self.floor = done.first_kept
+        self._resend(ctx)
+        self._calls = done.calls
+        self.rent_paid = self.rent_due = 0.0
+        return done.event(before, wire.tokens)
+
+    def _resend(self, ctx) -> None:
+        """Send the pruner's context behind the cut (and the summary), every deferred prune applied."""
+        wire, floor, owner, head = self.wire, self.floor, self.env.call_owner, self.head
+        sent = self._sent(ctx.messages)
+        wire.replace(sent)
+        wire.resync_substitutes(ctx.placeholders, relevant=lambda cid: not head <= owner.get(cid, floor) < floor)
+        wire.changed_at = min(wire.changed_at, head)
+        self.ids = {m.id for m in sent}
+        self.defined = {}
+        self._count_keys(sent)
+        for pending in (self.only_ours, self.only_pruner, self.left_out, self.pending_set, self.missing,
+                        self.placeholder_changes):
+            pending.clear()
+        self.pending.clear()
+        self.placeholder_heap.clear()
+
+    # -- the request -----------------------------------------------------------------------------
+
+    def step(self, request, new):
+        self._calls = ()
+        self.rent_due = 0.0
+        self.added += self.env.book.total(new)
+        done = super().step(request, new)
+        if self._calls:
+            return Step(events=done.events, extra_calls=self._calls)
+        return done
+
+    def billed(self, request, usage, dollars, *, cold):
+        # Only its own cache state: the rule needs no bank, so ``full`` is not billed alongside.
+        model = self.env.cache_model(request)
+        model.commit(self.state, self.wire, price=request.price, scale=request.scale, time=request.time, usage=usage)
+        if self.requests > 1 and usage.miss in COLD_MISSES:
+            self.cold += 1
+        elif usage.cached:
+            self.rent_paid += self.rent_due
+
