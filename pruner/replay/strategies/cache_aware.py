@@ -18,11 +18,18 @@ most about twice the better of breaking at once and never breaking). The rent al
 paid is its estimate, from the past only, of the rent still to come: tokens dead for n
 requests are expected to stay dead, and the session to go on, for about as many more.
 
-Two more past figures count:
+Three more past figures count:
 
 * the time since the chain's previous request, through the quote: past the TTL the cache
   is cold, ``extra`` is zero or less, and the prunes are applied at once, free of the
   prefix penalty;
+* what it has saved against ``full`` so far (``full`` is billed alongside, as
+  ``cache_aware_prune`` does): a break that costs more waits. Ski rental bounds the loss
+  of one wrong break by its price; this bounds the sum of them by the savings that paid
+  for them, so apart from the breaks the window or a restored message forces, it costs
+  no more than ``full`` over any prefix of the session (on plain_chat at 2,000 turns a
+  break at request 2,041 of 2,167 cost $0.46 after $0.46 of rent, and the session ended
+  126 requests later: +0.2 % over ``full`` without this rule);
 * how often the cache went cold so far (a gap past the TTL, or a recorded miss every
   strategy inherits): c cold requests in k predict the next within about k / c requests,
   where the break will be free; a break whose rent over those k / c requests is less than
@@ -35,8 +42,12 @@ messages, the summary and the pruner's context from the first kept message on. A
 compaction re-writes the prefix after the system messages once, like a cut of the oldest
 messages would, but leaves ``keep_recent_tokens`` and the summary instead of a context just
 under the trigger, so one compaction buys room for many requests (a cut near the window
-pays the near-whole re-write again a few requests later). Should the compactor find no cut,
-the oldest messages are dropped as ``cache_aware_prune`` does.
+pays the near-whole re-write again a few requests later). The deferred prunes are applied
+first (the prefix breaks anyway), so less is summarised. When pruning alone would bring the
+context under the trigger by less than one request's growth (the average so far), it
+compacts at once instead of paying for a break that buys one request (on codemie-624a4a58
+that break re-wrote 183k tokens, $0.71, one request before the compaction). Should the
+compactor find no cut, the oldest messages are dropped as ``cache_aware_prune`` does.
 
 **Causal.** Every figure a decision reads exists at request k: R and the pruner's context
 (the incremental pruner fed the messages up to k), the quote (the cache state after k-1 and
@@ -45,11 +56,14 @@ the requests made so far and the cold requests among them (billed before k). Not
 a later message, a later time or the session's length.
 
 **What it never pays.** At a request where it does not act, it sends its previous context
-with the new messages the pruner keeps appended; that is never dearer than ``full``'s
-request (``full`` appends every new message to a longer context cached the same way). So
-over any prefix of the session it costs at most ``full`` plus what it paid at the requests
-where it acted (the breaks, the compactions and their summarisation calls);
-``tests/test_replay_cache_aware_policy.py`` checks this row by row.
+with the new messages the pruner keeps appended, a new message left out only when the
+placeholder sent for it is shorter (else it is sent, and its prune deferred); that is never
+dearer than ``full``'s request (``full`` appends every new message to a context at least as
+long, cached the same way), but for OpenAI's 128-token step of the cached prefix, which can
+cost up to 127 tokens at the uncached price. So over any prefix of the session it costs at
+most ``full`` plus what it paid at the requests where it acted (the breaks, the compactions
+and their summarisation calls) plus that rounding; ``tests/test_replay_cache_aware_policy.py``
+checks this row by row.
 """
 
 from __future__ import annotations
@@ -71,7 +85,8 @@ COLD_MISSES = ("ttl", "recorded")
 
 @register_strategy("cache_aware", order=45,
                    summary="prunes when the rent it has paid for carrying what the pruner removes reaches the "
-                   "cost of re-writing the broken prefix (ski rental), at once when the cache is cold anyway; "
+                   "cost of re-writing the broken prefix (ski rental) and its savings against full cover it, at "
+                   "once when the cache is cold anyway; "
                    "compacts when the pruned context would exceed window minus reserve")
 class CacheAware(CacheAwarePrune):
     uses_pruner = True
@@ -110,6 +125,8 @@ class CacheAware(CacheAwarePrune):
         self.rent_due = rent  # added to the rent paid once this request is billed without the break
         if self.rent_paid < extra:
             return None
+        if extra > self.full_cost - self.own_cost:
+            return None  # it spends only what it has saved against full so far
         if self.cold and rent * self.requests / self.cold < extra:
             return None  # the cache is expected to go cold (a free break) before the break would pay
         return (f"pays back: ${extra:.4f} now, ${self.rent_paid:.4f} paid so far to carry the {removable:,} "
@@ -226,10 +243,7 @@ class CacheAware(CacheAwarePrune):
         return Step(events=tuple(events), extra_calls=self._calls)
 
     def billed(self, request: Request, usage: CacheUsage, dollars: float, *, cold: bool) -> None:
-        # Only its own cache state: the rule needs no bank, so ``full`` is not billed alongside.
-        model = self.env.cache_model(request)
-        model.commit(self.state, self.wire, price=price_of(request), scale=scale_of(request), time=request.time,
-                     usage=usage)
+        super().billed(request, usage, dollars, cold=cold)  # its cache state, and full's bill beside it (the bank)
         if self.requests > 1 and usage.miss in COLD_MISSES:
             self.cold += 1
         elif usage.cached:
