@@ -1,0 +1,100 @@
+"""The committed cache_aware report (sample_sessions/bench/cache_aware.{json,md}, issue 30) is what its
+command writes, covers every shared real log and every workload size, and a sample of its figures
+comes out the same when computed another way: through ``pruner replay --json`` in a subprocess, each
+strategy's dollars summed here from its per-request rows, its recall from the term counts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pruner.bench import cache_aware_report as report
+from pruner.bench.workloads import SIZES, WORKLOADS, generate
+from pruner.formats.native import dumps
+from tests.support.paths import REAL_DATA, ROOT
+
+COMMITTED = json.loads(report.OUT_JSON.read_text(encoding="utf-8")) if report.OUT_JSON.is_file() else None
+
+
+def _committed():
+    if COMMITTED is None:
+        pytest.fail(f"{report.OUT_JSON} is missing: run {report.GENERATOR}")
+    return COMMITTED
+
+
+def _row(label: str) -> dict:
+    (row,) = [r for r in _committed()["sessions"] if r["label"] == label]
+    return row
+
+
+def test_the_markdown_is_the_json_rendered():
+    assert report.OUT_MD.read_text(encoding="utf-8") == report.markdown(_committed())
+
+
+def test_it_covers_every_shared_real_log_and_every_workload_size(real_data):
+    labels = [r["label"] for r in _committed()["sessions"]]
+    logs = sorted(p.relative_to(REAL_DATA).as_posix() for p in REAL_DATA.rglob("*")
+                  if p.is_file() and p.suffix in (".jsonl", ".json", ".traj"))
+    assert len(logs) == 15
+    for rel in logs:
+        assert rel in labels or f"{rel} (dialogue 0)" in labels, rel
+    for workload in WORKLOADS:
+        for turns in SIZES:
+            assert f"{workload} {turns} turns (seed 0)" in labels
+
+
+def _replayed_by_the_cli(path, tmp_path) -> dict:
+    out = tmp_path / "replay.json"
+    cmd = [sys.executable, "-m", "pruner", "replay", str(path), "--strategies", ",".join(report.STRATEGIES),
+           "--json", str(out)]
+    if "tau-bench" in str(path):
+        cmd += ["--dialogue", "0"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _check(row: dict, data: dict) -> None:
+    sums = {}
+    for name in report.STRATEGIES:
+        s = data["strategies"][name]
+        rows = s["requests"]
+        # dollars stop before the first request over the window (an infeasible strategy's bill)
+        first_rejected = next((i for i, q in enumerate(rows) if q["rejected"]), len(rows))
+        sums[name] = sum(q["dollars"] for q in rows[:first_rejected])
+        mine = row["strategies"][name]
+        assert mine["dollars"] == pytest.approx(sums[name], abs=1e-5), name
+        assert mine["feasible"] == (first_rejected == len(rows)), name
+        t = s["totals"]
+        if t["used_terms"]:
+            assert mine["context_recall"] == pytest.approx(1 - t["terms_missing"] / t["used_terms"], abs=1e-6)
+    if row["strategies"]["as_recorded"]["feasible"]:
+        over = sums[report.POLICY] / sums["as_recorded"] - 1
+        assert row["targets"]["over_recorded"] == pytest.approx(over, abs=1e-4)  # rows rounded to 1e-8 $
+        assert row["targets"]["within_recorded"] == (row["strategies"][report.POLICY]["feasible"]
+                                                     and over <= report.RECORDED_TARGET)
+    bound = (data.get("limit") or {}).get("combined", {}).get("dollars")
+    assert row["bound"] == (None if bound is None else pytest.approx(bound, abs=1e-5))
+
+
+@pytest.mark.parametrize("rel", ["claude-code/codemie-session-624a4a58.jsonl",
+                                 "swe-agent/marshmallow-1867.function_calling_replace.traj",
+                                 "tau-bench/gpt-4o-airline.json"])
+def test_a_real_logs_figures_match_the_replay_json_summed_row_by_row(rel, real_data, tmp_path):
+    label = rel if not rel.startswith("tau-bench/") else f"{rel} (dialogue 0)"
+    _check(_row(label), _replayed_by_the_cli(real_data / rel, tmp_path))
+
+
+def test_a_workloads_figures_match_the_replay_json_summed_row_by_row(tmp_path):
+    path = tmp_path / "rag_assistant-200.jsonl"
+    path.write_text(dumps(generate("rag_assistant", turns=200, seed=0)), encoding="utf-8")
+    _check(_row("rag_assistant 200 turns (seed 0)"), _replayed_by_the_cli(path, tmp_path))
+
+
+@pytest.mark.slow
+def test_the_committed_report_equals_a_fresh_generation(real_data):
+    fresh = report.build()
+    assert report.OUT_JSON.read_text(encoding="utf-8") == report.dumps(fresh), f"run: {report.GENERATOR}"
