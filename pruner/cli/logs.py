@@ -17,8 +17,8 @@ import time
 
 from ..errors import ConfigurationError
 from ..logs.discover import AGENTS, discover
-from ..logs.run import run_logs
 from ..replay import strategy_names
+from .extras import require
 from .types import positive_int, strategy_list
 
 NAME = "logs"
@@ -110,6 +110,9 @@ def run(args) -> int:
               file=out)
     if args.list:
         return 0
+    require("pruner logs", "logs")  # finding and listing need no extra; the table is Parquet
+    from ..logs.run import run_logs
+
     sessions = [s for loc in locations for s in loc.sessions]
     target = os.path.abspath(args.out or default_out())
     strategies = () if args.bill_only else tuple(args.strategies)
