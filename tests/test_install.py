@@ -159,6 +159,21 @@ def test_every_package_is_listed_for_the_wheel():
     assert packages == want, (sorted(want - packages), sorted(packages - want))
 
 
+def test_the_test_extra_installs_every_other_extra_and_each_command_extra_is_declared():
+    from pruner.cli.extras import EXTRAS
+
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert set(EXTRAS) <= set(extras)
+    itself = [req for req in extras["test"] if req.startswith("pruner[")]
+    assert len(itself) == 1, extras["test"]
+    # so CI's `pip install -e '.[test]'` installs everything every other extra does
+    assert set(itself[0].removeprefix("pruner[").removesuffix("]").split(",")) == set(extras) - {"test"}
+    for extra, modules in EXTRAS.items():
+        # each module a command checks for is one the extra installs (import name = distribution name here)
+        declared = {req.split(">")[0].split("=")[0].split("[")[0].strip() for req in extras[extra]}
+        assert set(modules) <= declared, (extra, modules, declared)
+
+
 def test_every_sample_matches_a_package_data_pattern():
     data = _pyproject()["tool"]["setuptools"]["package-data"]
     for path in sorted(p for p in SAMPLES.rglob("*") if p.is_file()):
