@@ -1,11 +1,14 @@
 """The ``pruner`` command: argparse wiring only, one module per subcommand.
 
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
-``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
-input (``PrunerError``) become one line on stderr and exit status 2, with the
-flag for the setting the error names (``common.setting_advice``). Everything a
-subcommand prints goes through ``common.TerminalSafeStream``: transcripts and
-servers are untrusted, and no control character they hold may act on a terminal.
+``run(args) -> int``, and ``EXTRA`` when it needs an optional install (``pruner.cli.extras``,
+checked before ``run``; the extra's packages are imported inside ``run``, so ``--help`` works
+without them); list it in ``_COMMAND_MODULES``, or in ``_MAINTAINER_MODULES`` (it runs, but
+``pruner --help`` does not list it). Errors caused by the input (``PrunerError``) become one
+line on stderr and exit status 2, with the flag for the setting the error names
+(``common.setting_advice``). Everything a subcommand prints goes through
+``common.TerminalSafeStream``: transcripts and servers are untrusted, and no control
+character they hold may act on a terminal.
 """
 
 from __future__ import annotations
