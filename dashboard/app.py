@@ -1,8 +1,9 @@
 """pruner dashboard: inspect pruning and compaction in the browser.
 
-Start it from a checkout with ``streamlit run dashboard/app.py``. Each page is
-one file in ``app_pages/`` (with its logic in ``logic/``) and one line in
-``PAGES`` below (the contract: ``dashboard/pages.py``); CONTRIBUTING.md says how to add one.
+Start it with ``pruner dashboard`` (any install with the dashboard extra: the wheel ships this folder as
+``pruner/_app/dashboard/``, beside the samples), or from a checkout with ``streamlit run dashboard/app.py``.
+Each page is one file in ``app_pages/`` (with its logic in ``logic/``) and one line in ``PAGES`` below
+(the contract: ``dashboard/pages.py``); CONTRIBUTING.md says how to add one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import sys
 from pathlib import Path
 
 # `streamlit run dashboard/app.py` puts dashboard/ on sys.path; the pages import
-# `dashboard.*`, so the repository root must be importable too.
+# `dashboard.*`, so the folder above it must be importable too: the repository root in a checkout,
+# pruner/_app (which holds only dashboard/ and sample_sessions/) in an installed wheel.
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 import fnmatch
-import shutil
 import subprocess
 import sys
 import tomllib
 import zipfile
 from pathlib import Path
+
+from tests.support.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,19 +52,7 @@ def _as_list(value: str | list[str]) -> list[str]:
 
 
 def test_the_wheel_ships_py_typed(tmp_path):
-    # Build from a copy, so the checkout gets no build/ or egg-info; no build isolation: offline.
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "pruner", src / "pruner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    out = tmp_path / "dist"
-    out.mkdir()
-    done = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
-                           "print(build_meta.build_wheel(sys.argv[1]))", str(out)],
-                          cwd=src, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    wheel = out / done.stdout.strip().splitlines()[-1]
+    wheel = build_wheel(tmp_path)  # from a copy, with no build isolation: offline
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
     assert "pruner/py.typed" in names, sorted(n for n in names if not n.endswith(".py"))

@@ -1,11 +1,14 @@
 """The ``pruner`` command: argparse wiring only, one module per subcommand.
 
 A subcommand module provides ``NAME``, ``HELP``, ``add_arguments(parser)`` and
-``run(args) -> int``; list it in ``_COMMAND_MODULES``. Errors caused by the
-input (``PrunerError``) become one line on stderr and exit status 2, with the
-flag for the setting the error names (``common.setting_advice``). Everything a
-subcommand prints goes through ``common.TerminalSafeStream``: transcripts and
-servers are untrusted, and no control character they hold may act on a terminal.
+``run(args) -> int``, and ``EXTRA`` when it needs an optional install (``pruner.cli.extras``,
+checked before ``run``; the extra's packages are imported inside ``run``, so ``--help`` works
+without them); list it in ``_COMMAND_MODULES``, or in ``_MAINTAINER_MODULES`` (it runs, but
+``pruner --help`` does not list it). Errors caused by the input (``PrunerError``) become one
+line on stderr and exit status 2, with the flag for the setting the error names
+(``common.setting_advice``). Everything a subcommand prints goes through
+``common.TerminalSafeStream``: transcripts and servers are untrusted, and no control
+character they hold may act on a terminal.
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ import sys
 from .. import __version__
 from ..errors import PrunerError
 from .common import TerminalSafeStream, error_line, terminal_safe
+from .extras import MissingExtra, require
 
-_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "bench_speed", "batch",
-                    "logs", "bench_batch", "bench_logs", "bench_limits")
+_COMMAND_MODULES = ("prune", "inspect", "convert", "compact", "replay", "bench", "batch", "logs", "dashboard")
+#: The project's own measurements (they write sample_sessions/bench/): they run as any command does, but
+#: are not listed in ``pruner --help`` (CONTRIBUTING.md lists them; docs/reference/cli.md has their help).
+_MAINTAINER_MODULES = ("bench_speed", "bench_batch", "bench_logs", "bench_limits")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,11 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pruner", description="Prune and compact LLM conversations, and explain every decision.")
     parser.add_argument("--version", action="version", version=f"pruner {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for modname in _COMMAND_MODULES:
+    for modname in (*_COMMAND_MODULES, *_MAINTAINER_MODULES):
         module = importlib.import_module(f"{__name__}.{modname}")
-        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        # A subcommand added without help= has no line in the list (argparse), and still parses and runs.
+        listed = {"help": module.HELP} if modname in _COMMAND_MODULES else {}
+        p = sub.add_parser(module.NAME, description=module.HELP, **listed)
         module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _extra=getattr(module, "EXTRA", None))
     return parser
 
 
@@ -54,7 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = TerminalSafeStream(stdout), TerminalSafeStream(stderr)
     try:
+        if args._extra:
+            require(f"pruner {args.command}", args._extra)
         return int(args._run(args) or 0)
+    except MissingExtra as exc:  # the install lacks an extra: the line says which, and how to add it
+        print(exc, file=sys.stderr)
+        return 2
     except PrunerError as exc:
         commands = next(a for a in parser._actions if a.dest == "command").choices
         assert isinstance(commands, dict)  # the subcommands' action: name -> its parser

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ..batch import BatchSettings, run_batch
-from ..batch.progress import TerminalProgress
 from ..formats import DEFAULT_MAX_BYTES, FORMATS
 from ..replay import DEFAULT_MODELS, ReplaySettings, strategy_names
 from .common import add_prune_arguments, prune_config
@@ -14,6 +12,8 @@ from .types import byte_count, dask_address, positive_int, strategy_list
 
 NAME = "batch"
 HELP = "prune many transcripts on Dask (this machine or a cluster) and write Parquet tables"
+#: Dask and pyarrow: imported by run(), after pruner.cli checks they are installed.
+EXTRA = "batch"
 
 
 def add_arguments(p) -> None:
@@ -111,6 +111,9 @@ def summary_lines(s) -> list[str]:
 
 
 def run(args) -> int:
+    from ..batch import BatchSettings, run_batch
+    from ..batch.progress import TerminalProgress
+
     config = prune_config(args)
     replay_settings = ReplaySettings(provider=args.provider, model=args.model, prune=config) if args.replay else None
     settings = BatchSettings(config=config, format=args.format, skip_bad_lines=args.skip_bad_lines,

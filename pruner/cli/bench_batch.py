@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 
 from ..files import write_atomic
+from . import batch
 from .types import positive_int, positive_int_list
 
 NAME = "bench-batch"
 HELP = "time pruner batch over 10,000+ sessions with 1 and 2 local Dask workers, and its overhead per session"
+EXTRA = batch.EXTRA  # it runs pruner batch: the same extra, checked by pruner.cli before run()
 
 #: Where the default run keeps its figures: the file the README's "At scale" table renders.
 DEFAULT_RESULTS = "sample_sessions/bench/batch.json"

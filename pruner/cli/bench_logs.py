@@ -11,6 +11,7 @@ from .types import positive_int
 NAME = "bench-logs"
 HELP = ("time pruner logs on a generated Claude Code folder (the shared real files' sizes): bill + ledger, every "
         "strategy, and a rerun with nothing changed")
+EXTRA = "logs"  # checked by pruner.cli before run()
 
 #: Where the default run keeps its figures: the file docs/own-logs.md's table renders.
 DEFAULT_RESULTS = "sample_sessions/bench/logs.json"

@@ -16,6 +16,7 @@ from ..compaction.openai_summarizer import DEFAULT_MODEL, display_url
 from ..errors import ConfigurationError
 from ..formats.export import export
 from ..jsonio import dumps_json
+from .extras import require
 from .types import base_url, non_negative_int, positive_int, positive_seconds
 from .common import (add_input_arguments, add_setting_arguments, load_from_args, say, setting_values, terminal_safe,
                      warn, write_output)
@@ -54,6 +55,7 @@ def add_arguments(p) -> None:
 def _summarizer(args):
     if args.summarizer == "offline":
         return OfflineSummarizer()
+    require("pruner compact --summarizer openai", "openai")
     key = os.environ.get(args.api_key_env)
     if not key:
         raise ConfigurationError(f"--summarizer openai needs an API key in the environment variable "

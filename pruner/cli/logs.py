@@ -18,9 +18,9 @@ import time
 from ..errors import ConfigurationError
 from ..logs.discover import AGENTS, discover
 from ..logs.names import printable
-from ..logs.run import run_logs
 from ..replay import strategy_names
 from .common import warn
+from .extras import require
 from .types import positive_int, strategy_list
 
 NAME = "logs"
@@ -112,6 +112,9 @@ def run(args) -> int:
               file=out)
     if args.list:
         return 0
+    require("pruner logs", "logs")  # finding and listing need no extra; the table is Parquet
+    from ..logs.run import run_logs
+
     sessions = [s for loc in locations for s in loc.sessions]
     target = os.path.abspath(args.out or default_out())
     strategies = () if args.bill_only else tuple(args.strategies)

@@ -300,7 +300,11 @@ class OpenAISummarizer:
     # -- the call ----------------------------------------------------------------
     def complete(self, task: SummaryTask) -> tuple[str, str | None]:
         """``(answer text, finish reason)`` for ``task.request``; retries as configured."""
-        import openai  # imported here: the offline path never needs it
+        try:
+            import openai  # imported here: the offline path never needs it
+        except ImportError:
+            raise SummarizerError("the OpenAI summariser needs the openai package, which is not installed: "
+                                  "pip install 'pruner[openai]' (or use the offline summariser)") from None
 
         if not self.__key:
             where = f"the {self.key_name} environment variable" if self.key_name else "a key"

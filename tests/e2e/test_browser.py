@@ -78,7 +78,7 @@ def chromium_path() -> str:
 #: Prints every attempt of the server's Python process to reach another host (see its docstring).
 OUTBOUND_AUDIT = ROOT / "tests" / "support" / "outbound"
 #: The README's command, run from the repository root: the test passes no flag it does not.
-README_COMMAND = [str(Path(sys.executable).with_name("streamlit")), "run", "dashboard/app.py"]
+README_COMMAND = [str(Path(sys.executable).with_name("pruner")), "dashboard"]
 
 
 @pytest.fixture(scope="module")
