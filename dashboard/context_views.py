@@ -146,3 +146,26 @@ def recorded_composition_section(loaded, encoding: str) -> None:
             key="explorer_composition_chart", config=CHART_CONFIG)
     ui.inert(composition_logic.end_sentence(comp) + " Request numbers are the chain's own. What each strategy "
              "would remove from it: the Replay page.")
+
+
+# -- the Corpus page (a logs folder) -----------------------------------------------------------------------
+
+def corpus_lost_section(frame: pd.DataFrame, strategies) -> None:
+    """The terms each strategy's context lacked at the most requests, over the sessions shown."""
+    top = lost_logic.top_lost_frame(frame, strategies)
+    if top.empty:
+        if any(f"{s}_lost" in frame for s in strategies):
+            st.caption("No strategy lost a term the replies used in these sessions.")
+        return
+    st.markdown("**What each strategy lost most often**: the terms the replies used that its context lacked, "
+                "at the most requests over these sessions (the Replay page lists every one of a session's)")
+    with st.container(key="logs_lost_box"):
+        st.dataframe(top, hide_index=True, width="stretch", key="logs_lost",
+                     height=min(38 + 35 * len(top), 420),
+                     column_config={"strategy": st.column_config.TextColumn("strategy", width=200),
+                                    "term": st.column_config.TextColumn("term", width=300),
+                                    "lacked at": st.column_config.NumberColumn(
+                                        "lacked at", format="localized", width=110,
+                                        help="Requests whose context lacked it, summed over the sessions"),
+                                    "sessions": st.column_config.NumberColumn("sessions", format="localized",
+                                                                              width=100)})

@@ -128,3 +128,13 @@ def test_on_the_shared_pi_session_the_list_groups_the_json_losses_of_every_reque
     assert terms == sorted(terms, key=lambda t: (t.casefold(), t)) or len(set(terms)) < len(terms)
     for term in terms:
         assert term[:31] in done.stdout
+
+
+def test_a_logs_row_carries_each_strategys_most_lacked_terms():
+    from pruner.logs.money import money_columns
+
+    row = money_columns(_stale_read_session(), ("full", "prune_every_request"))
+    assert row["money_error"] is None
+    assert json.loads(row["prune_every_request_lost"]) == [
+        {"term": "KeyError_42", "requests": 1, "request": 2, "kind": "file reads"}]
+    assert json.loads(row["full_lost"]) == []

@@ -9,8 +9,9 @@ Built on the money modules' own results, never re-derived here:
 * ``misses_<cause>`` / ``rebilled_<cause>``: ``pruner.replay.ledger`` summed by
   ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
 * ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
-  strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
-  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading.
+  strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), and
+  ``<strategy>_lost``, the terms its context lacked at the most requests (``pruner.replay.lost.top_lost``),
+  only when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..model import Session
 from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.bill import price_request
 from ..replay.detect import detect
+from ..replay.lost import lost_terms, top_lost
 from ..replay.verdict import feasible
 
 _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
@@ -33,7 +35,8 @@ _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
     cols: list[tuple[str, pa.DataType]] = []
     for name in strategy_names():
-        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F)]
+        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F),
+                 (f"{name}_lost", _S)]  # JSON: the terms its context lacked at the most requests (pruner.replay.lost)
     return tuple(cols)
 
 
@@ -121,6 +124,8 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
                 row[f"{name}_feasible"] = feasible(t)
                 recall = t.get("context_recall")
                 row[f"{name}_recall"] = float(recall) if isinstance(recall, (int, float)) else None
+                if r.recall is not None:
+                    row[f"{name}_lost"] = json.dumps(top_lost(lost_terms(r, name)), ensure_ascii=False)
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
         row["money_error"] = _error(exc)
     return row

@@ -25,7 +25,7 @@ from pruner.tokens import get_counter
 from tests.e2e import test_browser as shared
 from tests.e2e.test_browser import (CLIPPED_METRICS, REAL_DATA, TIMELINE_DRAWN, TIMEOUT_MS, VIEWPORT, no_exception,
                                     save_screenshot, upload)
-from tests.e2e.test_numbers_browser import CLIPPED_LABELS, CUT_LINKS, CUT_TABLES
+from tests.e2e.test_numbers_browser import CLIPPED_LABELS, CUT_LINKS, CUT_TABLES, HAS_TABLE
 from tests.support import raw_bill
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
@@ -114,6 +114,7 @@ def test_chains_composition_and_lost_terms_show_whole_at_1366(page, app_url):
     shares = [float(t["name"].rsplit("(", 1)[1].split(" %")[0]) for t in kinds]
     assert sum(shares) == pytest.approx(100, abs=0.1 * len(shares))
     page.locator(".st-key-explorer_composition_box").scroll_into_view_if_needed()
+    page.wait_for_function(HAS_TABLE, arg="chains_box")  # drawn, so the check measures it
     save_screenshot(page, "explorer-chains-composition")
     assert _clipped(page, EXPLORER_BOXES) == []
     no_exception(page)
@@ -139,10 +140,39 @@ def test_chains_composition_and_lost_terms_show_whole_at_1366(page, app_url):
     assert [sum(t["y"][i] for t in stacked) for i in range(len(main_rows))] == main_rows
     page.locator(".st-key-composition_removed_box td").first.wait_for()
     page.locator(".st-key-lost_terms_box").scroll_into_view_if_needed()
+    page.wait_for_function(HAS_TABLE, arg="lost_terms_box")
     save_screenshot(page, "replay-lost-terms")
     page.locator(".st-key-composition_removed_box").scroll_into_view_if_needed()
     save_screenshot(page, "replay-composition")
     assert _clipped(page, REPLAY_BOXES) == []
+    no_exception(page)
+
+
+def test_the_corpus_page_lists_the_top_lost_terms_per_strategy_whole_at_1366(page, app_url, tmp_path):
+    if not SUBAGENTS.exists():
+        pytest.skip(f"the shared Claude Code session with subagents is not at {SUBAGENTS}")
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from pruner.logs import discover, run_logs
+    from pruner.replay import strategy_names
+
+    home = tmp_path / "home"
+    (home / ".claude/projects/-work-tasks").mkdir(parents=True)
+    shutil.copyfile(SUBAGENTS, home / ".claude/projects/-work-tasks" / SUBAGENTS.name)
+    out = tmp_path / "out"
+    found = [s for loc in discover({"HOME": str(home)}) for s in loc.sessions]
+    assert run_logs(found, str(out), strategies=tuple(strategy_names())).errors == 0
+    row = pq.read_table(out / "sessions.parquet").to_pylist()[0]
+    lost = {s: json.loads(row[f"{s}_lost"]) for s in strategy_names() if row.get(f"{s}_lost")}
+    assert any(lost.values()), lost
+    page.goto(f"{app_url}/corpus?corpus={urllib.parse.quote(str(out))}")
+    page.get_by_text("What each strategy lost most often", exact=False).first.wait_for()
+    page.locator(".st-key-logs_lost_box").scroll_into_view_if_needed()
+    page.wait_for_function(HAS_TABLE, arg="logs_lost_box")  # drawn, so the check measures it
+    save_screenshot(page, "corpus-lost-terms")
+    assert _clipped(page, ("logs_lost_box",)) == []
     no_exception(page)
 
 
