@@ -155,9 +155,9 @@ def show_result(outcome: logic.Outcome, loaded) -> None:
     if result.read_files or result.modified_files:
         c1, c2 = st.columns(2)
         c1.caption("files read")
-        c1.code("\n".join(result.read_files) or "(none)", language=None)
+        c1.code("\n".join(result.read_files) or "(none)", language=None, wrap_lines=True)
         c2.caption("files modified")
-        c2.code("\n".join(result.modified_files) or "(none)", language=None)
+        c2.code("\n".join(result.modified_files) or "(none)", language=None, wrap_lines=True)
 
     with st.expander("The exact request sent to the summariser"):
         for title, request in (("history", result.request), ("split-turn prefix", result.prefix_request)):

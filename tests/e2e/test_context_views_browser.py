@@ -45,7 +45,7 @@ SIDEWAYS = """(keys) => [
     ...[...document.querySelectorAll('[data-testid=stMain] *')]
         .filter(el => el.scrollWidth > el.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX)
                 && !el.closest('[data-testid=stDataFrame]') && !el.closest('.js-plotly-plot'))
-        .map(el => `scrolls sideways: ${el.className}`.slice(0, 120)),
+        .map(el => `scrolls sideways: ${el.tagName} ${el.textContent}`.slice(0, 120)),
     ...keys.flatMap(key => [...document.querySelectorAll(`.st-key-${key}`)]
         .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1).map(() => `${key} past the window`))]"""
 #: The traces of the chart inside a box: name, x, y and customdata.
@@ -144,6 +144,7 @@ def test_chains_composition_and_lost_terms_show_whole_at_1366(page, app_url):
     save_screenshot(page, "replay-lost-terms")
     page.locator(".st-key-composition_removed_box").scroll_into_view_if_needed()
     save_screenshot(page, "replay-composition")
+    page.wait_for_function(HAS_TABLE, arg="replay_totals_box")
     assert _clipped(page, REPLAY_BOXES) == []
     no_exception(page)
 
@@ -173,6 +174,34 @@ def test_the_corpus_page_lists_the_top_lost_terms_per_strategy_whole_at_1366(pag
     page.wait_for_function(HAS_TABLE, arg="logs_lost_box")  # drawn, so the check measures it
     save_screenshot(page, "corpus-lost-terms")
     assert _clipped(page, ("logs_lost_box",)) == []
+    no_exception(page)
+
+
+COMPACTED = REAL_DATA / "claude-code" / "codemie-session-624a4a58.jsonl"
+
+
+def test_the_compaction_page_shows_its_dollars_and_recall_and_no_metric_is_cut(page, app_url):
+    if not COMPACTED.exists():
+        pytest.skip(f"the shared Claude Code session is not at {COMPACTED}")
+    page.goto(f"{app_url}/explorer")
+    page.wait_for_function(TIMELINE_DRAWN, arg=25)
+    upload(page, COMPACTED)
+    page.get_by_text(f"{COMPACTED.name} · upload").first.wait_for()
+    page.wait_for_function("() => location.search.includes('upload=')")
+    digest = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["upload"][0]
+    page.goto(f"{app_url}/compaction?upload={digest}")
+    page.get_by_text("Where the cut falls").wait_for()
+    page.get_by_role("button", name="Compact", exact=True).click()
+    box = page.locator(".st-key-compaction_value_box")
+    box.wait_for()
+    labels = box.locator("[data-testid=stMetricLabel]").all_inner_texts()
+    assert labels == ["Next request, compacted", "Next request, as is", "Each later request saves", "Summary recall"]
+    values = box.locator("[data-testid=stMetricValue]").all_inner_texts()
+    assert all(v.startswith("$") for v in values[:3]) and values[3].endswith("%"), values
+    assert page.get_by_text("Context now", exact=False).count() <= 1  # one figure is called the context
+    box.scroll_into_view_if_needed()
+    save_screenshot(page, "compaction-value")
+    assert _clipped(page, ()) == []
     no_exception(page)
 
 
