@@ -18,7 +18,8 @@ from tests.support.figures import spec
 
 
 def _comp(kinds, rows, strategy="full") -> Composition:
-    return Composition(strategy, "main", tuple(range(len(rows))), (1,) * len(rows), tuple(kinds), tuple(map(tuple, rows)))
+    return Composition(strategy, "main", tuple(range(len(rows))), (1,) * len(rows), tuple(kinds),
+                       tuple(map(tuple, rows)))
 
 
 def test_the_stack_has_one_area_per_kind_with_its_share_at_the_end_in_the_legend():

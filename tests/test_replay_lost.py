@@ -23,13 +23,17 @@ PI = REAL_DATA / "pi" / "large-session.jsonl"
 CLEAR_EARLY = ReplaySettings(clear_trigger=10, clear_keep=0)
 
 
+def _read(call: str) -> ToolCall:
+    return ToolCall(call, "Read", {"file_path": "src/app.py"})
+
+
 def _stale_read_session() -> Session:
     """A file read twice: the first read alone holds KeyError_42, which the next reply uses."""
     return Session.of([
         Message(id="u", role="user", content="look at src/app.py please"),
-        Message(id="a1", role="assistant", content="", tool_calls=(ToolCall("c1", "Read", {"file_path": "src/app.py"}),)),
+        Message(id="a1", role="assistant", content="", tool_calls=(_read("c1"),)),
         Message(id="t1", role="tool", content="def handler():\n    raise KeyError_42\n" * 30, tool_call_id="c1"),
-        Message(id="a2", role="assistant", content="", tool_calls=(ToolCall("c2", "Read", {"file_path": "src/app.py"}),)),
+        Message(id="a2", role="assistant", content="", tool_calls=(_read("c2"),)),
         Message(id="t2", role="tool", content="def handler():\n    return None\n" * 30, tool_call_id="c2"),
         Message(id="a3", role="assistant", content="I fixed KeyError_42 in src/app.py"),
         Message(id="u2", role="user", content="and again"),
@@ -99,7 +103,7 @@ def test_cli_lost_adds_the_strategy_and_rejects_an_unknown_one(tmp_path):
     path.write_text(dumps(_stale_read_session()), encoding="utf-8")
     done = _cli(str(path), "--strategies", "full", "--lost", "prune_every_request")
     assert done.returncode == 0, done.stderr
-    table = done.stdout.split("prune_every_request: 1 terms lost", 1)
+    table = done.stdout.split("prune_every_request: 1 term lost", 1)
     assert len(table) == 2 and "KeyError_42" in table[1] and "pruned at request 2" in table[1]
     bad = _cli(str(path), "--lost", "nonsense")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "nonsense" in bad.stderr

@@ -42,7 +42,8 @@ def requests_frame(session: Session, prices: PriceTable | None = None) -> pd.Dat
 def chain_rows(session: Session, prices: PriceTable | None = None,
                requests: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per chain, the main one first: messages, requests, its first and last request number (across
-    the session), the largest recorded context, and the bill ("no usage recorded" when none of its requests records any)."""
+    the session), the largest recorded context, and the bill ("no usage recorded" when none of its
+    requests records any)."""
     requests = requests_frame(session, prices) if requests is None else requests
     rows = []
     for chain, conversation in session.chains:

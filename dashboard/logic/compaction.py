@@ -93,8 +93,9 @@ class PlanView:
         if self.over:
             return f"Compaction triggers: the trigger counts {self.context_tokens:,} tokens ({what}), above {limit}."
         if self.force:
-            return (f"The trigger counts {self.context_tokens:,} tokens ({what}), not above {limit}: the agent would not "
-                    "compact yet. The cut is previewed because “Compact even when under the threshold” is on.")
+            return (f"The trigger counts {self.context_tokens:,} tokens ({what}), not above {limit}: the agent "
+                    "would not compact yet. The cut is previewed because “Compact even when under the threshold” "
+                    "is on.")
         return f"Nothing compacts: the trigger counts {self.context_tokens:,} tokens ({what}), not above {limit}."
 
     def budget_sentence(self) -> str:

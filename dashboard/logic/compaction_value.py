@@ -37,7 +37,8 @@ def value_caption(recall: PreviewRecall, dollars: PreviewDollars) -> str:
     summariser = ("The offline summariser costs nothing." if dollars.summariser == 0.0 else
                   "The endpoint's summarising call is not in these figures (its model has no price here).")
     if recall.recall is None:
-        kept = "No reply kept after the cut used a term only the summarised messages held, so there is no recall to score."
+        kept = ("No reply kept after the cut used a term only the summarised messages held, so there is no recall "
+                "to score.")
     else:
         kept = (f"Summary recall: of the {recall.candidates:,} terms the replies kept after the cut used that only the "
                 f"summarised messages held, the summary holds {recall.held:,}.")

@@ -37,7 +37,8 @@ def lost_caption(lost: LostTerms) -> str:
     if not lost.rows:
         return (f"{lost.strategy} lost nothing: at every request its context held all the terms the replies used "
                 f"({lost.used:,} over the session).")
-    text = (f"{lost.strategy}: {len(lost.rows):,} terms lost, {lost.missing:,} of the {lost.used:,} used terms "
+    text = (f"{lost.strategy}: {len(lost.rows):,} term{'' if len(lost.rows) == 1 else 's'} lost, {lost.missing:,} of "
+            f"the {lost.used:,} used terms "
             "missing over the session (a term counts at every request that lacked it: \"lacked at\").")
     if not lost.complete:
         text += f" Listed from the first {lost.kept:,} losses kept per request."

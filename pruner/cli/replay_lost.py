@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..replay.engine import Replay
 from ..replay.lost import SORT_KEYS, lost_lines, lost_terms
 from .common import terminal_safe
 
@@ -24,7 +25,7 @@ def one_strategy(text: str) -> str:
     return name
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lost", type=one_strategy, default=None, metavar="STRATEGY",
                    help="print every term the replies used that STRATEGY's context lacked, over the whole "
                         "session: the request where it started, the message that held it, why it left "
@@ -34,15 +35,15 @@ def add_arguments(p) -> None:
                         "the terms lacked at the most requests first)")
 
 
-def strategies(args) -> list[str] | None:
+def strategies(args: argparse.Namespace) -> list[str] | None:
     """The strategies to replay: --strategies, with the --lost one added when it is not among them."""
-    names = args.strategies
+    names: list[str] | None = args.strategies
     if args.lost is None or names is None or args.lost in names:
         return names
     return [*names, args.lost]
 
 
-def lines(result, args) -> list[str]:
+def lines(result: Replay, args: argparse.Namespace) -> list[str]:
     """The --lost table (nothing without --lost)."""
     if args.lost is None:
         return []
@@ -50,7 +51,7 @@ def lines(result, args) -> list[str]:
     return ["", *lost_lines(lost, safe=lambda s: terminal_safe(s, one_line=True))]
 
 
-def add_json(data: dict[str, Any], result, args) -> dict[str, Any]:
+def add_json(data: dict[str, Any], result: Replay, args: argparse.Namespace) -> dict[str, Any]:
     """``data`` (the --json document) with the --lost list under "lost"."""
     if args.lost is not None:
         data["lost"] = lost_terms(result, args.lost, sort=args.lost_sort).as_dict()

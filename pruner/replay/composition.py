@@ -37,15 +37,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import is_not
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window
 from ..engine.fileops import READ, file_operations
 from ..model import MAIN_CHAIN, Message, Session, ToolCall
 from ..tokens import DEFAULT_ENCODING
 from .recall_context import is_summary
-from .requests import chain_requests
-from .wire import TokenBook
+from .requests import Request, chain_requests
+from .wire import TokenBook, Wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Replay
@@ -218,8 +218,8 @@ def strategy_compositions(replay: "Replay", names: Sequence[str] | None = None,
     if rest:
         from .engine import _Runner  # the replay's own runner: the same strategies, requests and views
 
-        def observer(name: str):
-            def observe(req, wire) -> None:
+        def observer(name: str) -> Callable[[Request, Wire], None]:
+            def observe(req: Request, wire: Wire) -> None:
                 if req.chain == chain:
                     steps[name].append((req.index, req.turn, counters[name].follow(wire.messages,
                                                                                     wire.substitutes)))

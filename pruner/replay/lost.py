@@ -127,7 +127,7 @@ def sort_lost(rows: Sequence[LostTerm], by: str = SORT_KEYS[0]) -> tuple[LostTer
     return tuple(sorted(rows, key=lambda r: (order(r), _every_field(r))))
 
 
-def _every_field(r: LostTerm) -> tuple:
+def _every_field(r: LostTerm) -> tuple[Any, ...]:
     """The tie-break: every field, so rows that tie on the order's key never keep their input order."""
     return (r.chain, r.message_id, r.term, r.request, r.last_request, r.requests,
             -1 if r.position is None else r.position, r.kind, -1 if r.left_at is None else r.left_at, r.why)
@@ -145,7 +145,8 @@ def _cell(text: str, width: int) -> str:
 
 def lost_lines(lost: LostTerms, *, limit: int | None = None, safe: Callable[[str], str] = str) -> list[str]:
     """The list as a text table for a terminal (``safe``: how untrusted text is made harmless there)."""
-    head = (f"{lost.strategy}: {len(lost.rows):,} terms lost ({lost.missing:,} of the {lost.used:,} used terms "
+    head = (f"{lost.strategy}: {len(lost.rows):,} term{'' if len(lost.rows) == 1 else 's'} lost ({lost.missing:,} of "
+            f"the {lost.used:,} used terms "
             "missing, counted at every request that lacked them)")
     if not lost.complete:
         head += f"; listed from the first {lost.kept:,} losses kept"

@@ -131,7 +131,7 @@ def test_chains_composition_and_lost_terms_show_whole_at_1366(page, app_url):
     page.goto(f"{app_url}/replay?upload={digest}")
     lost = page.locator(".st-key-lost_terms_box")
     lost.wait_for()
-    caption = page.get_by_text(f"{best}: {len(groups):,} terms lost", exact=False).first
+    caption = page.get_by_text(f"{best}: {len(groups):,} term{'' if len(groups) == 1 else 's'} lost", exact=False).first
     caption.wait_for()
     assert f"{sum(len(v) for v in groups.values()):,} of the" in caption.inner_text()
     page.wait_for_function(HAS_CHART, arg="replay_composition_box")
