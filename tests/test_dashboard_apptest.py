@@ -323,7 +323,21 @@ def test_compaction_page_draws_the_cut_and_compacts_offline(app):
     assert_clean(at)
     shown = metrics(at)
     assert shown["Context after (tokens)"] == f"{expected.tokens_after:,}"
-    assert shown["Prompt-cache cost"] == f"{expected.cache_invalidated_tokens:,} tokens"
+    assert shown["Prompt-cache cost (tokens)"] == f"{expected.cache_invalidated_tokens:,}"
+    # issue 33: the compaction's dollars around it, at the session's model's list prices (worked out here)
+    from pruner.money import money
+    from pruner.replay import default_prices
+    from pruner.replay.detect import detect
+
+    provider, model, _ = detect(session, default_prices())
+    price = default_prices().get(model, provider)
+    rewrite = expected.cache_rewrite_tokens
+    assert shown["Next request, compacted"] == money(((expected.tokens_after - rewrite) * price.cached_input
+                                                      + rewrite * price.write_price("5m")) / 1e6)
+    assert shown["Next request, as is"] == money(expected.tokens_before * price.cached_input / 1e6)
+    assert shown["Each later request saves"] == money(
+        (expected.tokens_before - expected.tokens_after) * price.cached_input / 1e6)
+    assert "Summary recall" in shown
     headings = [m.value.removeprefix("#### ").replace("\\", "") for m in at.markdown if m.value.startswith("####")]
     assert headings == list(expected.sections)
     assert expected.request.user_message in [c.value for c in at.code]  # the exact request

@@ -14,6 +14,8 @@ from pruner.formats.native import dumps as native_dumps
 from dashboard import charts, components, session_state, tables, ui
 from dashboard.controls import control
 from dashboard.logic import compaction as logic
+from dashboard.logic import compaction_value as value_logic
+from pruner.money import money
 from dashboard.recorded import recorded_context
 
 OFFLINE = "Offline (deterministic, no network)"
@@ -114,7 +116,7 @@ def recorded_compactions(loaded, preview) -> None:
                  key="recorded_table")
 
 
-def show_result(outcome: logic.Outcome) -> None:
+def show_result(outcome: logic.Outcome, loaded) -> None:
     result = outcome.result
     if outcome.error:
         left, right = st.columns(2)
@@ -133,13 +135,15 @@ def show_result(outcome: logic.Outcome) -> None:
               help=f"The compacted context counted with {result.counter} (as the explorer counts, without its "
                    f"placeholders): {result.tokens_before:,} tokens of messages before, {result.tokens_after:,} after.")
     saved = 100 * result.tokens_saved / result.tokens_before if result.tokens_before else 0.0
-    c2.metric("Saved", ui.plural(result.tokens_saved, "token"), f"{saved:.1f} % of the context", delta_color="off",
+    # counts in the label, figures bare: "126,676 tokens" was cut to "126,676 tok…" at 1366 pixels
+    c2.metric("Saved (tokens)", f"{result.tokens_saved:,}", f"{saved:.1f} % of the context", delta_color="off",
               delta_arrow="off")
-    c3.metric("Prompt-cache cost", ui.plural(result.cache_invalidated_tokens, "token"),
+    c3.metric("Prompt-cache cost (tokens)", f"{result.cache_invalidated_tokens:,}",
               help="Tokens of the previous prompt a prefix cache can no longer reuse: everything after the "
                    "pinned system messages is processed again once.")
-    c4.metric("Re-written prompt", ui.plural(result.cache_rewrite_tokens, "token"),
+    c4.metric("Re-written prompt (tokens)", f"{result.cache_rewrite_tokens:,}",
               help="Tokens of the new prompt after the unchanged prefix.")
+    value(loaded, outcome)
     st.plotly_chart(charts.compaction_tokens_figure(result.tokens_before, result.tokens_after,
                                                     result.cache_invalidated_tokens),
                     key="compaction_tokens", config={"displaylogo": False})
@@ -151,9 +155,9 @@ def show_result(outcome: logic.Outcome) -> None:
     if result.read_files or result.modified_files:
         c1, c2 = st.columns(2)
         c1.caption("files read")
-        c1.code("\n".join(result.read_files) or "(none)", language=None)
+        c1.code("\n".join(result.read_files) or "(none)", language=None, wrap_lines=True)
         c2.caption("files modified")
-        c2.code("\n".join(result.modified_files) or "(none)", language=None)
+        c2.code("\n".join(result.modified_files) or "(none)", language=None, wrap_lines=True)
 
     with st.expander("The exact request sent to the summariser"):
         for title, request in (("history", result.request), ("split-turn prefix", result.prefix_request)):
@@ -176,6 +180,23 @@ def show_result(outcome: logic.Outcome) -> None:
                                                ensure_ascii=False),
                        file_name="compacted.openai.json", mime="application/json", on_click="ignore",
                        key="dl_compacted_openai")
+
+
+def value(loaded, outcome: logic.Outcome) -> None:
+    """What the previewed compaction costs around it and what its summary keeps."""
+    recall, dollars = value_logic.value(loaded, outcome)
+    with st.container(key="compaction_value_box"):
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("Next request, compacted", money(dollars.next_compacting),
+                  help="Its input: the unchanged prefix read from the cache, the rest of the new prompt written")
+        c2.metric("Next request, as is", money(dollars.next_not_compacting),
+                  help="Its input without compacting: the previous prompt read from the cache")
+        c3.metric("Each later request saves", money(dollars.per_request),
+                  help="Reading the compacted prompt instead of the whole one from the cache")
+        c4.metric("Summary recall", "none to score" if recall.recall is None else f"{100 * recall.recall:.1f} %",
+                  help="The share of the terms the replies kept after the cut used, that only the summarised "
+                       "messages held, which the summary holds (as the Replay page scores a compaction)")
+        ui.inert(value_logic.value_caption(recall, dollars))
 
 
 def wait_for(job, compact_input, preview, choice) -> None:
@@ -253,7 +274,7 @@ def render() -> None:
         wait_for(job, compact_input, preview, choice)
     outcome = logic.outcome_for(loaded, preview, choice)
     if outcome is not None:
-        show_result(outcome)
+        show_result(outcome, loaded)
     elif ss.get("cmp_outcome") is not None:
         st.caption("Settings changed since the last run: press Compact again.")
 

@@ -8,7 +8,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from dashboard import cache, components, corpus_charts, links, session_state, ui
+from dashboard import cache, components, context_views, corpus_charts, links, session_state, ui
 from dashboard import corpus_money_charts as money_charts
 from dashboard.logic import corpus as logic
 from dashboard.logic import corpus_money as money_logic
@@ -282,6 +282,7 @@ def logs_view(shown) -> None:
         st.plotly_chart(money_charts.strategy_figure(points), key="logs_strategies")
         if points["recall"].isna().all():
             st.caption("Context recall is not in this table, so the points are placed by strategy.")
+    context_views.corpus_lost_section(frame, shown.strategies)
 
     st.header("3. Which sessions matter?")
     matter = money_logic.sessions_that_matter(shown, frame)

@@ -12,7 +12,8 @@ from pruner import ROLES, STATUSES, PruneConfig
 from pruner.bench import workloads
 from pruner.formats import FORMATS
 
-from dashboard import after_timeline, analysis, cache, charts, components, loading, session_state, tables, ui
+from dashboard import (after_timeline, analysis, cache, charts, components, context_views, loading, session_state,
+                       tables, ui)
 from dashboard.controls import control, options
 from dashboard.logic import explorer as logic
 from dashboard.recorded import compaction_turns, recorded_context, recorded_series, sent_tokens
@@ -431,6 +432,8 @@ def page(loaded) -> None:
         with st.container(key="inspector_panel"):
             inspector(loaded, analysed, position)
     if below:
+        context_views.chains_section(loaded)
+        context_views.recorded_composition_section(loaded, settings.encoding)
         downloads(loaded, analysed)
     session_state.write_link(page=logic.view_params(position), page_keys=logic.PAGE_KEYS, name="explorer")
 

@@ -8,7 +8,7 @@ from pruner.replay import ReplaySettings, strategy_names, verdict
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
-from dashboard import analysis, cache, charts, deferred, links, replay_charts, session_state, ui
+from dashboard import analysis, cache, charts, context_views, deferred, links, replay_charts, session_state, ui
 from dashboard.controls import control, options
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
@@ -422,6 +422,9 @@ def below_charts(r, key, loaded, choice, sentence: str) -> None:
         return
     ledger(r, key)
     cost_against_recall(r, key, sentence)
+    answer = cache.shared("replay_verdict_answer", key, lambda: verdict(r))
+    context_views.lost_section(r, key, answer.best, answer.closest)
+    context_views.composition_section(r, key, answer.best)
     request_part(r, key, loaded, choice)
     events(r, key)
 

@@ -91,11 +91,12 @@ class PlanView:
         limit = (f"the threshold {self.threshold:,} (window {self.context_window:,} − reserve "
                  f"{self.context_window - self.threshold:,})")
         if self.over:
-            return f"Compaction triggers: the context is {self.context_tokens:,} tokens ({what}), above {limit}."
+            return f"Compaction triggers: the trigger counts {self.context_tokens:,} tokens ({what}), above {limit}."
         if self.force:
-            return (f"The context is {self.context_tokens:,} tokens ({what}), not above {limit}: the agent would not "
-                    "compact yet. The cut is previewed because “Compact even when under the threshold” is on.")
-        return f"Nothing compacts: the context is {self.context_tokens:,} tokens ({what}), not above {limit}."
+            return (f"The trigger counts {self.context_tokens:,} tokens ({what}), not above {limit}: the agent "
+                    "would not compact yet. The cut is previewed because “Compact even when under the threshold” "
+                    "is on.")
+        return f"Nothing compacts: the trigger counts {self.context_tokens:,} tokens ({what}), not above {limit}."
 
     def budget_sentence(self) -> str:
         """When the keep-recent budget ends inside one message bigger than the budget: what happened."""
@@ -232,11 +233,11 @@ def token_basis(plan_view: PlanView) -> str:
     """What "Context now" counts, next to the explorer's tiktoken figure, and what the threshold is compared with."""
     counted = int(plan_view.frame["tokens"].sum()) if len(plan_view.frame) else 0
     if plan_view.context_source == "usage":
-        return (f"Context now is the provider's count at the last request (its input and cache tokens: the system "
-                f"prompt, tool definitions and formatting the transcript does not hold are in it), plus its reply "
-                f"and an estimate of the messages after it; the threshold is compared with that. A second figure, "
-                f"named: the whole conversation counted with {plan_view.counted_with} (as the explorer counts) is "
-                f"{counted:,} tokens; the cut's keep-recent budget and the result below use that counter.")
+        return (f"The recorded context is the provider's count at the last request (its input and cache tokens: the "
+                f"system prompt, tool definitions and formatting the transcript does not hold are in it); the trigger "
+                f"adds its reply and an estimate of the messages after it, and compares that with the threshold. "
+                f"The cut's keep-recent budget and the result below count the conversation with "
+                f"{plan_view.counted_with}, as the explorer does ({counted:,} tokens).")
     return (f"Context now is the messages counted with tiktoken, as the explorer counts ({counted:,} tokens"
             f"{', without the placeholders pruning sends' if 'pruned' in str(plan_view.key[0][0]) else ''}); the "
             "session records no provider usage, so the threshold is compared with this count.")

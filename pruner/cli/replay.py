@@ -13,6 +13,7 @@ from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
+from . import replay_lost
 from .common import add_input_arguments, add_setting_arguments, load_from_args, setting_values, write_output
 from .types import non_negative_int, strategy_list
 
@@ -43,6 +44,7 @@ def add_arguments(p) -> None:
     p.add_argument("--min-recall", type=recall_share, default=DEFAULT_MIN_RECALL, metavar="R",
                    help="the verdict's bar: the share of the terms the replies used that a strategy's context "
                    f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
+    replay_lost.add_arguments(p)
     p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
     p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
 
@@ -56,7 +58,7 @@ def run(args) -> int:
     elif provider is None:
         provider = prices.get(model).provider
     settings = ReplaySettings(provider=provider, model=model, **setting_values(ReplaySettings, args, REPLAY_SETTINGS))
-    result = replay(session, args.strategies, settings=settings, prices=prices, snapshots=False)
+    result = replay(session, replay_lost.strategies(args), settings=settings, prices=prices, snapshots=False)
     if args.show is not None and not result.requests:
         raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
                                  "model produced), so there is no context to show")
@@ -86,10 +88,13 @@ def run(args) -> int:
     if args.misses:
         print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
     print(verdict(result, min_recall=args.min_recall).sentence, file=out)
+    for line in replay_lost.lines(result, args):
+        print(line, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never
     # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
-        write_output(args.json, dumps_json(to_json(result, min_recall=args.min_recall), indent=1) + "\n",
+        data = replay_lost.add_json(to_json(result, min_recall=args.min_recall), result, args)
+        write_output(args.json, dumps_json(data, indent=1) + "\n",
                      source=args.file, option="--json")
     if args.csv:
         write_output(args.csv, to_csv(result), source=args.file, option="--csv")

@@ -16,6 +16,8 @@ Built on the money modules' own results, never re-derived here:
   recall is null (shown "-"), not the 100 % of an empty measure;
 * ``prices_version``: the shipped price table's version (``prices_version()``); a row of another
   version is billed again by the next run.
+* ``<strategy>_lost``: the terms its context lacked at the most requests
+  (``pruner.replay.lost.top_lost``), only when strategies are asked for.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..model import Session
 from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.bill import price_request
 from ..replay.detect import detect
+from ..replay.lost import lost_terms, top_lost
 from ..replay.verdict import feasible
 
 _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
@@ -39,7 +42,8 @@ _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
     cols: list[tuple[str, pa.DataType]] = []
     for name in strategy_names():
-        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F)]
+        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F),
+                 (f"{name}_lost", _S)]  # JSON: the terms its context lacked at the most requests (pruner.replay.lost)
     return tuple(cols)
 
 
@@ -145,6 +149,8 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
             row["replay_prices"] = r.money_label
             for name in strategies:
                 row.update(strategy_cells(name, r.runs[name]))
+                if r.recall is not None:
+                    row[f"{name}_lost"] = json.dumps(top_lost(lost_terms(r, name)), ensure_ascii=False)
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
         row["money_error"] = _error(exc)
     return row
