@@ -8,8 +8,9 @@ Built on the money modules' own results, never re-derived here:
 * ``cache_write_dollars``: the bill's requests' cache writes at their rates (``bill.price_request``);
 * ``misses_<cause>`` / ``rebilled_<cause>``: ``pruner.replay.ledger`` summed by
   ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
-* ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
-  strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
+* ``modelled`` / ``visibility`` and ``<strategy>_feasible`` / ``_applicable`` / ``_dollars`` / ``_recall``:
+  ``pruner.replay.answer`` and the replay's totals per strategy (every ``_dollars`` modelled, the
+  recording's too) (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
   when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading.
 """
 
@@ -23,6 +24,7 @@ import pyarrow as pa
 
 from ..model import Session
 from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
+from ..replay.answer import answer
 from ..replay.bill import price_request
 from ..replay.detect import detect
 from ..replay.verdict import feasible
@@ -33,7 +35,7 @@ _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
     cols: list[tuple[str, pa.DataType]] = []
     for name in strategy_names():
-        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F)]
+        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F), (f"{name}_applicable", _B)]
     return tuple(cols)
 
 
@@ -50,6 +52,8 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("costliest_miss_dollars", _F),
     ("strategies", _S),  # the strategies replayed for this row, comma-separated ("" none)
     ("replay_prices", _S),  # the replay's prices (model, file, date)
+    ("modelled", _F),  # USD, the recorded requests under the cache model (``pruner.replay.answer``)
+    ("visibility", _F),  # the share of the billed input tokens the transcript accounts for
     *strategy_columns(),
     ("money_error", _S),  # null unless the bill, ledger or replay failed (the row keeps its facts)
 )
@@ -115,10 +119,15 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
             r = replay(session, strategies, settings=ReplaySettings(provider=provider, model=model), prices=prices,
                        snapshots=False)
             row["replay_prices"] = r.money_label
+            figures = answer(r)
+            row["modelled"] = figures.modelled
+            row["visibility"] = None if figures.visibility is None else figures.visibility.share
             for name in strategies:
                 t = r.runs[name].totals
-                row[f"{name}_dollars"] = t["dollars"]
+                # every strategy's dollars are modelled, the recording's too (the bill is ``billed``)
+                row[f"{name}_dollars"] = figures.modelled if name == figures.reference else t["dollars"]
                 row[f"{name}_feasible"] = feasible(t)
+                row[f"{name}_applicable"] = bool(t.get("applicable", True))
                 recall = t.get("context_recall")
                 row[f"{name}_recall"] = float(recall) if isinstance(recall, (int, float)) else None
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
