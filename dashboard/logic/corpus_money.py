@@ -165,16 +165,20 @@ def verdict_sentence(corpus: LogsCorpus, frame: pd.DataFrame, *, min_recall: flo
     return f"{f.figures_line()} {f.verdict(min_recall)}"
 
 
-def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
-    """Per session: the best feasible, applicable strategy (``answer.rank_key``, the Replay page's rule)
-    and what it saves against the session's modelled recording, largest saving first."""
+def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame, *,
+                         min_recall: float = DEFAULT_MIN_RECALL) -> pd.DataFrame:
+    """Per session: the best feasible, applicable strategy keeping ``min_recall`` (``answer.rank_key``, the
+    Replay page's verdict's rule) and what it saves against the session's modelled recording, largest
+    saving first."""
     rows = []
     names = [s for s in corpus.strategies if s != RECORDING]
     for r in folder_rows(frame):
         base = r.get("modelled")
         options = [(float(r[f"{s}_dollars"]), s, r.get(f"{s}_recall")) for s in names
                    if pd.notna(r.get(f"{s}_dollars")) and bool(r.get(f"{s}_feasible"))
-                   and r.get(f"{s}_applicable") is not False]
+                   and r.get(f"{s}_applicable") is not False
+                   and (r.get(f"{s}_recall") is None or pd.isna(r.get(f"{s}_recall"))
+                        or r.get(f"{s}_recall") >= min_recall)]
         best_dollars, best, _ = min(options, key=lambda o: rank_key(o[1], o[0], None if pd.isna(o[2]) else o[2],
                                                                       names)) if options else (None, None, None)
         saving = (float(base) - best_dollars) if best is not None and base is not None and pd.notna(base) else None

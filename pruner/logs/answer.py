@@ -92,16 +92,27 @@ class FolderAnswer:
         """The folder's answer in one sentence, measured against the modelled recording of the same sessions."""
         if self.modelled is None:
             return "No strategy was replayed for these sessions (run pruner logs without --bill-only)."
-        ok = [s for s in self.sums if s.sessions and s.strategy != RECORDING
-              and (s.recall is None or s.recall >= min_recall)]
-        if not ok:
-            return "No strategy keeping the recall bar could run on any of these sessions; the recording stands."
-        best = min(ok, key=lambda s: (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:])
+        ran = [s for s in self.sums if s.sessions and s.strategy != RECORDING]
+        ok = [s for s in ran if s.recall is None or s.recall >= min_recall]
+        if not ran:
+            return "No strategy could run on any of these sessions; the recording stands."
+
+        def key(s: FolderSum) -> tuple:  # the largest saving; ties as the Replay page breaks them
+            return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
+
         bar = f"{100 * min_recall:g} %"
+        if not any(s.saving > 0 for s in ran) or not ok:
+            pool = ok or ran  # as one session's verdict: the closest that changes something
+            named = min([s for s in pool if s.saving] or pool, key=key)
+            what = "Nothing would have saved money here" if not any(s.saving > 0 for s in ran) else \
+                f"Nothing that keeps ≥ {bar} of what the replies used would have saved money here"
+            return (f"{what}; the closest is {named.strategy}, {money(named.dollars)} over {named.sessions:,} of "
+                    f"{named.replayed:,} sessions against {money(named.modelled)} modelled ({named.change()}).")
+        best = min(ok, key=key)
         where = f"over {best.sessions:,} of {best.replayed:,} sessions"
         if best.saving <= 0:
-            return (f"Nothing that keeps ≥ {bar} of what the replies used would have saved money here; the closest is "
-                    f"{best.strategy}, {money(best.dollars)} {where} against {money(best.modelled)} modelled "
+            return (f"Nothing that keeps ≥ {bar} of what the replies used would have saved money here; the closest "
+                    f"is {best.strategy}, {money(best.dollars)} {where} against {money(best.modelled)} modelled "
                     f"({best.change()}).")
         if not best.measurable:
             return (f"No measurable saving: the largest, {best.strategy}, {money(best.dollars)} {where} against "
@@ -113,7 +124,7 @@ class FolderAnswer:
 
 def folder_answer(rows: Iterable[Mapping[str, Any]], strategies: Iterable[str]) -> FolderAnswer:
     """The folder's figures from its rows (``pruner.logs.table``'s, as dicts)."""
-    rows = [r for r in rows if not r.get("error")]
+    rows = [r for r in rows if not isinstance(r.get("error"), str)]  # a table's missing value may be NaN
     billed = sum(_number(r.get("billed")) or 0.0 for r in rows)
     replayed = [r for r in rows if _number(r.get("modelled")) is not None]
     modelled = sum(_number(r["modelled"]) or 0.0 for r in replayed) if replayed else None
