@@ -77,7 +77,8 @@ def test_strategy_points_verdict_and_the_sessions_that_matter():
     assert points.loc["cache_aware_prune", "dollars"] == pytest.approx(1.5 + 3.9)
     assert points.loc["cache_aware_prune", "modelled"] == pytest.approx(3.0 + 4.0)
     assert not points.loc["cache_aware_prune", "feasible"]
-    assert points.loc["cache_aware_prune", "label"] == "cache_aware_prune: $5.40 over 2 of 3 sessions; not possible on 1"
+    assert points.loc["cache_aware_prune", "label"] == \
+        "cache_aware_prune: $5.40 over 2 of 3 sessions; not possible on 1"
     sentence = cm.verdict_sentence(corpus, corpus.sessions)
     assert "cache_aware_prune would have saved $1.60 (−22.9 %) over 2 of 3 sessions: $5.40 against $7.00 " \
            "modelled" in sentence, sentence
@@ -106,7 +107,8 @@ def test_defect_r4_33_folder_sums_count_only_feasible_and_applicable_sessions_re
         assert points.loc[name, "dollars"] == pytest.approx(sum(r[f"{name}_dollars"] for r in counted))
         assert points.loc[name, "modelled"] == pytest.approx(sum(r["modelled"] for r in counted))
         assert points.loc[name, "feasible_sessions"] == len(counted)
-    assert points.loc["cache_aware_prune", "label"] == "cache_aware_prune: $10.50 over 2 of 3 sessions; not possible on 1"
+    assert points.loc["cache_aware_prune", "label"] == \
+        "cache_aware_prune: $10.50 over 2 of 3 sessions; not possible on 1"
     assert points.loc["clear_tool_uses", "label"] == "clear_tool_uses: $8.00 over 1 of 2 sessions; does not apply on 1"
 
 

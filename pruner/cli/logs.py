@@ -111,7 +111,8 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
     if not rows:
         return []
     folder = folder_answer(rows, strategy_names())
-    return ([folder.figures_line()] + [f"  {s.text()}" for s in folder.sums if s.strategy != "as_recorded"] + [f"Verdict: {folder.verdict()}",
+    sums = [f"  {s.text()}" for s in folder.sums if s.strategy != "as_recorded"]
+    return ([folder.figures_line()] + sums + [f"Verdict: {folder.verdict()}",
             "Open it: streamlit run dashboard/app.py (in the pruner repository), then "
             f"{dashboard_link(target)}"])
 

@@ -59,7 +59,10 @@ class FolderSum:
 
     def text(self) -> str:
         """``full: $79.42 over 7 of 8 sessions; not possible on 1`` (and where it does not apply)."""
-        out = f"{self.strategy}: {money(self.dollars)} over {self.sessions:,} of {self.replayed:,} sessions"
+        if not self.sessions:  # no sum at all: "$0.00 over 0 sessions" would read as free
+            out = f"{self.strategy}: could not run on any of the {self.replayed:,} sessions"
+        else:
+            out = f"{self.strategy}: {money(self.dollars)} over {self.sessions:,} of {self.replayed:,} sessions"
         if self.infeasible:
             out += f"; not possible on {self.infeasible:,}"
         if self.not_applicable:
@@ -97,7 +100,7 @@ class FolderAnswer:
         if not ran:
             return "No strategy could run on any of these sessions; the recording stands."
 
-        def key(s: FolderSum) -> tuple:  # the largest saving; ties as the Replay page breaks them
+        def key(s: FolderSum) -> tuple[Any, ...]:  # the largest saving; ties as the Replay page breaks them
             return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
 
         bar = f"{100 * min_recall:g} %"

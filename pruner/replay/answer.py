@@ -147,7 +147,7 @@ def signed(x: float, places: int = 1) -> str:
     return ("−" if x < 0 and float(text) else "+") + text
 
 
-def rank_key(strategy: str, dollars: float, recall: float | None, order: Iterable[str] = ()) -> tuple:
+def rank_key(strategy: str, dollars: float, recall: float | None, order: Iterable[str] = ()) -> tuple[Any, ...]:
     """The one tie-break rule for "the best strategy" (Replay, Corpus, ``pruner logs``): the fewest dollars
     (to the millionth, the totals' precision: strategies that change nothing cost exactly the same), then
     the higher recall, then the simpler strategy (the registry's order: doing nothing before pruning

@@ -179,10 +179,17 @@ def chain_lines(r: Replay) -> list[str]:
                 return "unpriced"
             return money(v["dollars"]) + (f" (+{left_out:,} unpriced)" if left_out else "")
 
-        chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in t["by_chain"].items())
+        by_chain, by_model, label = t["by_chain"], t["by_model"], "by chain"
+        if run.name == "as_recorded" and r.recorded_usage:
+            # the recording's breakdown is the bill's (each request id once), never a second "what I paid"
+            from .calibration import _billed
+
+            b = _billed(r)
+            by_chain, by_model, label, unpriced = dict(b.by_chain), dict(b.by_model), "billed by chain", {}
+        chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in by_chain.items())
         models = "; ".join(f"{m} {v['requests']:,} {money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
-                           for m, v in t["by_model"].items())
-        out.append(f"  {run.name}: by chain: {chains}; by model: {models}")
+                           for m, v in by_model.items())
+        out.append(f"  {run.name}: {label}: {chains}; by model: {models}")
     return out
 
 

@@ -106,6 +106,26 @@ def _against(s: Saving) -> str:
     return f"{money(s.dollars)} ({s.change()} against the modelled recording)"
 
 
+#: A strategy costing this many times the modelled recording is flagged: at such a multiple the settings
+#: (a default trigger, a keep count) are what is being measured, not the strategy.
+DEARER = 2.0
+
+
+def _dearer(replay: "Replay", a: Answer) -> str:
+    """Strategies that cost several times the recording at the settings used, flagged as such."""
+    s = replay.settings
+    knobs = {"clear_tool_uses": f"clear_trigger {s.clear_trigger:,} tokens, clear_keep {s.clear_keep:,}",
+             "compact": f"reserve_tokens {s.reserve_tokens:,}, keep_recent_tokens {s.keep_recent_tokens:,}",
+             "prune_then_compact": f"reserve_tokens {s.reserve_tokens:,}, keep_recent_tokens {s.keep_recent_tokens:,}"}
+    out = []
+    for x in a.savings:
+        if x.status == "comparable" and a.modelled > 0 and x.dollars >= DEARER * a.modelled:
+            how = f" ({knobs[x.strategy]})" if x.strategy in knobs else ""
+            out.append(f"{x.strategy} costs {x.dollars / a.modelled:.1f}× the modelled recording at these "
+                       f"settings{how}: a setting no one would keep, not a measure of the strategy.")
+    return " ".join(out)
+
+
 def _tail(a: Answer) -> str:
     infeasible = [s.strategy for s in a.savings if s.status == "infeasible"]
     inapplicable = [s.strategy for s in a.savings if s.status == "not_applicable"]
@@ -117,9 +137,9 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL, figures
     """The figures line, the answer, and what could not run (``figures``: ``answer(replay)`` if computed)."""
     context_recall(replay)  # computed if the replay did not
     a = figures if figures is not None else answer(replay)
-    tail = _tail(a)
-    common = dict(reference=a.reference, reference_dollars=a.modelled, min_recall=min_recall, billed=a.billed,
-                  band=a.band)
+    tail = " ".join(x for x in (_tail(a), _dearer(replay, a)) if x)
+    common: dict[str, Any] = dict(reference=a.reference, reference_dollars=a.modelled, min_recall=min_recall,
+                                  billed=a.billed, band=a.band)
 
     def made(outcome: str, text: str, **kw: Any) -> Verdict:
         lines = tuple(x for x in (head, text, tail) if x)
@@ -138,7 +158,7 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL, figures
     if not ok:
         return made("no_feasible", "No feasible strategy to compare with.", best=None)
 
-    def key(s: Saving) -> tuple:
+    def key(s: Saving) -> tuple[Any, ...]:
         return rank_key(s.strategy, s.dollars, s.recall, list(replay.runs))
 
     bar = f"{100 * min_recall:g} %"
