@@ -94,3 +94,20 @@ def test_defect_r4_33_since_and_until_read_the_days_a_session_records_not_its_fi
 
     assert found("--since", "2025-03-04", "--until", "2025-03-04") == 1
     assert found("--since", "2025-03-05") == 0  # the file was written today; the session is of March 2025
+
+
+def test_defect_r4_33_an_infeasible_strategy_is_bracketed_never_the_smallest_figure_of_its_column(real_data):
+    """The Replay page showed an infeasible full's partial dollars as a plain figure, the column's smallest
+    on some sessions; the CLI brackets it. On codemie-session-624a4a58 full runs over the window."""
+    from dashboard.logic import replay as page
+    from pruner import load_session
+    from pruner.money import money
+
+    session = load_session(real_data / "claude-code/codemie-session-624a4a58.jsonl")
+    r = page.run(session, page.choice_for(session, None))
+    table = page.totals_frame(r).set_index("strategy")
+    assert not r.runs["full"].totals["feasible"]
+    assert table.loc["full (infeasible)", "dollars"] == f"({money(r.runs['full'].totals['dollars'])})"
+    assert table.loc["full (infeasible)", "vs modelled"] == "-"
+    plain = [v for v in table["dollars"] if not v.startswith("(") and v != "n/a"]
+    assert plain and all(v.startswith("$") for v in plain)

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from pruner import Session
+from pruner.money import money
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
 from pruner.replay.answer import Answer, answer, status_of
 from pruner.replay.calibration import from_replay
@@ -205,7 +206,16 @@ def totals_frame(r: Replay) -> pd.DataFrame:
             row["recall %"] = 100 * float(t["context_recall"])
         row["changes"] = _changes(t)
         rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if bad and not frame.empty:
+        # as the CLI prints them: an infeasible strategy's partial dollars in brackets (never the smallest
+        # number of a column of sums), "n/a" where the strategy does not apply
+        def shown(label: str, dollars: float) -> str:
+            text = money(dollars)
+            return "n/a" if label.endswith("(does not apply)") else f"({text})" if label.endswith("(infeasible)") \
+                else text
+        frame["dollars"] = [shown(lab, d) for lab, d in zip(frame["strategy"], frame["dollars"])]
+    return frame
 
 
 def detail_frame(r: Replay) -> pd.DataFrame:
@@ -261,7 +271,9 @@ def totals_columns(frame: pd.DataFrame) -> dict:
     out = {}
     for col in frame.columns:
         width = COLUMN_WIDTHS.get(col, "medium")
-        if col in money_cols:
+        if col in money_cols and frame[col].dtype == object:  # bracketed: written by money() already
+            out[col] = st.column_config.TextColumn(col, width=width)
+        elif col in money_cols:
             out[col] = st.column_config.NumberColumn(col, format=money_format(frame[col]), width=width)
         elif col in pct:
             out[col] = st.column_config.NumberColumn(col, format="%.1f %%", width=width)
