@@ -33,8 +33,8 @@ def render(report: dict[str, Any]) -> str:
         out.append(f"| {_cell(s['label'])} | {s['requests']:,} | {billed} | "
                    + " | ".join(cells) + f" | {v['best'] or 'none (' + str(v['closest']) + ' closest)'} |")
     out += ["", "Each cell: modelled dollars (the recording's too: the bill is the billed column, \"-\" where the "
-            "session records no usage) / context recall; ✗ marks a strategy that could not have run (a request over the "
-            "window, or a feature of another provider's API): never the verdict.", ""]
+            "session records no usage) / context recall; ✗ marks a strategy that could not have run (a request "
+            "over the window, or a feature of another provider's API): never the verdict.", ""]
     out += _policy(report)
     out += _compactions(report)
     for s in report["sessions"]:
