@@ -88,7 +88,7 @@ def strategy_figure(points: pd.DataFrame) -> go.Figure:
     ...     "recording": [True, False]})
     >>> fig = strategy_figure(pts)
     >>> [(t.name, t.marker.symbol) for t in fig.data]
-    [('as_recorded $2.00 (the recording)', 'star'), ('compact $1.50, recall 97.0 %', 'circle-open')]
+    [('as_recorded $2.00 (the recording)', 'star'), ('compact $1.50 over 2 of 3, recall 97.0 %', 'circle-open')]
     """
     from .replay_charts import colour
 
@@ -96,7 +96,9 @@ def strategy_figure(points: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for k, p in enumerate(points.itertuples(index=False)):
         recall = "" if pd.isna(p.recall) else f", recall {100 * p.recall:.1f} %"
-        name = f"{_esc(p.strategy)} {money(p.dollars)}" + (" (the recording)" if p.recording else recall)
+        # a sum over fewer sessions than the others says so (it left out those it could not run on)
+        some = "" if p.feasible_sessions == p.sessions else f" over {p.feasible_sessions:,} of {p.sessions:,}"
+        name = f"{_esc(p.strategy)} {money(p.dollars)}{some}" + (" (the recording)" if p.recording else recall)
         fig.add_scatter(
             x=[p.recall if has_recall else _esc(p.strategy)], y=[p.dollars], mode="markers", name=name,
             marker={"size": 16 if p.recording else 13, "color": colour(p.strategy, k),

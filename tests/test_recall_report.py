@@ -34,7 +34,9 @@ def test_report_lists_every_shared_session_with_ten_lost_terms_from_real_message
             assert source.id == loss["source_id"] and loss["term"] in source.content + str(
                 [c.arguments for c in source.tool_calls])
     assert pi["strategies"]["as_recorded"]["context_recall"] == 1.0
-    assert pi["verdict"]["sentence"].startswith(f"Recorded: ${pi['strategies']['as_recorded']['dollars']:,.2f}.")
+    # the bill once, then the recording modelled: every strategy's dollars are modelled, the recording's too
+    assert pi["verdict"]["sentence"].startswith(f"Billed ${pi['verdict']['billed']:,.2f} ")
+    assert f"modelled ${pi['strategies']['as_recorded']['dollars']:,.2f} " in pi["verdict"]["sentence"]
 
 
 def test_the_readme_quotes_the_agent_and_offline_summary_recall_of_the_committed_report():

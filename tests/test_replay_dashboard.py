@@ -141,7 +141,12 @@ def test_the_page_opens_on_the_loaded_session_and_steps_through_requests():
     assert_clean(at)
     expected = replay(load_session(SAMPLES / "native_demo.jsonl"))
     name = at.session_state["replay_strategy"]
-    assert name == "cache_aware_prune"
+    # issue 33: the stepper opens on the strategy the verdict names (it opened on cache_aware_prune always)
+    from dashboard.logic import replay as page
+    from pruner.replay import verdict
+
+    session = load_session(SAMPLES / "native_demo.jsonl")
+    assert name == verdict(page.run(session, page.choice_for(session, None))).strategy
     first = expected.runs[name].rows[0]
     assert metrics(at)["Messages sent"] == f"{first.messages:,}"
     at.button(key="replay_next").click().run()

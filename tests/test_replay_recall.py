@@ -202,7 +202,7 @@ def test_cli_prints_recall_per_strategy_and_ends_with_the_verdict(tmp_path):
                         str(out_json)], capture_output=True, text=True, check=True)
     lines = p.stdout.strip().splitlines()
     assert "recall" in next(ln for ln in lines if ln.startswith("strategy"))
-    assert lines[-1].startswith("Recorded: $") and "≥ 95 %" in lines[-1]
+    assert lines[-1].startswith("Modelled (as_recorded, pruner's cache model): $") and "≥ 95 %" in lines[-1]
     data = json.loads(out_json.read_text())
     for block in data["strategies"].values():
         t = block["totals"]
@@ -262,7 +262,7 @@ def test_verdict_never_names_a_strategy_that_could_not_have_run(samples):
     for bar in (0.0, 0.99, 1.0):
         v = verdict(r, min_recall=bar)
         assert v.best != "clear_tool_uses" and v.closest != "clear_tool_uses"
-        assert "Not applicable (another provider's API feature): clear_tool_uses." in v.sentence
+        assert "clear_tool_uses does not apply (Anthropic-only context editing)." in v.sentence
 
 
 def _holds(messages, value: str) -> bool:

@@ -277,8 +277,10 @@ def logs_view(shown) -> None:
 
     st.header("2. What would each strategy have cost, and what would it have lost?")
     points = money_logic.strategy_points(shown, frame)
-    st.markdown(f"**{ui.escape_markdown(money_logic.verdict_sentence(points))}**")
+    st.markdown(f"**{ui.escape_markdown(money_logic.verdict_sentence(shown, frame))}**")
     if not points.empty:
+        st.caption(ui.escape_markdown("Each sum counts only the sessions where the strategy is feasible and "
+                                      "applicable: " + "; ".join(p for p in points["label"] if p) + "."))
         st.plotly_chart(money_charts.strategy_figure(points), key="logs_strategies")
         if points["recall"].isna().all():
             st.caption("Context recall is not in this table, so the points are placed by strategy.")
@@ -289,14 +291,13 @@ def logs_view(shown) -> None:
     ss["logs_matter_rows"] = list(zip(matter["session_key"], matter["costliest_miss_request"]))
     st.caption("Where the cheapest feasible strategy saves most. Select a row to open the session in the Replay "
                "page at its costliest miss.")
-    st.dataframe(matter.drop(columns=["session_key"]), hide_index=True, width="stretch", key="logs_matter",
+    # money as the verdict writes it ("-$0.01", never "$-0.01"; "-" where there is none, never "None"),
+    # and the money columns first, where a 1366-pixel screen shows them
+    shown_matter = money_logic.matter_table(matter)
+    st.dataframe(shown_matter, hide_index=True, width="stretch", key="logs_matter",
                  on_select=_on_matter_select, selection_mode="single-row",
-                 column_config={"billed": st.column_config.NumberColumn("billed", format="$%.2f"),
-                                "best_dollars": st.column_config.NumberColumn("best strategy $", format="$%.2f"),
-                                "saving": st.column_config.NumberColumn("saving", format="$%.2f"),
-                                "saving_pct": st.column_config.NumberColumn("saving %", format="%.0f %%"),
-                                "costliest_miss": st.column_config.NumberColumn("costliest miss", format="$%.4f"),
-                                "costliest_miss_request": st.column_config.NumberColumn("at request")})
+                 column_config={"costliest_miss_request": st.column_config.NumberColumn("at request",
+                                                                                        format="localized")})
 
 
 ui.guarded(render)

@@ -412,6 +412,9 @@ def page(loaded) -> None:
     notice = logic.repairs_notice(loaded.session)
     if notice:
         st.warning(ui.escape_markdown(notice), icon=":material/build:")
+    counted = logic.bookkeeping_note(loaded.session)
+    if counted:
+        st.caption(ui.escape_markdown(counted))
     if not loaded.session.messages:
         st.info("This session has no messages: there is nothing to prune. Pick or upload another one.")
         session_state.write_link(page_keys=logic.PAGE_KEYS)

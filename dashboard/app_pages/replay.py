@@ -125,7 +125,8 @@ def totals(r, key) -> None:
         st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
                      column_config=logic.totals_columns(frame))
     for name, reason in logic.infeasible(r).items():
-        st.caption(f":grey[**{ui.escape_markdown(name)}** is infeasible (greyed): {ui.escape_markdown(reason)}]")
+        what = reason if reason.startswith("does not apply") else f"is infeasible (greyed): {reason}"
+        st.caption(f":grey[**{ui.escape_markdown(name)}** {ui.escape_markdown(what)}]")
     with st.expander("Every figure, and what each strategy sends"):
         detail = cache.shared("replay_detail", key, lambda: logic.detail_frame(r))
         st.dataframe(detail, hide_index=True, width="stretch", key="replay_totals_detail",
@@ -153,11 +154,12 @@ def go_to(k: int, strategy: str | None = None) -> None:
 REQUEST_WIDGET, STRATEGY_WIDGET = "replay_request", "replay_strategy"
 
 
-def stepper(r) -> tuple[str, int]:
+def stepper(r, key) -> tuple[str, int]:
     n = len(r.requests)
     names = list(r.runs)
-    if ss.get(STRATEGY) not in names:
-        ss[STRATEGY] = "cache_aware_prune" if "cache_aware_prune" in names else names[0]
+    if ss.get(STRATEGY) not in names:  # the strategy the verdict names, as the page's answer says
+        named = cache.shared("replay_verdict", key, lambda: verdict(r)).strategy
+        ss[STRATEGY] = named if named in names else names[0]
     ss[REQUEST] = min(max(int(ss.get(REQUEST, 0)), 0), n - 1)
     ss[STRATEGY_WIDGET], ss[REQUEST_WIDGET] = ss[STRATEGY], ss[REQUEST]  # the widgets show what is kept
 
@@ -348,7 +350,7 @@ def losses(r, loaded, strategy: str, k: int) -> None:
 @st.fragment
 def request_part(r, key, loaded, choice) -> None:
     """The stepper and the request it shows: a step reruns only this part (the charts stay as drawn)."""
-    strategy, k = stepper(r)
+    strategy, k = stepper(r, key)
     request_view(r, key, strategy, k)
     losses(r, loaded, strategy, k)
     page = logic.choice_params(choice, logic.choice_for(loaded.session, None)) | {"strategy": strategy,
@@ -401,9 +403,17 @@ def page(loading_note) -> None:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
     frame = frame_of(r, key)
-    sentence = cache.shared("replay_verdict", key, lambda: verdict(r).sentence)
+    answer = cache.shared("replay_verdict", key, lambda: verdict(r))
+    sentence = answer.sentence
     with st.container(key="replay_verdict_box"):
         st.info(ui.escape_markdown(sentence), icon=":material/gavel:")
+        seen = cache.shared("replay_figures", key, lambda: logic.figures(r)).visibility
+        if seen is None:
+            st.caption("Visibility: not measurable (the session records no usage to compare the transcript with).")
+        elif seen.warn:
+            st.warning(ui.escape_markdown(seen.sentence()), icon=":material/visibility_off:")
+        else:
+            st.caption(ui.escape_markdown(seen.sentence()))
     totals(r, key)
     overview_charts(r, key, frame)
     below_charts(r, key, loaded, choice, sentence)

@@ -50,7 +50,7 @@ class Reference:
 
 REFERENCE = Reference(
     source=("Published by the reference design (Emmimal/prompt-pruning-layer @ 70c6d0c, its blog post and "
-            "README) as quoted in issue 1 and ../shared/data/reference-corpora/SOURCES.md"),
+            "README), as the project recorded them when it set its targets"),
     reduction={"plain_chat": ("plain chat", 1.9, 4.1), "rag_assistant": ("RAG assistant", 27.0, 32.5),
                "tool_agent": ("tool agent", 33.1, 33.7)},
     facts_kept="15/15", idempotent="15/15", prune_time="under 50 ms for 2,000 turns (131k tokens)",

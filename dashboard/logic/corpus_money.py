@@ -23,6 +23,8 @@ from pruner.formats import load_session
 from pruner.logs.row import digest_file
 from pruner.logs.table import TABLE
 from pruner.replay import CAUSES, strategy_names
+from pruner.logs.answer import FolderAnswer, folder_answer
+from pruner.replay.answer import rank_key, signed
 from pruner.replay.verdict import DEFAULT_MIN_RECALL
 
 from ..loading import LoadedSession
@@ -127,72 +129,88 @@ def where_it_went(frame: pd.DataFrame) -> dict:
             "causes": pd.DataFrame(causes, columns=["cause", "misses", "dollars", "share"])}
 
 
+def folder_rows(frame: pd.DataFrame) -> list[dict]:
+    """The rows as ``pruner.logs.answer`` reads them. A table written before ``modelled`` existed held the
+    recording's dollars in ``as_recorded_dollars``: that stands in for it there."""
+    rows = frame.to_dict("records")
+    for r in rows:
+        if r.get("modelled") is None or pd.isna(r.get("modelled")):
+            r["modelled"] = r.get(f"{RECORDING}_dollars")
+    return rows
+
+
+def folder(corpus: LogsCorpus, frame: pd.DataFrame) -> FolderAnswer:
+    """The selection's figures: the bill, the modelled recording, each strategy summed over only the
+    sessions where it is feasible and applicable (``pruner.logs.answer``, which ``pruner logs`` prints)."""
+    return folder_answer(folder_rows(frame), corpus.strategies)
+
+
 def strategy_points(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
-    """One point per strategy over the rows that replayed it: dollars, sessions where it is feasible,
-    and context recall (the mean over those sessions, when the table holds it)."""
+    """One point per strategy: its dollars over the sessions where it is feasible and applicable, the
+    modelled recording of those same sessions, how many they are of those that replayed it, and context
+    recall (the mean over them). The recording's point is the modelled recording."""
     points = []
-    for s in corpus.strategies:
-        rows = frame[frame[f"{s}_dollars"].notna()]
-        if rows.empty:
-            continue
-        feasible = rows[f"{s}_feasible"].fillna(False).astype(bool)
-        recall_col = f"{s}_recall"
-        recall = float(rows[recall_col].mean()) if recall_col in rows and rows[recall_col].notna().any() else None
-        points.append({"strategy": s, "dollars": float(rows[f"{s}_dollars"].sum()), "sessions": len(rows),
-                       "feasible_sessions": int(feasible.sum()), "feasible": bool(feasible.all()),
-                       "recall": recall, "recording": s == RECORDING})
-    return pd.DataFrame(points, columns=["strategy", "dollars", "sessions", "feasible_sessions", "feasible",
-                                         "recall", "recording"])
+    for f in folder(corpus, frame).sums:
+        points.append({"strategy": f.strategy, "dollars": f.dollars, "modelled": f.modelled, "sessions": f.replayed,
+                       "feasible_sessions": f.sessions, "feasible": f.sessions == f.replayed,
+                       "infeasible": f.infeasible, "not_applicable": f.not_applicable, "recall": f.recall,
+                       "recording": f.strategy == RECORDING, "saving": f.saving, "label": f.text()})
+    return pd.DataFrame(points, columns=["strategy", "dollars", "modelled", "sessions", "feasible_sessions", "feasible",
+                                         "infeasible", "not_applicable", "recall", "recording", "saving", "label"])
 
 
-def verdict_sentence(points: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RECALL) -> str:
-    """The selection's verdict: the cheapest strategy feasible in every session (and, when recall is
-    measured, keeping at least ``min_recall``), against what the recording cost."""
-    if points.empty:
-        return "No strategy was replayed for these sessions (run pruner logs without --bill-only)."
-    recorded = points[points["recording"]]
-    base = float(recorded["dollars"].iloc[0]) if len(recorded) else None
-    ok = points[points["feasible"] & ~points["recording"]]
-    ok = ok[ok["recall"].isna() | (ok["recall"] >= min_recall)]
-    if ok.empty:
-        return "No strategy is feasible in every selected session; the recording stands."
-    best = ok.sort_values(["dollars", "strategy"]).iloc[0]
-    n = int(best["sessions"])
-    if base is None:
-        return f"Over {n:,} sessions, {best['strategy']} is the cheapest feasible strategy: {money(best['dollars'])}."
-    saving = base - float(best["dollars"])
-    if saving <= 0:
-        return (f"Over {n:,} sessions, no feasible strategy beats the recording ({money(base)}); the cheapest, "
-                f"{best['strategy']}, would cost {money(best['dollars'])}.")
-    # one decimal: a saving of 0.3 % printed as "0 %", a mean recall of 99.96 % as "100 %"
-    recall = "" if pd.isna(best["recall"]) else f", keeping {100 * best['recall']:.1f} % context recall"
-    return (f"Over {n:,} sessions, {best['strategy']} would have cost {money(best['dollars'])} instead of the "
-            f"recorded {money(base)} (saving {money(saving)}, {100 * saving / base:.1f} %){recall}, and it is "
-            "feasible in every one.")
+def verdict_sentence(corpus: LogsCorpus, frame: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RECALL) -> str:
+    """The selection's figures line and verdict (the same sentences ``pruner logs`` ends with)."""
+    f = folder(corpus, frame)
+    return f"{f.figures_line()} {f.verdict(min_recall)}"
 
 
-def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
-    """Per session: the cheapest feasible strategy and what it saves on the recording, largest saving first."""
+def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame, *,
+                         min_recall: float = DEFAULT_MIN_RECALL) -> pd.DataFrame:
+    """Per session: the best feasible, applicable strategy keeping ``min_recall`` (``answer.rank_key``, the
+    Replay page's verdict's rule) and what it saves against the session's modelled recording, largest
+    saving first."""
     rows = []
     names = [s for s in corpus.strategies if s != RECORDING]
-    for _, r in frame.iterrows():
-        base = r.get(f"{RECORDING}_dollars")
-        base = r["billed"] if base is None or pd.isna(base) else base
-        options = [(float(r[f"{s}_dollars"]), s) for s in names
-                   if pd.notna(r.get(f"{s}_dollars")) and bool(r.get(f"{s}_feasible"))]
-        best_dollars, best = min(options) if options else (None, None)
-        saving = (float(base) - best_dollars) if best is not None and pd.notna(base) else None
-        rows.append({"session_key": r["session_key"], "session": r["file"], "agent": r["agent"],
-                     "project": r["project"], "start": r["start"], "billed": r["billed"], "best_strategy": best,
-                     "best_dollars": best_dollars, "saving": saving,
+    for r in folder_rows(frame):
+        base = r.get("modelled")
+        options = [(float(r[f"{s}_dollars"]), s, r.get(f"{s}_recall")) for s in names
+                   if pd.notna(r.get(f"{s}_dollars")) and bool(r.get(f"{s}_feasible"))
+                   and r.get(f"{s}_applicable") is not False
+                   and (r.get(f"{s}_recall") is None or pd.isna(r.get(f"{s}_recall"))
+                        or r.get(f"{s}_recall") >= min_recall)]
+        best_dollars, best, _ = min(options, key=lambda o: rank_key(o[1], o[0], None if pd.isna(o[2]) else o[2],
+                                                                      names)) if options else (None, None, None)
+        saving = (float(base) - best_dollars) if best is not None and base is not None and pd.notna(base) else None
+        rows.append({"session_key": r["session_key"], "session": r["file"], "billed": r["billed"],
+                     "modelled": base, "best_strategy": best, "best_dollars": best_dollars, "saving": saving,
                      "saving_pct": 100 * saving / float(base) if saving is not None and base else None,
+                     "agent": r["agent"], "project": r["project"], "start": r["start"],
                      "costliest_miss": r.get("costliest_miss_dollars"),
                      "costliest_miss_request": r.get("costliest_miss_request")})
-    out = pd.DataFrame(rows, columns=["session_key", "session", "agent", "project", "start", "billed",
-                                      "best_strategy", "best_dollars", "saving", "saving_pct", "costliest_miss",
+    out = pd.DataFrame(rows, columns=["session_key", "session", "billed", "modelled", "best_strategy", "best_dollars",
+                                      "saving", "saving_pct", "agent", "project", "start", "costliest_miss",
                                       "costliest_miss_request"])
     return out.sort_values(["saving", "session_key"], ascending=[False, True], na_position="last").reset_index(
         drop=True)
+
+
+def matter_table(matter: pd.DataFrame) -> pd.DataFrame:
+    """``sessions_that_matter`` as the page shows it: money written by ``pruner.money.money`` and "-" where a
+    figure is missing (a column of numbers printed "$-0.01" and a literal "None")."""
+    def cash(x) -> str:
+        return "-" if x is None or pd.isna(x) else money(float(x))
+
+    out = pd.DataFrame({"session": matter["session"], "billed": matter["billed"].map(cash),
+                        "modelled": matter["modelled"].map(cash),
+                        "best strategy": matter["best_strategy"].map(lambda x: "-" if x is None or pd.isna(x) else x),
+                        "best strategy $": matter["best_dollars"].map(cash), "saving": matter["saving"].map(cash),
+                        "saving %": matter["saving_pct"].map(lambda x: "-" if x is None or pd.isna(x) else
+                                                             f"{signed(x)} %"),
+                        "agent": matter["agent"], "project": matter["project"], "start": matter["start"],
+                        "costliest miss": matter["costliest_miss"].map(cash),
+                        "costliest_miss_request": matter["costliest_miss_request"]})
+    return out
 
 
 def open_logs_session(corpus: LogsCorpus, key: str) -> LoadedSession:

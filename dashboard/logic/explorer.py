@@ -16,6 +16,7 @@ import streamlit as st
 
 from pruner import PruneConfig, PruneResult, Session, prune
 from pruner.errors import PrunerError
+from pruner.formats.claude_code import METADATA_TYPES
 from pruner.formats.export import dumps
 from pruner.engine.index import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS
 
@@ -280,9 +281,28 @@ def repairs_notice(session: Session) -> str | None:
         skipped = meta.get("skipped_bad_lines") or 0
         if skipped:
             parts.append(f"skipped {skipped:,} unreadable line{'s' if skipped != 1 else ''}")
-        source = meta.get("source") if hasattr(meta.get("source"), "get") else {}
-        for kind, n in sorted((source.get("skipped_entries") or {}).items()):
-            parts.append(f"skipped {n:,} entr{'ies' if n != 1 else 'y'} of unknown type {kind!r}")
+        for kind, n in _skipped_entries(meta).items():
+            if kind not in METADATA_TYPES:  # Claude Code's own bookkeeping lines are no repair: counted below
+                parts.append(f"skipped {n:,} entr{'ies' if n != 1 else 'y'} of unknown type {kind!r}")
     if not parts:
         return None
     return "To open this file the reader " + "; ".join(parts) + "."
+
+
+def _skipped_entries(meta) -> dict[str, int]:
+    source = meta.get("source") if hasattr(meta.get("source"), "get") else {}
+    entries = source.get("skipped_entries") if hasattr(source, "get") else None
+    return dict(sorted(entries.items())) if hasattr(entries, "items") else {}
+
+
+def bookkeeping_note(session: Session) -> str | None:
+    """The lines the agent writes that are not messages (Claude Code's hook and system lines, session
+    titles, file snapshots), counted: they are a normal file's, so the page says how many, without a
+    warning ("skipped 116 entries of unknown type 'system'" read as damage on every Claude Code file)."""
+    meta = session.metadata if hasattr(session.metadata, "get") else {}
+    known = {k: n for k, n in _skipped_entries(meta).items() if k in METADATA_TYPES}
+    if not known:
+        return None
+    return ("Besides its messages the file holds " + ", ".join(f"{n:,} {k!r}" for k, n in known.items())
+            + f" line{'s' if sum(known.values()) != 1 else ''} (the agent's hook, system and bookkeeping lines, "
+            "not conversation messages).")

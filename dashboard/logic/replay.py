@@ -22,7 +22,9 @@ from typing import Any
 import pandas as pd
 
 from pruner import Session
+from pruner.money import money
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
+from pruner.replay.answer import Answer, answer, status_of
 from pruner.replay.calibration import from_replay
 from pruner.replay.detect import detect
 from pruner.replay.engine import Replay
@@ -167,30 +169,53 @@ def requests_frame(r: Replay) -> pd.DataFrame:
 
 
 def infeasible(r: Replay) -> dict[str, str]:
-    """The strategies that would send a request the API refuses, each with the reason (money engine's totals)."""
+    """The strategies that would send a request the API refuses, each with the reason (money engine's
+    totals), and those that do not apply to this provider, each saying so (``answer.status_of``: a
+    strategy of another provider's API is not "a request over the context window")."""
     out = {}
     for name, run_ in r.runs.items():
-        t = run_.totals
-        if t.get("feasible", True) is False:
-            out[name] = str(t.get("infeasible_reason") or "a request over the context window")
+        status, why = status_of(run_.totals)
+        if status != "comparable":
+            out[name] = why
     return out
+
+
+def figures(r: Replay) -> Answer:
+    """Billed, modelled, the band and every saving (the library's ``answer``: the CLI prints the same)."""
+    return answer(r)
 
 
 def totals_frame(r: Replay) -> pd.DataFrame:
     """One row per strategy: the figures that answer "what does it cost and what does it lose" (narrow
-    enough for a 1366-pixel screen; ``detail_frame`` has the rest)."""
+    enough for a 1366-pixel screen; ``detail_frame`` has the rest). Every row's dollars are modelled (the
+    recording's too: the bill is the figures line's), ``vs modelled`` its cost against the modelled
+    recording, ``~`` within the band."""
     rows = []
     bad = infeasible(r)
+    a = answer(r)
+    changes = {s.strategy: s.change() + ("" if s.measurable or s.share is None else " ~") for s in a.savings}
     for name, run_ in r.runs.items():
         t = run_.totals
-        row = {"strategy": name + (" (infeasible)" if name in bad else ""), "dollars": t["dollars"],
+        label = "" if name not in bad else (" (does not apply)" if not t.get("applicable", True) else " (infeasible)")
+        row = {"strategy": name + label,
+               "dollars": t["dollars_modelled"] if name == a.reference else t["dollars"],
+               "vs modelled": "reference" if name == a.reference else changes.get(name, "-"),
                "cached %": 100 * t["cached_share"], "peak context": t["peak_context"],
                "over the window": t["rejected"]}
         if "context_recall" in t:
             row["recall %"] = 100 * float(t["context_recall"])
         row["changes"] = _changes(t)
         rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if bad and not frame.empty:
+        # as the CLI prints them: an infeasible strategy's partial dollars in brackets (never the smallest
+        # number of a column of sums), "n/a" where the strategy does not apply
+        def shown(label: str, dollars: float) -> str:
+            text = money(dollars)
+            return "n/a" if label.endswith("(does not apply)") else f"({text})" if label.endswith("(infeasible)") \
+                else text
+        frame["dollars"] = [shown(lab, d) for lab, d in zip(frame["strategy"], frame["dollars"])]
+    return frame
 
 
 def detail_frame(r: Replay) -> pd.DataFrame:
@@ -207,7 +232,8 @@ def detail_frame(r: Replay) -> pd.DataFrame:
 def summaries(r: Replay) -> list[tuple[str, str]]:
     """(strategy, what it sends, with the reason first when it is infeasible)."""
     bad = infeasible(r)
-    return [(name, (f"infeasible: {bad[name]}. " if name in bad else "") + run_.summary)
+    return [(name, ((bad[name] + ". ") if bad.get(name, "").startswith("does not apply") else
+                    f"infeasible: {bad[name]}. " if name in bad else "") + run_.summary)
             for name, run_ in r.runs.items()]
 
 
@@ -218,8 +244,9 @@ def _changes(t: dict) -> str:
 
 
 #: Column widths (pixels) that fit the strategies table beside the sidebar at 1366 pixels, headers whole.
-COLUMN_WIDTHS = {"strategy": 190, "dollars": 90, "cached %": 80, "peak context": 105, "over the window": 120,
-                 "recall %": 80, "changes": 200, "billed requests": 120, "fresh": 95, "cached": 105, "written": 95,
+COLUMN_WIDTHS = {"strategy": 190, "dollars": 90, "vs modelled": 100, "cached %": 80, "peak context": 105,
+                 "over the window": 120, "recall %": 80, "changes": 150, "billed requests": 120, "fresh": 95,
+                 "cached": 105, "written": 95,
                  "dollars (our own counts)": 170, "facts missing (worst)": 160}
 
 
@@ -244,11 +271,13 @@ def totals_columns(frame: pd.DataFrame) -> dict:
     out = {}
     for col in frame.columns:
         width = COLUMN_WIDTHS.get(col, "medium")
-        if col in money_cols:
+        if col in money_cols and frame[col].dtype == object:  # bracketed: written by money() already
+            out[col] = st.column_config.TextColumn(col, width=width)
+        elif col in money_cols:
             out[col] = st.column_config.NumberColumn(col, format=money_format(frame[col]), width=width)
         elif col in pct:
             out[col] = st.column_config.NumberColumn(col, format="%.1f %%", width=width)
-        elif col in ("strategy", "changes"):
+        elif col in ("strategy", "changes", "vs modelled"):
             out[col] = st.column_config.TextColumn(col, width=width)
         elif col == "over the window":
             out[col] = st.column_config.NumberColumn(col, format="localized", width=width,
@@ -259,11 +288,14 @@ def totals_columns(frame: pd.DataFrame) -> dict:
     return out
 
 
+GREYED = ("(infeasible)", "(does not apply)")
+
+
 def styled_totals(frame: pd.DataFrame):
     """``frame`` with infeasible strategies' rows greyed (the reason is in their "what it sends")."""
     def grey(row):
-        return ["color: #9a9a9a" if str(row["strategy"]).endswith("(infeasible)") else ""] * len(row)
-    if not frame["strategy"].str.endswith("(infeasible)").any():
+        return ["color: #9a9a9a" if str(row["strategy"]).endswith(GREYED) else ""] * len(row)
+    if not frame["strategy"].str.endswith(GREYED).any():
         return frame
     return frame.style.apply(grey, axis=1)
 

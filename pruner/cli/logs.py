@@ -95,6 +95,30 @@ class _Progress:
               f"{_mb(total_bytes)}, {rate:,.1f} MB/s{eta}", file=self.stream, flush=True)
 
 
+def dashboard_link(folder: str) -> str:
+    """The exact address of the folder on the dashboard's Corpus page (the app on its default port)."""
+    from urllib.parse import quote
+
+    return f"http://localhost:8501/corpus?corpus={quote(folder, safe='/')}"
+
+
+def closing_lines(target: str, keys: list[str]) -> list[str]:
+    """What the run ends with: the bill, each strategy's sum over the sessions it could run on, the verdict
+    across the folder (``pruner.logs.answer``: the Corpus page's same figures) and the link to open."""
+    from ..logs.answer import folder_answer
+    from ..logs.table import load_rows
+
+    wanted = set(keys)
+    rows = [r for k, r in sorted(load_rows(target).items()) if k in wanted and not r.get("removed")]
+    if not rows:
+        return []
+    folder = folder_answer(rows, strategy_names())
+    sums = [f"  {s.text()}" for s in folder.sums if s.strategy != "as_recorded"]
+    return ([folder.figures_line()] + sums + [f"Verdict: {folder.verdict()}",
+            "Open it: pruner dashboard (the dashboard extra: pip install 'pruner[dashboard]'), then "
+            f"{dashboard_link(target)}"])
+
+
 def run(args) -> int:
     if args.since and args.until and args.since > args.until:
         raise ConfigurationError(f"--since {args.since} is after --until {args.until}")
@@ -132,6 +156,8 @@ def run(args) -> int:
         if summary.returned or summary.merged:
             print(f"{summary.returned:,} removed sessions are back; {summary.merged:,} rows of a session held under "
                   "another path to the same file were dropped (one session, one row)")
+        for line in closing_lines(target, [s.key for s in sessions]):
+            print(line)
         if summary.interrupted:
             print("interrupted: what was read is kept; run the same command again to finish", file=sys.stderr)
     if summary.damaged_lines:

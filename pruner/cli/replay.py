@@ -7,6 +7,7 @@ import sys
 from ..errors import ConfigurationError
 from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
+from ..replay.answer import answer
 from ..replay.calibration import from_replay
 from ..replay.detect import detect
 from ..replay.ledger_report import lines as ledger_lines
@@ -45,8 +46,12 @@ def add_arguments(p) -> None:
                    help="the verdict's bar: the share of the terms the replies used that a strategy's context "
                    f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
     replay_lost.add_arguments(p)
-    p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
-    p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
+    p.add_argument("--json", metavar="OUT", nargs="?", const="-", default=None,
+                   help="write every request of every strategy as JSON to OUT (no OUT, or -: to stdout, and the "
+                   "report to stderr)")
+    p.add_argument("--csv", metavar="OUT", nargs="?", const="-", default=None,
+                   help="write one CSV line per request per strategy to OUT (no OUT, or -: to stdout, and the "
+                   "report to stderr)")
 
 
 def run(args) -> int:
@@ -65,7 +70,10 @@ def run(args) -> int:
     if args.show is not None and args.show >= len(result.requests):
         raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
                                  f"(0 to {len(result.requests) - 1})")
-    out = sys.stdout
+    if args.json == "-" and args.csv == "-":
+        raise ConfigurationError("--json and --csv cannot both go to stdout; give one of them a file")
+    # JSON or CSV on stdout stays parseable: the report goes to stderr then
+    out = sys.stderr if "-" in (args.json, args.csv) else sys.stdout
     n = len(result.requests)
     chains = len(result.chains)
     subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
@@ -77,9 +85,12 @@ def run(args) -> int:
     for note in result.notes:
         print(f"note: {note}", file=out)
     calibration = from_replay(result)
+    figures = answer(result, calibration)
     if calibration is not None:
         print("\n".join(calibration.lines()), file=out)
-    print(table(result), file=out)
+    print(figures.visibility.sentence() if figures.visibility is not None else
+          "Visibility: not measurable (the session records no usage to compare the transcript with).", file=out)
+    print(table(result, figures), file=out)
     for line in chain_lines(result) + events_text(result):
         print(line, file=out)
     if args.show is not None:
@@ -87,7 +98,7 @@ def run(args) -> int:
             print("\n".join(show_context(result, name, args.show)), file=out)
     if args.misses:
         print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
-    print(verdict(result, min_recall=args.min_recall).sentence, file=out)
+    print(verdict(result, min_recall=args.min_recall, figures=figures).sentence, file=out)
     for line in replay_lost.lines(result, args):
         print(line, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never

@@ -237,12 +237,26 @@ def first_timestamp(path: str) -> str | None:
     return m.group(1) if m else None
 
 
+def last_timestamp(path: str) -> str | None:
+    """The last ISO timestamp in a file's last ``HEAD_BYTES`` (its end), or None."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - HEAD_BYTES))
+            tail = fh.read(HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = _TIMESTAMP.findall(tail)
+    return found[-1] if found else None
+
+
 def _in_range(session: LogSession, since: str | None, until: str | None) -> bool:
     """Whether the session's days overlap ``since``..``until`` (inclusive YYYY-MM-DD days, UTC).
 
-    Its last day is its files' latest modification; its first day is the first
-    timestamp it records (its modification day when it records none)."""
-    last = _day(max(f.mtime_ns for f in session.files))
+    Its days are the ones it records: its first day the first timestamp of its main file, its last the
+    latest last timestamp of its files (a copied or touched file keeps the session's dates; its
+    modification day stands in only when it records none)."""
+    recorded = [t for t in (last_timestamp(f.path) for f in session.files) if t]
+    last = max(recorded)[:10] if recorded else _day(max(f.mtime_ns for f in session.files))
     if since and last < since:
         return False
     if until:

@@ -10,10 +10,12 @@ Built on the money modules' own results, never re-derived here:
   ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
 * ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
   strategy (``pruner.replay.verdict.feasible``; ``context_recall`` from ``pruner.replay.recall``), only
-  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading. Two cases read
+  when strategies are asked for: ``strategies=()`` is the fast bill-and-ledger reading. Every
+  ``_dollars`` is modelled, the recording's too (the bill is ``billed``). Two cases read
   as what they are, not as numbers: a strategy whose every request is unpriced has no dollars
   (null, shown "unpriced"), not $0; a strategy infeasible from its first request sent nothing, so its
   recall is null (shown "-"), not the 100 % of an empty measure;
+* ``modelled`` / ``visibility`` / ``<strategy>_applicable``: ``pruner.replay.answer``;
 * ``prices_version``: the shipped price table's version (``prices_version()``); a row of another
   version is billed again by the next run.
 * ``<strategy>_lost``: the terms its context lacked at the most requests
@@ -31,6 +33,7 @@ import pyarrow as pa
 
 from ..model import Session
 from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
+from ..replay.answer import answer
 from ..replay.bill import price_request
 from ..replay.detect import detect
 from ..replay.lost import lost_terms, top_lost
@@ -42,7 +45,7 @@ _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
     cols: list[tuple[str, pa.DataType]] = []
     for name in strategy_names():
-        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F),
+        cols += [(f"{name}_feasible", _B), (f"{name}_dollars", _F), (f"{name}_recall", _F), (f"{name}_applicable", _B),
                  (f"{name}_lost", _S)]  # JSON: the terms its context lacked at the most requests (pruner.replay.lost)
     return tuple(cols)
 
@@ -61,6 +64,8 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("costliest_miss_dollars", _F),
     ("strategies", _S),  # the strategies replayed for this row, comma-separated ("" none)
     ("replay_prices", _S),  # the replay's prices (model, file, date)
+    ("modelled", _F),  # USD, the recorded requests under the cache model (``pruner.replay.answer``)
+    ("visibility", _F),  # the share of the billed input tokens the transcript accounts for
     *strategy_columns(),
     ("money_error", _S),  # null unless the bill, ledger or replay failed (the row keeps its facts)
 )
@@ -147,8 +152,16 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
             r = replay(session, strategies, settings=ReplaySettings(provider=provider, model=model), prices=prices,
                        snapshots=False)
             row["replay_prices"] = r.money_label
+            figures = answer(r)
+            row["modelled"] = figures.modelled
+            row["visibility"] = None if figures.visibility is None else figures.visibility.share
             for name in strategies:
-                row.update(strategy_cells(name, r.runs[name]))
+                cells = strategy_cells(name, r.runs[name])
+                if name == figures.reference and cells[f"{name}_dollars"] is not None:
+                    # every strategy's dollars are modelled, the recording's too (the bill is ``billed``)
+                    cells[f"{name}_dollars"] = figures.modelled
+                row.update(cells)
+                row[f"{name}_applicable"] = bool(r.runs[name].totals.get("applicable", True))
                 if r.recall is not None:
                     row[f"{name}_lost"] = json.dumps(top_lost(lost_terms(r, name)), ensure_ascii=False)
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars

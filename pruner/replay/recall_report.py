@@ -89,7 +89,9 @@ def session_figures(label: str, path: Path, dialogue: int | None) -> dict[str, A
                     loss["why"] += f"; pruner: {rule}"
             lost.append({**loss, "source_role": m.role if m else None, "source_tool": m.tool_name if m else None})
         strategies[name] = {
-            "dollars": t["dollars"], "feasible": feasible(t), "context_recall": t["context_recall"],
+            # modelled, the recording's too (its bill is the verdict's ``billed``): like with like
+            "dollars": t["dollars_modelled"] if name == v.reference else t["dollars"], "feasible": feasible(t),
+            "context_recall": t["context_recall"],
             "used_terms": t["used_terms"], "terms_missing": t["terms_missing"],
             "summary_recall": [c for c in t["summary_recall"] if c["candidates"]], "lost": lost,
         }

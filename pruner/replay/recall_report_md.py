@@ -22,17 +22,19 @@ def render(report: dict[str, Any]) -> str:
            f"{100 * report['min_recall']:g} %. Dollars are each session's own provider and model at list prices "
            "(the line under each table says which).", "",
            "## Summary", "",
-           "| session | requests | recorded | " + " | ".join(_names(report)) + " | verdict: best ≥ 99 % |",
+           "| session | requests | billed | " + " | ".join(_names(report)) + " | verdict: best ≥ 99 % |",
            "|---|---:|---:|" + "---:|" * len(_names(report)) + "---|"]
     for s in report["sessions"]:
         st = s["strategies"]
         cells = [f"{money(st[n]['dollars'])} / {_pct(st[n]['context_recall'])}" + ("" if st[n]["feasible"] else " ✗")
                  if n in st else "" for n in _names(report)]
         v = s["verdict"]
-        out.append(f"| {_cell(s['label'])} | {s['requests']:,} | {money(v['reference_dollars'])} | "
+        billed = "-" if v.get("billed") is None else money(v["billed"])  # the bill once; every cell is modelled
+        out.append(f"| {_cell(s['label'])} | {s['requests']:,} | {billed} | "
                    + " | ".join(cells) + f" | {v['best'] or 'none (' + str(v['closest']) + ' closest)'} |")
-    out += ["", "Each cell: dollars / context recall; ✗ marks a strategy that could not have run (a request over the "
-            "window, or a feature of another provider's API): never the verdict.", ""]
+    out += ["", "Each cell: modelled dollars (the recording's too: the bill is the billed column, \"-\" where the "
+            "session records no usage) / context recall; ✗ marks a strategy that could not have run (a request "
+            "over the window, or a feature of another provider's API): never the verdict.", ""]
     out += _policy(report)
     out += _compactions(report)
     for s in report["sessions"]:

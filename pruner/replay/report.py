@@ -4,7 +4,7 @@
 >>> from pruner.replay.engine import replay
 >>> r = replay(generate("plain_chat", turns=10, seed=0), ["full", "truncate"])
 >>> summary_rows(r)[0]["strategy"], sorted(to_json(r))
-('full', ['calibration', 'ledger', 'meta', 'schema', 'strategies', 'verdict'])
+('full', ['answer', 'calibration', 'ledger', 'meta', 'schema', 'strategies', 'verdict'])
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import io
 import re
 from typing import Any
 
+from .answer import Answer, answer, not_applicable_text
 from .calibration import from_replay
 from .engine import Replay, RequestRow, money_label
 from .rows import ROW_FIELDS
@@ -67,17 +68,20 @@ def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None) -
     ``ledger``: the cache ledger's JSON (why each recorded miss happened; computed from these rows and
     the bill by ``pruner.replay.ledger`` where it exists), else None."""
     calibration = from_replay(r)
+    figures = answer(r, calibration)
     if ledger is None:
         ledger = _ledger_json(r)
     return {
         "schema": SCHEMA, "meta": meta(r),
         "calibration": calibration.as_dict() if calibration else None,
+        "answer": figures.as_dict(),
         "ledger": ledger,
         "strategies": {name: {"summary": run.summary, "totals": run.totals,
                               "requests": [_row_dict(name, row) for row in run.rows],
                               **({"recall": recall_json(r, name)} if r.recall is not None else {})}
                        for name, run in r.runs.items()},
-        **({"verdict": verdict(r, **({} if min_recall is None else {"min_recall": min_recall})).as_dict()}
+        **({"verdict": verdict(r, figures=figures,
+                               **({} if min_recall is None else {"min_recall": min_recall})).as_dict()}
            if r.recall is not None else {}),
     }
 
@@ -106,17 +110,22 @@ def to_csv(r: Replay) -> str:
     return out.getvalue()
 
 
-def table(r: Replay) -> str:
+def table(r: Replay, figures: Answer | None = None) -> str:
     """The per-strategy table the CLI prints; below it, every strategy that could not have run and why
-    (an infeasible or not applicable strategy is listed, never ranked)."""
+    (an infeasible or not applicable strategy is listed, never ranked). Every row's dollars are modelled
+    (the recording's too: the bill is printed once, above), and ``vs modelled`` is each strategy's cost
+    against the modelled recording (``pruner.replay.answer``)."""
+    a = figures if figures is not None else answer(r)
     facts = any(run.totals["facts_missing_max"] is not None for run in r.runs.values())
-    head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "peak ctx",
-            "rejected", "prunes", "compactions"] + (["facts missing"] if facts else []) + (
+    head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "vs modelled",
+            "peak ctx", "rejected", "prunes", "compactions"] + (["facts missing"] if facts else []) + (
         ["recall"] if r.recall is not None else [])
     body, why, unpriced_note = [], [], ""
+    changes = {s.strategy: s.change() + ("" if s.measurable or s.share is None else " ~") for s in a.savings}
     for run in r.runs.values():
         t = run.totals
-        dollars, unscaled = money(t["dollars"]), money(t["dollars_unscaled"])
+        dollars, unscaled = money(t["dollars_modelled"] if run.name == a.reference else t["dollars"]), \
+            money(t["dollars_unscaled"])
         unpriced = t.get("unpriced_requests", 0)
         if unpriced and unpriced >= t["billed_requests"]:
             # Every request is of a model without a price: $0 would read as free.
@@ -127,12 +136,13 @@ def table(r: Replay) -> str:
                              "(their tokens: totals.unpriced_tokens in --json)")
         if not t["applicable"]:
             dollars = "n/a"
-            why.append(f"{run.name}: {t['not_applicable_reason']}")
+            why.append(f"{run.name}: {not_applicable_text(run.name)}: {t['not_applicable_reason']}")
         elif not t["feasible"]:
             dollars = f"({dollars})"
             why.append(f"{t['infeasible_reason']}; its dollars (in brackets) count only the requests before it")
         row = [run.name, f"{t['billed_requests']:,}", f"{t['fresh']:,}", f"{t['cached']:,}", f"{t['written']:,}",
-               f"{100 * t['cached_share']:.1f}", dollars, unscaled,
+               f"{100 * t['cached_share']:.1f}", dollars, unscaled, "reference" if run.name == a.reference else
+               changes.get(run.name, "-"),
                f"{t['peak_context']:,}", f"{t['rejected']:,}", f"{t['prunes']:,}", f"{len(t['compactions'])}"]
         if facts:
             row.append("-" if t["facts_missing_max"] is None else
@@ -146,6 +156,8 @@ def table(r: Replay) -> str:
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))
              for x in [head, *body]]
     lines += [f"not ranked: {w}" for w in why] + ([unpriced_note] if unpriced_note else [])
+    if any(s.share is not None and not s.measurable for s in a.savings):
+        lines.append(f"~ within the ±{100 * a.band:.1f} % band of the cache model's error: no measurable difference")
     return "\n".join(lines)
 
 
@@ -169,10 +181,17 @@ def chain_lines(r: Replay) -> list[str]:
                 return "unpriced"
             return money(v["dollars"]) + (f" (+{left_out:,} unpriced)" if left_out else "")
 
-        chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in t["by_chain"].items())
+        by_chain, by_model, label = t["by_chain"], t["by_model"], "by chain"
+        if run.name == "as_recorded" and r.recorded_usage:
+            # the recording's breakdown is the bill's (each request id once), never a second "what I paid"
+            from .calibration import _billed
+
+            b = _billed(r)
+            by_chain, by_model, label, unpriced = dict(b.by_chain), dict(b.by_model), "billed by chain", {}
+        chains = "; ".join(f"{c} {v['requests']:,} requests {chain_money(c, v)}" for c, v in by_chain.items())
         models = "; ".join(f"{m} {v['requests']:,} {money(v['dollars']) if v.get('priced', True) else 'unpriced'}"
-                           for m, v in t["by_model"].items())
-        out.append(f"  {run.name}: by chain: {chains}; by model: {models}")
+                           for m, v in by_model.items())
+        out.append(f"  {run.name}: {label}: {chains}; by model: {models}")
     return out
 
 

@@ -49,13 +49,15 @@ def logs_folder(tmp_path_factory):
 
 
 def _most_saving(rows: list[dict]) -> dict:
-    """The session where the cheapest feasible strategy saves most on the recording, found here."""
+    """The session where the cheapest feasible, applicable strategy keeping 99 % recall saves most on the
+    modelled recording, found here."""
     from pruner.replay import strategy_names
 
     def saving(r):
         options = [r[f"{s}_dollars"] for s in strategy_names()
-                   if s != "as_recorded" and r.get(f"{s}_feasible") and r.get(f"{s}_dollars") is not None]
-        return r["as_recorded_dollars"] - min(options) if options else float("-inf")
+                   if s != "as_recorded" and r.get(f"{s}_feasible") and r.get(f"{s}_dollars") is not None
+                   and r.get(f"{s}_applicable") is not False and (r.get(f"{s}_recall") or 1.0) >= 0.99]
+        return r["modelled"] - min(options) if options else float("-inf")
     return max(rows, key=lambda r: (saving(r), r["session_key"]))
 
 

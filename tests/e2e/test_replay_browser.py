@@ -99,7 +99,8 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     # The events table and the calibration against the recorded bill.
     page.get_by_role("heading", name="Every prune, compaction, truncation and clearing").wait_for()
     assert page.locator("[data-testid=stDataFrame]").count() >= 3  # totals, the context, the events
-    page.get_by_text("Recorded:", exact=False).first.wait_for()  # the verdict on top
+    page.get_by_text("pruner's cache model", exact=False).first.wait_for()  # the verdict on top, its figures first
+    page.get_by_text("Visibility:", exact=False).first.wait_for()  # the visibility line under it
     page.get_by_text("billed (recorded usage, each request at its own model's list prices)").first.wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
     assert "Traceback" not in page.content()

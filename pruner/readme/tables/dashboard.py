@@ -35,15 +35,15 @@ def _shown(figure: dict[str, Any]) -> str:
 @register_table("dashboard-speed", source="sample_sessions/bench/dashboard_speed.json",
                 command="PRUNER_UPDATE_SPEED=1 python -m pytest tests/e2e/test_speed_browser.py -s")
 def render(results: dict[str, Any]) -> str:
-    """One row per figure, in the order measured, with issue 21's target and the load when it was taken.
+    """One row per figure, in the order measured, with target and the load when it was taken.
 
     >>> print(render({"meta": {}, "figures": [{"name": "t", "what": "a tab", "seconds": [2.0, 2.75],
     ...     "statistic": "each", "target_s": 2.5, "load": [1.25, 1.0, 0.5]}]}))
-    | in Chromium, 1366 × 768 | seconds | issue 21's target | 1-minute load |
+    | in Chromium, 1366 × 768 | seconds | target | 1-minute load |
     |---|---|---|---|
     | a tab | 2.00, 2.75 s | ≤ 2.5 s: met by 1 of 2 | 1.2 |
     """
-    out = ["| in Chromium, 1366 × 768 | seconds | issue 21's target | 1-minute load |", "|---|---|---|---|"]
+    out = ["| in Chromium, 1366 × 768 | seconds | target | 1-minute load |", "|---|---|---|---|"]
     for figure in results["figures"]:
         out.append(f"| {figure['what']} | {_shown(figure)} | {_verdict(figure)} | {figure['load'][0]:.1f} |")
     meta = results["meta"]

@@ -22,7 +22,7 @@ def render_speed(rep: dict[str, Any]) -> str:
     rows = rep["warm"]
     base = rows[0]
     decided = base["prune_decisions"]
-    out = ["| what is timed (tool_agent unless named) | figure | issue 13's target |", "|---|---|---|",
+    out = ["| what is timed (tool_agent unless named) | figure | target |", "|---|---|---|",
            f"| `prune()` and every decision read, {base['messages']:,} messages, caches warm | "
            f"{_ms(decided)} | {_verdict(decided['wall_ms'], t['prune_decisions_ms'])} |",
            f"| the passes alone (`stats.elapsed_ms`), {base['messages']:,} messages | {base['passes_ms']:,.1f} ms "
@@ -73,7 +73,7 @@ def render_scaling(rep: dict[str, Any]) -> str:
         caches = "" if r.get("warm", True) else " (first run: past the caches)"
         out.append(f"| {r['turns']:,} | {r['messages']:,} | {r['prune_ms']:,.1f} ms{caches} "
                    f"| {r['ms_per_1000_messages']:.2f} ms |")
-    out += ["", "| every turn, as an agent loop runs it | total | per turn | issue 13's target |", "|---|---|---|---|"]
+    out += ["", "| every turn, as an agent loop runs it | total | per turn | target |", "|---|---|---|---|"]
     for key, what in (("per_turn", "the 2,000-turn tool_agent session"),
                       ("per_turn_reference_corpus", "the reference's 2,000-turn tool-agent corpus")):
         pt = rep.get(key)

@@ -56,6 +56,7 @@ from ..strategy import Event, Step, Strategy, register_strategy
                    "(100k), tool results older than the newest 3 tool uses are replaced by a placeholder")
 class ClearToolUses(Strategy):
     providers = ("anthropic",)  # a feature of Anthropic's API: not applicable to OpenAI or Google sessions
+    feature = "context editing"  # what the views call it where it does not apply
 
     def __init__(self, env):
         super().__init__(env)

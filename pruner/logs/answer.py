@@ -1,0 +1,150 @@
+"""The answer over a folder of sessions (``pruner logs``' table): the bill, the modelled recording, and per
+strategy its dollars summed over only the sessions where it is feasible and applicable, with its saving
+against the modelled recording of those same sessions.
+
+One figure per fact, as for one session (``pruner.replay.answer``): a strategy's sum never includes a
+session it could not run on (a partial bill up to a request over the window, or a feature of another
+provider's API), and it says how many sessions it covers: "full: $79.42 over 7 of 8 sessions; not
+possible on 1". The Corpus page and ``pruner logs`` print these sums; neither adds its own.
+
+>>> rows = [{"billed": 1.0, "modelled": 1.0, "full_dollars": 1.0, "full_feasible": True,
+...          "full_applicable": True, "full_recall": 1.0},
+...         {"billed": 2.0, "modelled": 2.0, "full_dollars": 0.5, "full_feasible": False,
+...          "full_applicable": True, "full_recall": 1.0}]
+>>> folder_answer(rows, ["full"]).sums[0].text()
+'full: $1.00 over 1 of 2 sessions; not possible on 1'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..money import money
+from ..replay.answer import BAND_FLOOR, rank_key, signed
+from ..replay.verdict import DEFAULT_MIN_RECALL
+
+RECORDING = "as_recorded"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN: missing
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class FolderSum:
+    strategy: str
+    dollars: float  # over the sessions where it is feasible and applicable
+    modelled: float  # the modelled recording over those same sessions
+    sessions: int  # feasible and applicable
+    replayed: int  # sessions that replayed it
+    infeasible: int  # a request over the window
+    not_applicable: int  # another provider's API feature
+    recall: float | None  # the mean over those sessions
+    band: float
+
+    @property
+    def saving(self) -> float:
+        return round(self.modelled - self.dollars, 6)
+
+    @property
+    def share(self) -> float:
+        return self.saving / self.modelled if self.modelled else 0.0
+
+    @property
+    def measurable(self) -> bool:
+        return self.sessions > 0 and abs(self.share) > self.band
+
+    def text(self) -> str:
+        """``full: $79.42 over 7 of 8 sessions; not possible on 1`` (and where it does not apply)."""
+        if not self.sessions:  # no sum at all: "$0.00 over 0 sessions" would read as free
+            out = f"{self.strategy}: could not run on any of the {self.replayed:,} sessions"
+        else:
+            out = f"{self.strategy}: {money(self.dollars)} over {self.sessions:,} of {self.replayed:,} sessions"
+        if self.infeasible:
+            out += f"; not possible on {self.infeasible:,}"
+        if self.not_applicable:
+            out += f"; does not apply on {self.not_applicable:,}"
+        return out
+
+    def change(self) -> str:
+        return f"{signed(-100 * self.share)} %" if self.sessions else "-"
+
+
+@dataclass(frozen=True)
+class FolderAnswer:
+    sessions: int
+    billed: float  # the bill: every row's billed
+    modelled: float | None  # the modelled recording over the rows that replayed it (None: none did)
+    modelled_sessions: int
+    error: float | None  # modelled against the bill of the same rows
+    band: float
+    sums: tuple[FolderSum, ...]
+
+    def figures_line(self) -> str:
+        out = f"Billed {money(self.billed)} over {self.sessions:,} sessions (what the providers charged, from the logs)"
+        if self.modelled is None:
+            return out + "; no strategy replayed (run pruner logs without --bill-only for the rest)."
+        error = "" if self.error is None else f", {signed(100 * self.error)} % against their bill"
+        return (out + f"; modelled {money(self.modelled)} over the {self.modelled_sessions:,} replayed (pruner's cache "
+                f"model{error}): a saving within ±{100 * self.band:.1f} % is no measurable saving.")
+
+    def verdict(self, min_recall: float = DEFAULT_MIN_RECALL) -> str:
+        """The folder's answer in one sentence, measured against the modelled recording of the same sessions."""
+        if self.modelled is None:
+            return "No strategy was replayed for these sessions (run pruner logs without --bill-only)."
+        ran = [s for s in self.sums if s.sessions and s.strategy != RECORDING]
+        ok = [s for s in ran if s.recall is None or s.recall >= min_recall]
+        if not ran:
+            return "No strategy could run on any of these sessions; the recording stands."
+
+        def key(s: FolderSum) -> tuple[Any, ...]:  # the largest saving; ties as the Replay page breaks them
+            return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
+
+        bar = f"{100 * min_recall:g} %"
+        if not any(s.saving > 0 for s in ran) or not ok:
+            pool = ok or ran  # as one session's verdict: the closest that changes something
+            named = min([s for s in pool if s.saving] or pool, key=key)
+            what = "Nothing would have saved money here" if not any(s.saving > 0 for s in ran) else \
+                f"Nothing that keeps ≥ {bar} of what the replies used would have saved money here"
+            return (f"{what}; the closest is {named.strategy}, {money(named.dollars)} over {named.sessions:,} of "
+                    f"{named.replayed:,} sessions against {money(named.modelled)} modelled ({named.change()}).")
+        best = min(ok, key=key)
+        where = f"over {best.sessions:,} of {best.replayed:,} sessions"
+        if best.saving <= 0:
+            return (f"Nothing that keeps ≥ {bar} of what the replies used would have saved money here; the closest "
+                    f"is {best.strategy}, {money(best.dollars)} {where} against {money(best.modelled)} modelled "
+                    f"({best.change()}).")
+        if not best.measurable:
+            return (f"No measurable saving: the largest, {best.strategy}, {money(best.dollars)} {where} against "
+                    f"{money(best.modelled)} modelled ({best.change()}), is within the ±{100 * self.band:.1f} % band.")
+        recall = "" if best.recall is None else f", keeping {100 * best.recall:.1f} % context recall"
+        return (f"{best.strategy} would have saved {money(best.saving)} ({best.change()}) {where}: "
+                f"{money(best.dollars)} against {money(best.modelled)} modelled{recall}.")
+
+
+def folder_answer(rows: Iterable[Mapping[str, Any]], strategies: Iterable[str]) -> FolderAnswer:
+    """The folder's figures from its rows (``pruner.logs.table``'s, as dicts)."""
+    rows = [r for r in rows if not isinstance(r.get("error"), str)]  # a table's missing value may be NaN
+    billed = sum(_number(r.get("billed")) or 0.0 for r in rows)
+    replayed = [r for r in rows if _number(r.get("modelled")) is not None]
+    modelled = sum(_number(r["modelled"]) or 0.0 for r in replayed) if replayed else None
+    their_bill = sum(_number(r.get("billed")) or 0.0 for r in replayed)
+    error = (modelled - their_bill) / their_bill if modelled is not None and their_bill else None
+    band = max(abs(error) if error is not None else 0.0, BAND_FLOOR)
+    sums = []
+    for name in strategies:
+        mine = [r for r in replayed if _number(r.get(f"{name}_dollars")) is not None]
+        if not mine:
+            continue
+        applies = [r for r in mine if r.get(f"{name}_applicable") is not False]
+        ok = [r for r in applies if bool(r.get(f"{name}_feasible"))]
+        recalls = [x for x in (_number(r.get(f"{name}_recall")) for r in ok) if x is not None]
+        sums.append(FolderSum(name, round(sum(_number(r[f"{name}_dollars"]) or 0.0 for r in ok), 6),
+                              round(sum(_number(r["modelled"]) or 0.0 for r in ok), 6), len(ok), len(mine),
+                              len(applies) - len(ok), len(mine) - len(applies),
+                              sum(recalls) / len(recalls) if recalls else None, band))
+    return FolderAnswer(len(rows), round(billed, 6), None if modelled is None else round(modelled, 6), len(replayed),
+                        error, band, tuple(sums))
