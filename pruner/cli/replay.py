@@ -13,7 +13,8 @@ from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
-from .common import add_input_arguments, add_setting_arguments, load_from_args, setting_values, write_output
+from .common import (add_input_arguments, add_setting_arguments, load_from_args, refuse_shared_outputs, setting_values,
+                     write_output)
 from .types import non_negative_int, strategy_list
 
 NAME = "replay"
@@ -48,6 +49,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    refuse_shared_outputs(("--json", args.json), ("--csv", args.csv))  # before the replay: nothing written
     session = load_from_args(args)
     prices = load_prices(args.prices) if args.prices else default_prices()
     provider, model, how = args.provider, args.model, None
