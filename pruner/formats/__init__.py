@@ -328,10 +328,9 @@ def repair_messages(session: Session) -> list[str]:
 
 
 __all__ = [
-    "ALIASES", "AUTHORING_MODULES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector", "Dumper",
-    "BINARY_SNIFF_BYTES", "FORMATS", "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size",
-    "check_text_bytes",
-    "decode_bytes", "detect_format", "format_name", "load_bytes", "load_dialogues", "load_session",
+    "ALIASES", "AUTHORING_MODULES", "BINARY_SNIFF_BYTES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector",
+    "Dumper", "FORMATS", "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size",
+    "check_text_bytes", "decode_bytes", "detect_format", "format_name", "load_bytes", "load_dialogues", "load_session",
     "loads", "loads_all", "probe", "register_format", "register_module", "repair_messages", "repairs",
     "save_session"
 ]

@@ -17,9 +17,9 @@ Where the full reader would do something this one does not model, it returns
 ``None`` and the caller reads the file the full way: a file the format
 detection does not call Claude Code, subagent files beside the session, a
 file over the size limit, a line only the strict JSON reader takes (a lone
-surrogate escape, which the full reader repairs), a file the full reader does not take as text (``check_text_bytes``: a NUL
-byte near its start, UTF-16, empty), a line the full reader
-would refuse (no ``uuid``, a content that is not text or blocks, a tool call
+surrogate escape, which the full reader repairs), a file the full reader does
+not take as text (``check_text_bytes``: a NUL byte near its start, UTF-16,
+empty), a line the full reader would refuse (no ``uuid``, a content that is not text or blocks, a tool call
 without id or name, a result answering no call), a repeated message id, a
 session that records no ``cwd``. So a damaged file gets the full reader's
 error, never a different answer. Recorded compactions are read (their
