@@ -138,6 +138,15 @@ def test_defect_r4_12_a_report_on_standard_output_is_not_mixed_with_the_summary(
     assert "messages:" in err
 
 
+def test_defect_r4_12_replay_json_on_standard_output_is_not_mixed_with_the_table(capsys):
+    code, out, err = run_cli(["replay", CLAUDE, "--json", "-"], capsys)
+    assert code == 0, err
+    replies = [json.loads(line) for line in CLAUDE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    requests = {e.get("requestId") or e["message"]["id"] for e in replies if e.get("type") == "assistant"}
+    assert json.loads(out)["meta"]["requests"] == len(requests) > 0  # the whole of stdout is the JSON
+    assert "prices:" in err and "prices:" not in out
+
+
 # --- 14: a Gemini CLI functionResponse that is not an object -----------------------------------------------
 
 def _gemini(result) -> dict:

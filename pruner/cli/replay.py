@@ -65,7 +65,7 @@ def run(args) -> int:
     if args.show is not None and args.show >= len(result.requests):
         raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
                                  f"(0 to {len(result.requests) - 1})")
-    out = sys.stdout
+    out = sys.stderr if "-" in (args.json, args.csv) else sys.stdout  # an output on stdout keeps it to itself
     n = len(result.requests)
     chains = len(result.chains)
     subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
