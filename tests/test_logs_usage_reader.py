@@ -284,7 +284,26 @@ _bad_counts = st.sampled_from([-500, -1, 10**12 + 1, 2**63, 2**64 + 7, 10**30, 1
                                True, [], {}, [5], HUGE])
 _bad_usage = st.sampled_from([None, "lots", 5, [], [{"input_tokens": 3}]])
 _BYTE_DAMAGE = ("nul_line", "nul_in_line", "bom", "bom_on_a_line", "crlf", "cr_on_a_line", "surrogate_escape",
-                "raw_surrogate", "truncated_line", "bad_count", "bad_usage")
+                "raw_surrogate", "truncated_line", "unicode_blank_line", "bad_count", "bad_usage", "odd_field")
+_ODD_FIELDS = ("timestamp", "uuid", "parentUuid", "requestId", "sessionId", "cwd", "isSidechain", "type")
+_odd_values = st.sampled_from([None, 0, -1, 10**30, 1.5, True, "", [], {}, ["x"], "2026-13-45T99:99:99Z"])
+
+
+def _spoil_field(draw, lines: list[str], seen: Counter) -> list[str]:
+    """A line's bookkeeping field (time, ids, chain, type), or its model or message id, of another type."""
+    k = draw(st.integers(0, len(lines) - 1))
+    if HUGE in lines[k]:
+        return lines
+    entry = json.loads(lines[k])
+    msg = entry.get("message")
+    if isinstance(msg, dict) and draw(st.booleans()):
+        msg[draw(st.sampled_from(["model", "id", "role"]))] = draw(_odd_values)
+    else:
+        entry[draw(st.sampled_from(_ODD_FIELDS))] = draw(_odd_values)
+    seen["odd_field"] += 1
+    out = list(lines)
+    out[k] = json.dumps(entry)
+    return out
 
 
 def _spoil_usage(draw, lines: list[str], seen: Counter) -> list[str]:
@@ -313,10 +332,12 @@ def _hostile_bytes(draw, lines: list[str], seen: Counter) -> bytes:
     for kind in damage:
         if kind in ("bad_count", "bad_usage"):
             lines = _spoil_usage(draw, lines, seen)
+        elif kind == "odd_field":
+            lines = _spoil_field(draw, lines, seen)
     raw = [line.encode("utf-8") for line in lines]
     ends = [b"\n"] * len(raw)
     for kind in damage:
-        if kind in ("bad_count", "bad_usage"):
+        if kind in ("bad_count", "bad_usage", "odd_field"):
             continue
         seen[kind] += 1
         k = draw(st.integers(0, len(raw) - 1))
@@ -338,6 +359,9 @@ def _hostile_bytes(draw, lines: list[str], seen: Counter) -> bytes:
             ends.insert(k, b"\n")
         elif kind == "raw_surrogate":  # the bytes UTF-8 forbids (a surrogate encoded as if a character)
             raw[k] = raw[k].replace(b'"start"', b'"st\xed\xa0\x80rt"').replace(b'"go"', b'"g\xed\xb0\x80o"')
+        elif kind == "unicode_blank_line":  # blank to str.strip (the full reader), not to bytes.strip
+            raw.insert(k, draw(st.sampled_from(["\u3000", "\x1c", "\x85", "\u2028", "\xa0 "])).encode("utf-8"))
+            ends.insert(k, b"\n")
         elif kind == "truncated_line":
             raw[k] = raw[k][:draw(st.integers(0, max(0, len(raw[k]) - 1)))]
     data = b"".join(line + end for line, end in zip(raw, ends))
