@@ -1,10 +1,10 @@
 """Regression tests for issue 31 (reliability round 4), the readers' and writers' side: defects 5, 12
 and 14, each named ``test_defect_r4_NN_...``. The ``pruner logs`` defects (1-4, 6-11, 13) are tested on
-their own branches; the differential fast-vs-full property is tests/test_fuzz_bill_only.py and the
-writer scan tests/test_file_writes.py.
+their own branches; the differential fast-vs-full property is in tests/test_logs_usage_reader.py and
+the writer scans in tests/test_file_writes.py.
 
 Run against the code before the fixes (the branch's parent, the fixes stashed): every ``test_defect_r4``
-test here failed there (11 of 14), except the three marked "a guard" in their docstring.
+test here failed there (12 of 15), except the three marked "a guard" in their docstring.
 """
 
 from __future__ import annotations
