@@ -3,7 +3,7 @@ and 14, each named ``test_defect_r4_NN_...``. The ``pruner logs`` defects (1-4, 
 their own branches; the differential fast-vs-full property is in tests/test_logs_usage_reader.py and
 the writer scans in tests/test_file_writes.py.
 
-Run against the code before the fixes (the branch's parent, the fixes stashed): every ``test_defect_r4``
+Run against the code before the fixes (the branch's parent, 3bc8dc4): every ``test_defect_r4``
 test here failed there (12 of 15), except the three marked "a guard" in their docstring.
 """
 
