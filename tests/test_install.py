@@ -53,7 +53,8 @@ def test_pruner_replay_runs_with_every_extra_missing(capsys, monkeypatch):
     for name in HEAVY:
         monkeypatch.setitem(sys.modules, name, None)
     assert main(["replay", str(SAMPLE), "--strategies", "full"]) == 0
-    assert "Recorded" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Modelled (as_recorded" in out and "\nfull " in out  # the verdict's figures and the strategy's row
 
 
 # -- a missing extra is one line and exit status 2 -----------------------------------------------------------

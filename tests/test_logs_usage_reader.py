@@ -6,6 +6,13 @@
   on every shared real Claude Code file, and on generated files (hypothesis);
 * where that reader cannot be sure, it leaves the file to the full reader (which names the damage);
 * msgspec, as the line parser, accepts what the strict reader accepts, with the same values.
+
+The generated-file and line-parser properties are differential (fast reader against full reader):
+each runs ``EXAMPLES["dev"]`` examples on a developer's machine, ``EXAMPLES["ci"]`` under ``CI``
+(bounded: the three together take about a minute of one core here) and ``EXAMPLES["nightly"]``
+(10,000 each) under ``PRUNER_FUZZ=nightly``, and prints how many it ran and what damage they drew.
+Generated files carry hostile bytes and usage (issue 31): NUL bytes, BOMs, CRLF, lone surrogates
+(escaped and raw), truncated lines, huge integers, and negative or non-numeric usage.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ import hashlib
 import json
 import math
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pruner.formats import load_session
@@ -32,6 +40,24 @@ from pruner.replay.fast_bill import bill_ledger_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / ".." / "shared" / "data" / "real"
+
+#: Examples per differential property: ``PRUNER_FUZZ=nightly``, else ``CI`` (bounded), else a developer's run.
+PROFILE = "nightly" if os.environ.get("PRUNER_FUZZ") == "nightly" else "ci" if os.environ.get("CI") else "dev"
+EXAMPLES = {"files": {"dev": 60, "ci": 600, "nightly": 10_000}[PROFILE],
+            "lines": {"dev": 200, "ci": 300, "nightly": 10_000}[PROFILE]}
+
+
+def _differential(kind: str):
+    return settings(max_examples=EXAMPLES[kind], deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.filter_too_much])
+
+
+def _report(capsys, name: str, seen: Counter) -> None:
+    """Print the examples a property ran (and what they drew), whatever pytest's capture."""
+    drawn = ", ".join(f"{k} {v:,}" for k, v in sorted(seen.items()) if k != "examples")
+    with capsys.disabled():
+        print(f"\n{name}: {seen['examples']:,} examples ({PROFILE} profile){'; ' + drawn if drawn else ''}")
 
 
 def _real(pattern: str) -> list[Path]:
@@ -251,14 +277,118 @@ def claude_files(draw) -> list[str]:
     return lines
 
 
-@settings(max_examples=60, deadline=None)
-@given(claude_files())
-def test_generated_files_give_the_full_row(tmp_path_factory, lines):
+#: Usage values no API sends: negative, huge (past int64, past 10**12, past the 4,300 digits Python
+#: parses), fractional, of another type. ``HUGE`` goes into the text raw (json.dumps would refuse it).
+HUGE = "9" * 4301
+_bad_counts = st.sampled_from([-500, -1, 10**12 + 1, 2**63, 2**64 + 7, 10**30, 1.5, 1e300, -0.0, "10", "", None,
+                               True, [], {}, [5], HUGE])
+_bad_usage = st.sampled_from([None, "lots", 5, [], [{"input_tokens": 3}]])
+_BYTE_DAMAGE = ("nul_line", "nul_in_line", "bom", "bom_on_a_line", "crlf", "cr_on_a_line", "surrogate_escape",
+                "raw_surrogate", "truncated_line", "unicode_blank_line", "bad_count", "bad_usage", "odd_field")
+_ODD_FIELDS = ("timestamp", "uuid", "parentUuid", "requestId", "sessionId", "cwd", "isSidechain", "type")
+_odd_values = st.sampled_from([None, 0, -1, 10**30, 1.5, True, "", [], {}, ["x"], "2026-13-45T99:99:99Z"])
+
+
+def _spoil_field(draw, lines: list[str], seen: Counter) -> list[str]:
+    """A line's bookkeeping field (time, ids, chain, type), or its model or message id, of another type."""
+    k = draw(st.integers(0, len(lines) - 1))
+    if HUGE in lines[k]:
+        return lines
+    entry = json.loads(lines[k])
+    msg = entry.get("message")
+    if isinstance(msg, dict) and draw(st.booleans()):
+        msg[draw(st.sampled_from(["model", "id", "role"]))] = draw(_odd_values)
+    else:
+        entry[draw(st.sampled_from(_ODD_FIELDS))] = draw(_odd_values)
+    seen["odd_field"] += 1
+    out = list(lines)
+    out[k] = json.dumps(entry)
+    return out
+
+
+def _spoil_usage(draw, lines: list[str], seen: Counter) -> list[str]:
+    """A reply's usage with one count replaced (or the whole usage) by a value no API sends."""
+    replies = [k for k, line in enumerate(lines) if '"usage": {"' in line and HUGE not in line]
+    if not replies:
+        return lines
+    k = draw(st.sampled_from(replies))
+    entry = json.loads(lines[k])
+    usage = entry["message"]["usage"]
+    if draw(st.booleans()):
+        entry["message"]["usage"] = draw(_bad_usage)
+        seen["bad_usage"] += 1
+    else:
+        value = draw(_bad_counts)
+        usage[draw(st.sampled_from(sorted(usage)))] = "__HUGE__" if value == HUGE else value
+        seen["bad_count"] += 1
+    out = list(lines)
+    out[k] = json.dumps(entry).replace('"__HUGE__"', HUGE)
+    return out
+
+
+def _hostile_bytes(draw, lines: list[str], seen: Counter) -> bytes:
+    """The file's bytes with damage drawn from ``_BYTE_DAMAGE`` (none, one or several)."""
+    damage = draw(st.lists(st.sampled_from(_BYTE_DAMAGE), max_size=3))
+    for kind in damage:
+        if kind in ("bad_count", "bad_usage"):
+            lines = _spoil_usage(draw, lines, seen)
+        elif kind == "odd_field":
+            lines = _spoil_field(draw, lines, seen)
+    raw = [line.encode("utf-8") for line in lines]
+    ends = [b"\n"] * len(raw)
+    for kind in damage:
+        if kind in ("bad_count", "bad_usage", "odd_field"):
+            continue
+        seen[kind] += 1
+        k = draw(st.integers(0, len(raw) - 1))
+        if kind == "nul_line":
+            raw.insert(k, b"\x00" * draw(st.integers(1, 64)))
+            ends.insert(k, b"\n")
+        elif kind == "nul_in_line":
+            cut = draw(st.integers(0, len(raw[k])))
+            raw[k] = raw[k][:cut] + b"\x00" + raw[k][cut:]
+        elif kind == "bom_on_a_line":
+            raw[k] = b"\xef\xbb\xbf" + raw[k]
+        elif kind == "crlf":
+            ends = [b"\r\n"] * len(raw)
+        elif kind == "cr_on_a_line":
+            ends[k] = b"\r\n"
+        elif kind == "surrogate_escape":  # an escape the strict reader takes and msgspec refuses
+            raw.insert(k, _line(type="user", uuid=f"s{k}", parentUuid="root",
+                                message={"role": "user", "content": "half \ud83d pair"}).encode("utf-8"))
+            ends.insert(k, b"\n")
+        elif kind == "raw_surrogate":  # the bytes UTF-8 forbids (a surrogate encoded as if a character)
+            raw[k] = raw[k].replace(b'"start"', b'"st\xed\xa0\x80rt"').replace(b'"go"', b'"g\xed\xb0\x80o"')
+        elif kind == "unicode_blank_line":  # blank to str.strip (the full reader), not to bytes.strip
+            raw.insert(k, draw(st.sampled_from(["\u3000", "\x1c", "\x85", "\u2028", "\xa0 "])).encode("utf-8"))
+            ends.insert(k, b"\n")
+        elif kind == "truncated_line":
+            raw[k] = raw[k][:draw(st.integers(0, max(0, len(raw[k]) - 1)))]
+    data = b"".join(line + end for line, end in zip(raw, ends))
+    return (b"\xef\xbb\xbf" + data) if "bom" in damage else data
+
+
+def test_generated_files_give_the_full_row(tmp_path_factory, capsys):
+    """The differential property: a generated Claude Code file, hostile bytes and usage included, gives
+    the same row (content columns, or the same error) from the bill-only reader as from the full one."""
     folder = tmp_path_factory.mktemp("gen")
-    p = _write(folder, [_line(type="user", uuid="root", message={"role": "user", "content": "start"})] + lines)
-    expected = _full_row(p)
-    row = read_session(_found(p))
-    assert {k: row.get(k) for k in expected} == expected
+    seen: Counter = Counter()
+
+    @_differential("files")
+    @given(claude_files(), st.data())
+    def same_row(lines, data):
+        seen["examples"] += 1
+        first = _line(type="user", uuid="root", message={"role": "user", "content": "start"})
+        p = folder / "s.jsonl"
+        p.write_bytes(_hostile_bytes(data.draw, [first] + lines, seen))
+        expected = _full_row(p)
+        row = read_session(_found(p))
+        seen["refused"] += bool(expected.get("error"))
+        assert {k: row.get(k) for k in expected} == expected
+
+    same_row()
+    _report(capsys, "fast vs full reader, generated files", seen)
+    assert seen["examples"] >= min(EXAMPLES["files"], 50)
 
 
 # ---- the line parser ---------------------------------------------------------------------------
@@ -284,17 +414,31 @@ def _same_as_strict(text: str) -> None:
     assert type(got) is type(expected)
 
 
-@settings(max_examples=200, deadline=None)
-@given(_json_values)
-def test_line_parser_reads_json_as_the_strict_reader_does(value):
-    _same_as_strict(json.dumps(value))
+def test_line_parser_reads_json_as_the_strict_reader_does(capsys):
+    seen: Counter = Counter()
+
+    @_differential("lines")
+    @given(_json_values)
+    def same_value(value):
+        seen["examples"] += 1
+        _same_as_strict(json.dumps(value))
+
+    same_value()
+    _report(capsys, "line parser vs strict reader, JSON values", seen)
 
 
-@settings(max_examples=200, deadline=None)
-@given(_json_values, _odd_tokens, st.sampled_from(['{"x": %s}', "[%s]", "%s", '{"a": 1, "a": %s}']))
-def test_line_parser_refuses_what_the_strict_reader_refuses(value, token, shape):
-    _same_as_strict(shape % token)
-    _same_as_strict(json.dumps([value, "x"]).replace('"x"', token))
+def test_line_parser_refuses_what_the_strict_reader_refuses(capsys):
+    seen: Counter = Counter()
+
+    @_differential("lines")
+    @given(_json_values, _odd_tokens, st.sampled_from(['{"x": %s}', "[%s]", "%s", '{"a": 1, "a": %s}']))
+    def same_refusal(value, token, shape):
+        seen["examples"] += 1
+        _same_as_strict(shape % token)
+        _same_as_strict(json.dumps([value, "x"]).replace('"x"', token))
+
+    same_refusal()
+    _report(capsys, "line parser vs strict reader, odd tokens", seen)
 
 
 def test_line_parser_keeps_the_last_of_repeated_keys_and_exact_integers():

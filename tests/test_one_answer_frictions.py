@@ -31,7 +31,7 @@ def test_defect_r4_33_replay_json_with_no_value_or_a_dash_prints_the_json_on_std
         data = json.loads(p.stdout)
         assert data["answer"]["modelled"] > 0 and data["verdict"]["sentence"] in p.stderr
     both = _replay("--json", "-", "--csv", "-")
-    assert both.returncode == 2 and "cannot both go to stdout" in both.stderr
+    assert both.returncode == 2 and "both write to standard output" in both.stderr
 
 
 @given(st.lists(st.tuples(st.sampled_from(["full", "truncate", "compact", "cache_aware_prune"]),

@@ -47,7 +47,7 @@ def build_corpus(folder: Path, *, sessions: int, tau_copies: int, tau: Path = TA
     copies = tau_copies if tau.exists() else 0
     tau_bytes = tau.read_bytes() if copies else b""
     for n in range(copies):
-        write_atomic(folder / f"tau-bench-{n:03d}.json", tau_bytes)
+        write_atomic(folder / f"tau-bench-{n:03d}.json", tau_bytes, follow_symlinks=False)  # the corpus's own file
     per_copy = 200 if copies else 0
     generated = max(0, sessions - copies * per_copy)
     for n in range(generated):

@@ -165,7 +165,7 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
         for case in cases:
             for size_mb in sizes_mb:
                 path = os.path.join(folder, f"{case}-{size_mb}mb.json")
-                write_atomic(path, _as_text(CASES[case][1], size_mb * MB))
+                write_atomic(path, _as_text(CASES[case][1], size_mb * MB), follow_symlinks=False)
                 for command in COMMANDS:
                     if progress:
                         progress(f"{case}, {size_mb} MB: {command}")
@@ -174,7 +174,8 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
                                     round(cpu, 2), round(peak, 1)))
                 os.unlink(path)
         over = os.path.join(folder, "over-the-limit.json")
-        write_atomic(over, lambda fh: fh.truncate(DEFAULT_MAX_BYTES + 1))  # sparse: refused from its size, never read
+        write_atomic(over, lambda fh: fh.truncate(DEFAULT_MAX_BYTES + 1),  # sparse: refused from its size, never read
+                     follow_symlinks=False)
         if progress:
             progress("a file one byte over the limit: inspect")
         code, wall, cpu, peak = measure_command(["inspect", over])
@@ -182,7 +183,7 @@ def run_limits(sizes_mb=SIZES_MB, *, cases=tuple(CASES), progress: Callable[[str
                         round(wall, 2), round(cpu, 2), round(peak, 1)))
         # Deep nesting is charged CONTAINER_BYTES per array and object: 55 MB of it is over the limit.
         deep = os.path.join(folder, "deep-over-the-limit.jsonl")
-        write_atomic(deep, _as_text(_deep_nesting, 55 * MB))
+        write_atomic(deep, _as_text(_deep_nesting, 55 * MB), follow_symlinks=False)
         if progress:
             progress("deep nesting charged over the limit: inspect")
         code, wall, cpu, peak = measure_command(["inspect", deep])

@@ -19,7 +19,7 @@ from ..rules import short_name
 from ..engine.prune import PruneConfig
 from ..bench.workloads import GENERATOR_VERSION, SIZES, WORKLOADS
 from .types import positive_int
-from .common import write_output
+from .common import refuse_shared_outputs, write_output
 
 NAME = "bench"
 #: Where the default run keeps its results: the files the dashboard charts and the README's table renders.
@@ -238,6 +238,7 @@ def run(args) -> int:
         if args.json:
             write_output(args.json, json.dumps(rep, indent=1) + "\n")
         return 0
+    refuse_shared_outputs(("--json", args.json), ("--csv", args.csv))
     if args.timing_runs < 1:
         raise PrunerError(f"--timing-runs must be at least 1, got {args.timing_runs}")
     config = PruneConfig(expire=not args.no_expire, deduplicate=not args.no_dedupe, restore=not args.no_restore,

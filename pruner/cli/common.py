@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Iterable
 
-from ..errors import ExportError
+from ..errors import ConfigurationError, ExportError
 from ..files import write_atomic
 from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session, repair_messages, repairs
 from ..engine.prune import PruneConfig
@@ -203,6 +203,38 @@ def load_from_args(args):
                            dialogue=args.dialogue)
     report_repairs([session], args.file)
     return session
+
+
+def _destination(path: str) -> tuple[str, tuple[int, int] | None]:
+    """Where writing ``path`` lands: its resolved path (a link followed, ``./x`` and ``x`` alike) and,
+    when it exists, its device and inode (a hard link, or a link to a link, is the same file)."""
+    if path == "-":
+        return "-", None
+    try:
+        info = os.stat(path)
+        inode: tuple[int, int] | None = (info.st_dev, info.st_ino)
+    except OSError:
+        inode = None
+    return os.path.realpath(path), inode
+
+
+def refuse_shared_outputs(*outputs: tuple[str, str | None]) -> None:
+    """``ConfigurationError`` when two of a command's outputs (``(option, path)``; ``None`` for an option
+    not given) name one destination, before anything is written: the second write would replace the
+    first and the command would end with one output and exit 0. Standard output (``-``) counts as one
+    destination too: two documents run together on it are neither."""
+    seen: list[tuple[str, str, tuple[str, tuple[int, int] | None]]] = []
+    for option, path in outputs:
+        if not path:
+            continue
+        where = _destination(path)
+        for other_option, other_path, (real, inode) in seen:
+            if where[0] == real or (inode is not None and where[1] == inode):
+                where_to = "standard output" if path == "-" else path if path == other_path else (
+                    f"one file ({other_path} and {path})")
+                raise ConfigurationError(f"{other_option} and {option} both write to {where_to}; give each "
+                                         "output its own file (nothing was written)")
+        seen.append((option, path, where))
 
 
 def write_output(path: str, text: str, *, source: str | None = None, option: str = "-o") -> None:

@@ -7,7 +7,8 @@ import sys
 from ..formats.export import export
 from ..engine.prune import prune
 from ..jsonio import dumps_json
-from .common import add_input_arguments, add_prune_arguments, load_from_args, prune_config, say, warn, write_output
+from .common import (add_input_arguments, add_prune_arguments, load_from_args, prune_config, refuse_shared_outputs, say,
+                     warn, write_output)
 
 NAME = "prune"
 HELP = "prune a transcript and explain every decision"
@@ -39,6 +40,7 @@ def summary_lines(result) -> list[str]:
 
 
 def run(args) -> int:
+    refuse_shared_outputs(("-o", args.output), ("--report-json", args.report_json))
     session = load_from_args(args)
     config = prune_config(args)
     result = prune(session, config)
@@ -50,5 +52,6 @@ def run(args) -> int:
     if args.report_json:
         write_output(args.report_json, dumps_json(result.report(), indent=2) + "\n", source=args.file,
                      option="--report-json")
-    say(summary_lines(result), file=sys.stderr if args.output == "-" else sys.stdout)
+    # An output on standard output keeps it to itself: the summary goes to stderr, not into the JSON.
+    say(summary_lines(result), file=sys.stderr if "-" in (args.output, args.report_json) else sys.stdout)
     return 0

@@ -15,7 +15,8 @@ from ..replay.report import chain_lines, escape, events_text, show_context, tabl
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
 from . import replay_lost
-from .common import add_input_arguments, add_setting_arguments, load_from_args, setting_values, write_output
+from .common import (add_input_arguments, add_setting_arguments, load_from_args, refuse_shared_outputs, setting_values,
+                     write_output)
 from .types import non_negative_int, strategy_list
 
 NAME = "replay"
@@ -55,6 +56,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    refuse_shared_outputs(("--json", args.json), ("--csv", args.csv))  # before the replay: nothing written
     session = load_from_args(args)
     prices = load_prices(args.prices) if args.prices else default_prices()
     provider, model, how = args.provider, args.model, None
@@ -70,10 +72,7 @@ def run(args) -> int:
     if args.show is not None and args.show >= len(result.requests):
         raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
                                  f"(0 to {len(result.requests) - 1})")
-    if args.json == "-" and args.csv == "-":
-        raise ConfigurationError("--json and --csv cannot both go to stdout; give one of them a file")
-    # JSON or CSV on stdout stays parseable: the report goes to stderr then
-    out = sys.stderr if "-" in (args.json, args.csv) else sys.stdout
+    out = sys.stderr if "-" in (args.json, args.csv) else sys.stdout  # an output on stdout keeps it to itself
     n = len(result.requests)
     chains = len(result.chains)
     subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""

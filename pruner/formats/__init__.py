@@ -151,14 +151,25 @@ def format_name(name: str, *, file: str = "<input>") -> str:
     return resolved
 
 
-def decode_bytes(data: bytes, *, file: str) -> str:
-    """Bytes to text: refuses binary data and invalid UTF-8, accepts a UTF-8 BOM."""
+#: A NUL byte in a file's first bytes marks it binary (no JSON text holds a raw NUL).
+BINARY_SNIFF_BYTES = 65536
+
+
+def check_text_bytes(data: bytes, *, file: str) -> None:
+    """``FormatError`` when ``data`` is no text file at all: empty, UTF-16, or binary data. The one rule
+    of both readers: ``decode_bytes`` (the full reader) and the bill-only reader (``claude_code_usage``),
+    so ``pruner logs --bill-only`` never bills a file every other command refuses."""
     if not data.strip():
         raise FormatError("the file is empty", file=file)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise FormatError("the file is UTF-16 text; save it as UTF-8", file=file)
-    if b"\x00" in data[:65536]:
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise FormatError("this is binary data, not a text transcript", file=file)
+
+
+def decode_bytes(data: bytes, *, file: str) -> str:
+    """Bytes to text: refuses binary data and invalid UTF-8, accepts a UTF-8 BOM."""
+    check_text_bytes(data, file=file)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -317,9 +328,9 @@ def repair_messages(session: Session) -> list[str]:
 
 
 __all__ = [
-    "ALIASES", "AUTHORING_MODULES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector", "Dumper",
-    "FORMATS", "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size",
-    "decode_bytes", "detect_format", "format_name", "load_bytes", "load_dialogues", "load_session",
+    "ALIASES", "AUTHORING_MODULES", "BINARY_SNIFF_BYTES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector",
+    "Dumper", "FORMATS", "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size",
+    "check_text_bytes", "decode_bytes", "detect_format", "format_name", "load_bytes", "load_dialogues", "load_session",
     "loads", "loads_all", "probe", "register_format", "register_module", "repair_messages", "repairs",
     "save_session"
 ]

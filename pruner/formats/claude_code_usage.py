@@ -17,8 +17,9 @@ Where the full reader would do something this one does not model, it returns
 ``None`` and the caller reads the file the full way: a file the format
 detection does not call Claude Code, subagent files beside the session, a
 file over the size limit, a line only the strict JSON reader takes (a lone
-surrogate escape, which the full reader repairs), a line the full reader
-would refuse (no ``uuid``, a content that is not text or blocks, a tool call
+surrogate escape, which the full reader repairs), a file the full reader does
+not take as text (``check_text_bytes``: a NUL byte near its start, UTF-16,
+empty), a line the full reader would refuse (no ``uuid``, a content that is not text or blocks, a tool call
 without id or name, a result answering no call), a repeated message id, a
 session that records no ``cwd``. So a damaged file gets the full reader's
 error, never a different answer. Recorded compactions are read (their
@@ -265,7 +266,7 @@ def _assistant(entry: dict, msg: dict, meta: dict[str, Any], b: SessionBuilder, 
 def read_usage(path: str) -> tuple[Session, str] | None:
     """The usage skeleton of the Claude Code session file ``path`` and the file's SHA-256, or None
     when the full reader (``pruner.formats.load_session``) must read it (see the module)."""
-    from . import CONTAINER_BYTES, DEFAULT_MAX_BYTES, _check_size
+    from . import CONTAINER_BYTES, DEFAULT_MAX_BYTES, _check_size, check_text_bytes
     from ._subagent_files import subagent_paths
 
     try:
@@ -273,6 +274,7 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             return None
         file, data = read_limited(path, DEFAULT_MAX_BYTES)  # as load_session: regular files, bounded
         digest = hashlib.sha256(data).hexdigest()
+        check_text_bytes(data, file=file)  # binary data (a NUL byte), UTF-16, empty: the full reader's refusal
         if len(data) * CONTAINER_BYTES > DEFAULT_MAX_BYTES:
             _check_size(data, DEFAULT_MAX_BYTES, file)  # counts the brackets only where they could matter
         if data.startswith(b"\xef\xbb\xbf"):

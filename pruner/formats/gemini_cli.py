@@ -109,15 +109,19 @@ def _thinking(thoughts: Any) -> str:
     return "\n\n".join(parts)
 
 
-def _result_text(result: Any) -> tuple[str, bool]:
-    """A tool call's recorded ``result`` as text, and whether it reports an error."""
+def _result_text(b: SessionBuilder, result: Any, where: str) -> tuple[str, bool]:
+    """A tool call's recorded ``result`` (at ``where``) as text, and whether it reports an error."""
     if isinstance(result, str):
         return result, False
     if not isinstance(result, list):
         return ("" if result is None else json.dumps(result, ensure_ascii=False, sort_keys=True)), False
     texts, error = [], False
-    for part in result:
-        response = part.get("functionResponse", {}).get("response") if isinstance(part, dict) else None
+    for k, part in enumerate(result):
+        call = part.get("functionResponse", {}) if isinstance(part, dict) else {}
+        if not isinstance(call, dict):  # the API's FunctionResponse: an object (id, name, response), never null
+            raise b.error(f"field 'functionResponse' must be an object (the call's id, name and response), got "
+                          f"{type_name(call)}", jpath(where, k, "functionResponse"))
+        response = call.get("response")
         if isinstance(response, dict) and isinstance(response.get("output"), str):
             texts.append(response["output"])
         elif isinstance(response, dict) and "error" in response:
@@ -168,7 +172,7 @@ def _gemini(b: SessionBuilder, m: dict, mid: str, where: str, meta: dict[str, An
             answered.append((j, c))
     for j, c in answered:
         cwhere = jpath(where, "toolCalls", j)
-        text, error = _result_text(c["result"])
+        text, error = _result_text(b, c["result"], jpath(cwhere, "result"))
         rmeta: dict[str, Any] = {"is_error": error or c.get("status") == "error"}
         if isinstance(c.get("timestamp"), str):
             rmeta["timestamp"] = c["timestamp"]
