@@ -74,7 +74,7 @@ def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | 
             _link(src, dst)
         else:
             with open(src, "rb") as source:
-                write_atomic(dst, lambda fh: shutil.copyfileobj(source, fh))
+                write_atomic(dst, lambda fh: shutil.copyfileobj(source, fh), follow_symlinks=False)
         total += src.stat().st_size
     return total
 
