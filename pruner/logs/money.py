@@ -22,9 +22,8 @@ from typing import Any
 import pyarrow as pa
 
 from ..model import Session
-from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
+from ..replay import CAUSES, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.bill import price_request
-from ..replay.detect import detect
 from ..replay.verdict import feasible
 
 _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
@@ -111,9 +110,7 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
     try:
         _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
         if strategies:
-            provider, model, _ = detect(session, prices)
-            r = replay(session, strategies, settings=ReplaySettings(provider=provider, model=model), prices=prices,
-                       snapshots=False)
+            r = replay(session, strategies, prices=prices, snapshots=False)  # the session's provider and model
             row["replay_prices"] = r.money_label
             for name in strategies:
                 t = r.runs[name].totals
