@@ -38,6 +38,9 @@ RECORDING = ("as_recorded", "full")  # what "recorded" means, in order of prefer
 
 @dataclass(frozen=True)
 class Verdict:
+    """What a replay comes to in one sentence: the cheapest feasible strategy that keeps ``min_recall``
+    of what the replies used, against the strategy standing for the recording."""
+
     sentence: str
     best: str | None  # the cheapest feasible strategy keeping min_recall (None: none does)
     reference: str  # the strategy standing for the recording
