@@ -26,10 +26,12 @@ def test_prune_writes_kept_session_and_report(tmp_path):
     session = Session.of([
         Message("u1", "user", "price? DEFINE:q"),
         Message("a1", "assistant", "", tool_calls=(ToolCall("c1", "quote", {"sku": 1}),)),
-        Message("r1", "tool", "The quote for sku 1 is 12 dollars before tax and shipping.", tool_call_id="c1"),
+        Message("r1", "tool", "The quote for sku 1 is 12 dollars before tax and shipping, valid for thirty days "
+                "from today for orders of up to one hundred units.", tool_call_id="c1"),
         Message("u2", "user", "again"),
         Message("a2", "assistant", "", tool_calls=(ToolCall("c2", "quote", {"sku": 1}),)),
-        Message("r2", "tool", "The quote for sku 1 is 13 dollars before tax and shipping.", tool_call_id="c2"),
+        Message("r2", "tool", "The quote for sku 1 is 13 dollars before tax and shipping, valid for thirty days "
+                "from today for orders of up to one hundred units.", tool_call_id="c2"),
     ], name="written-by-library")
     src = tmp_path / "in.jsonl"
     save_session(session, src)

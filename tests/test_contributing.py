@@ -34,7 +34,8 @@ def _session():
     return Session.of([
         Message(id="u1", role="user", content="find x"),
         Message(id="a1", role="assistant", content="", tool_calls=(call,)),
-        Message(id="r1", role="tool", content="   ", tool_call_id="c1"),
+        # long enough to pay for the 7-token placeholder (a shorter one is kept: pruner.engine.payoff)
+        Message(id="r1", role="tool", content="- " * 100, tool_call_id="c1"),
         Message(id="a2", role="assistant", content="nothing found"),
     ])
 

@@ -31,6 +31,18 @@ and workload-tool_agent-200 from ``expired/tool_pair`` to kept (with ``drop_pair
 now); the 2,000-turn tool_agent workload 13 fewer file_state and 7 fewer dependency removals; the real
 Pi session 37 fewer file_state and 25 more near duplicates (re-reads after an edit that 80 % of an
 earlier, now kept, read holds). Every other input came out byte-identical.
+
+One rule changed on purpose (issue 34, ``pruner.engine.payoff``): a removal whose placeholder is not
+shorter than the result it replaces is not made (the result is kept: "placeholder would be longer"),
+so the records were re-recorded with that commit. What moved (default policy): one short result per
+sample kept on six samples (claude_code 250 -> 238 tokens, swe_agent 288 -> 275, gemini_cli 103 -> 92,
+pi 241 -> 238, openai_responses 203 -> 201, codex 274 -> 273, anthropic 179 -> 177), workload-tool_agent
+23 more results kept at 200 turns, 269 fewer superseded_call on the 2,000-turn tool_agent (492,509 ->
+491,007 tokens), the real Pi session 33 fewer superseded_call and 1 fewer near duplicate (122,129 ->
+122,082), and 1-2 fewer superseded_call on 8 of the 200 tau-bench dialogues. Every other input came out
+byte-identical. With ``drop_pair`` a result whose call's message holds only that call still goes (no
+placeholder is sent); a call among several keeps its short result, which can cost a few tokens
+(workload-tool_agent-200: 46,829 -> 46,850).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
 
 from tests.strategies import sessions
-from tests.support.file_reads import assert_edited_reads_are_kept
+from tests.support.file_reads import assert_edited_reads_are_kept, expired_rules
 
 SAMPLE = "anthropic_messages.json"
 
@@ -76,7 +76,7 @@ def test_images_are_kept_in_metadata():
 def test_sample_prunes_and_exports_valid(samples):
     session = load_session(samples / SAMPLE)
     result = prune(session)
-    assert {d.rule for d in result.decisions if d.status == "expired"} == {"superseded_call"}
+    assert set(expired_rules(result)) == {"superseded_call"}
     assert_edited_reads_are_kept(session, result)
     validate_anthropic_messages(to_anthropic_messages(result))
 

@@ -7,6 +7,7 @@ import json
 from pruner.engine.fileops import file_operations
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
+from tests.support.file_reads import expired_rules
 
 SAMPLE = "codex_rollout.jsonl"
 
@@ -83,7 +84,7 @@ def test_compaction_and_apply_patch(samples):
 
 def test_repeated_test_run_is_superseded(samples):
     result = prune(load_session(samples / SAMPLE))
-    assert [d.rule for d in result.decisions if d.status == "expired"] == ["superseded_call"]
+    assert expired_rules(result) == ["superseded_call"]
 
 
 def test_older_rollouts_with_bare_items():

@@ -7,7 +7,7 @@ import json
 from pruner.formats.export import to_openai_messages, validate_openai_messages
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
-from tests.support.file_reads import assert_edited_reads_are_kept
+from tests.support.file_reads import assert_edited_reads_are_kept, expired_rules
 
 SAMPLE = "openai_responses.json"
 
@@ -38,7 +38,7 @@ def test_sample_maps_every_item(samples):
 def test_sample_prunes_repeat_and_keeps_the_patched_read(samples):
     session = load_session(samples / SAMPLE)
     result = prune(session)
-    assert {d.rule for d in result.decisions if d.status == "expired"} == {"superseded_call"}
+    assert set(expired_rules(result)) == {"superseded_call"}
     assert_edited_reads_are_kept(session, result)
     validate_openai_messages(to_openai_messages(result))
 

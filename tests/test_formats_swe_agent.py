@@ -50,7 +50,11 @@ def test_rerun_supersedes_and_the_edited_view_is_kept(samples):
     expired = {d.id: d.rule for d in result.decisions if d.status == "expired"}
     first_run = next(m for m in session.messages if m.tool_name == "bash")
     view = next(m for m in session.messages if m.tool_name == "str_replace_editor")
-    assert expired == {first_run.id: "superseded_call"}
+    # The rerun supersedes the first run, whose result is shorter than the placeholder that would
+    # answer it: it is kept, and its decision says so (a removal pays for itself: issue 34).
+    decision = result.decision(first_run.id)
+    assert expired == {} and decision.status == "kept"
+    assert decision.reason.startswith("placeholder would be longer: superseded_call")
     assert any(r == view.id for r, _ in reads_edited_later(session))
     assert_edited_reads_are_kept(session, result)
 

@@ -107,3 +107,33 @@ def test_duplicates_point_at_an_earlier_kept_copy(session):
             assert status[d.related] == "kept"
         if d.rule == "superseded_call":
             assert position[d.related] > position[d.id]
+
+
+@given(sessions(), CONFIGS)
+def test_a_removal_pays_for_itself_per_message_and_in_total(session, config):
+    """Issue 34: no message is replaced by a placeholder that is not shorter than itself, so pruning never
+    makes the context larger. Per message: a kept one sends itself, a removed result whose call is kept
+    its placeholder, any other removed message nothing; each at most what the message was."""
+    from pruner import get_counter, message_tokens
+
+    result = prune(session, config)
+    counter = get_counter(config.encoding)
+    kept = {m.id for m in result.kept.messages}
+    before_total = after_total = 0
+    for m in session.messages:
+        before = message_tokens(m, counter)
+        if m.id in kept:
+            after = before
+        elif m.role == "tool" and m.tool_call_id in result.placeholders:
+            after = counter.count(result.placeholders[m.tool_call_id])
+            assert after < before, (m.id, result.placeholders[m.tool_call_id])
+        else:
+            after = 0
+        assert after <= before, m.id
+        before_total += before
+        after_total += after
+    assert after_total <= before_total
+    assert result.stats.tokens_after <= result.stats.tokens_before
+    for d in result.decisions:  # a message kept back says why
+        if d.status == "kept" and d.reason.startswith("placeholder would be longer"):
+            assert d.id in kept and d.rule == ""

@@ -18,12 +18,13 @@ PACKAGE = ROOT / "pruner"
 
 EXPORTS: dict[str, list[str]] = {
     "pruner": [
-        "CompactionSettings", "ConfigurationError", "Decision", "ENCODINGS", "ExportError", "FORMATS", "FileTools",
-        "FormatError", "IncrementalPruner", "InvalidSessionError", "Message", "OfflineSummarizer",
-        "OpenAISummarizer", "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "ReplaySettings",
-        "STATUSES", "Session", "SummarizerError", "ToolCall", "__version__", "calibrate", "compact", "dumps",
-        "export", "get_counter", "load_session", "message_tokens", "prune", "replay_session", "save_session",
-        "to_anthropic_messages", "to_openai_messages", "to_text", "validate_session"],
+        "Bill", "CompactionSettings", "ConfigurationError", "Decision", "ENCODINGS", "ExportError", "FORMATS",
+        "FileTools", "FormatError", "IncrementalPruner", "InvalidSessionError", "Message", "OfflineSummarizer",
+        "OpenAISummarizer", "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "Replay",
+        "ReplaySettings", "STATUSES", "Session", "SummarizerError", "ToolCall", "Verdict", "__version__", "bill",
+        "calibrate", "compact", "dumps", "export", "get_counter", "load_session", "message_tokens", "prune",
+        "replay_session", "save_session", "to_anthropic_messages", "to_openai_messages", "to_text",
+        "validate_session", "verdict"],
     "pruner.batch": ["BatchSettings", "BatchSummary", "DECISIONS", "Folder", "InputFile", "Inputs", "MANIFEST",
                      "SESSIONS", "expand_inputs", "plan_partitions", "run_batch"],
     "pruner.bench": [],

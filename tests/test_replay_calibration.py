@@ -142,7 +142,9 @@ def test_defect_qa19_7_modelled_covers_the_same_requests_as_the_bill_when_some_r
     msgs = []
     for k in range(3):
         msgs.append(Message(id=f"u{k}", role="user", content=f"question {k} " + "word " * 400))
-        meta = {"usage": {"input": 10, "output": 20, "cache_read": 0, "cache_write": 1_500}} if k == 0 else {}
+        # the billed request records its model, as the sample's does: the bill prices no request at a guess
+        meta = {"usage": {"input": 10, "output": 20, "cache_read": 0, "cache_write": 1_500},
+                "model": "claude-sonnet-4-5"} if k == 0 else {}
         msgs.append(Message(id=f"a{k}", role="assistant", content=f"answer {k}", metadata=meta))
     whole = Session.of(msgs)
     c = calibrate(whole)
@@ -151,3 +153,43 @@ def test_defect_qa19_7_modelled_covers_the_same_requests_as_the_bill_when_some_r
     assert c.billed == alone.billed and c.modelled == alone.modelled > 0
     assert c.modelled_cache_only == alone.modelled_cache_only
     assert "2 not compared: they record no usage" in c.lines()[0]
+
+
+def _gemini_with_an_unpriced_model(tmp_path):
+    """The Gemini CLI sample with every response at a model the price table does not hold, and one
+    response that records no model at all (its usage is recorded): no request has a usable model."""
+    import json
+
+    from tests.support.paths import SAMPLES
+
+    data = json.loads((SAMPLES / "gemini_cli.json").read_text(encoding="utf-8"))
+    responses = [m for m in data["messages"] if m["type"] == "gemini"]
+    for m in responses:
+        m["model"] = "gemini-9-unreleased"
+    del responses[2]["model"]
+    path = tmp_path / "gemini.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path, responses
+
+
+def test_defect_r4_06_a_request_with_no_usable_model_is_unpriced_in_the_replays_bill_as_in_pruner_logs(tmp_path):
+    """``pruner logs`` left the request that records no model unpriced; ``replay --json``
+    ``calibration.billed`` priced it at gemini-3-pro-preview (the provider's default, a model the
+    session never used). One rule: the bill prices a request only at the model it records."""
+    import json
+
+    from pruner.cli import main
+    from pruner.logs.money import money_columns
+
+    path, responses = _gemini_with_an_unpriced_model(tmp_path)
+    out = tmp_path / "replay.json"
+    assert main(["replay", str(path), "--strategies", "full,as_recorded", "--json", str(out)]) == 0
+    billed = json.loads(out.read_text(encoding="utf-8"))["calibration"]["billed"]
+    logs = money_columns(load_session(path))
+    assert logs["money_error"] is None
+    # no response has a model with a price: nothing of the bill is in dollars, in either command
+    assert (billed, logs["billed"]) == (0.0, 0.0)
+    assert logs["unpriced_requests"] == len(responses)
+    # the replay's own bill counts the same requests unpriced
+    c = calibrate(load_session(path))
+    assert c is not None and c.billed == 0.0

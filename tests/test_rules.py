@@ -29,8 +29,11 @@ def statuses(r) -> dict[str, tuple[str, str, str | None]]:
     return {d.id: (d.status, d.rule, d.related) for d in r.decisions}
 
 
-LONG_A = "The refund window is thirty days from delivery for unworn items with their tags still attached."
-LONG_B = "Standard shipping takes five business days and is free for members of the loyalty programme."
+# Long enough that a removal pays for its placeholder (about 18 tokens; pruner.engine.payoff).
+LONG_A = ("The refund window is thirty days from delivery for unworn items with their tags still attached; "
+          "refunds go back to the original payment method within ten working days of the return arriving.")
+LONG_B = ("Standard shipping takes five business days and is free for members of the loyalty programme; "
+          "express delivery costs nine euros and arrives the next working day when ordered before noon.")
 CHUNK_A = ("Returns. " + LONG_A + " Refunds go back to the original payment method within five business "
            "days of the parcel reaching the warehouse. Items bought on final sale cannot be returned, and "
            "gift cards are never refundable. Members do not pay for return postage; everyone else pays six.")
@@ -105,7 +108,8 @@ def test_file_state_write_and_full_read_make_a_read_stale_but_partial_read_and_e
     s = Session.of([
         user("u1", "read"), call("a1", "c1", "read_file", {"path": "src/app.py"}), result("r1", "c1", LONG_A),
         user("u2", "peek"), call("a2", "c2", "read_file", {"path": "src/app.py", "offset": 10, "limit": 5}),
-        result("r2", "c2", "partial view of lines 10 to 15 of the file, nothing else here"),
+        result("r2", "c2", "partial view of lines 10 to 15 of the file, nothing else here: the imports, the "
+                           "settings loader and the first half of the command-line parser"),
         user("u3", "edit"), call("a3", "c3", "str_replace_editor",
                                  {"command": "str_replace", "path": "./src/app.py", "old_str": "a"}),
         result("r3", "c3", "The file src/app.py has been edited."),

@@ -26,6 +26,7 @@ from pruner.setting_fields import described
 from dashboard.controls import label_of
 from dashboard.logic.replay import ReplayChoice
 from dashboard.ui import for_dashboard
+from pruner.replay.settings import DEFAULT_PROVIDER
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = (PruneConfig, CompactionSettings, ReplaySettings)
@@ -168,10 +169,13 @@ def test_dashboard_controls_take_their_labels_and_defaults_from_the_settings():
                for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in labels]
     assert written == []
     choice, settings = ReplayChoice(), ReplaySettings()
-    for name in ("provider", "context_window", "ttl", "reserve_tokens", "keep_recent_tokens", "clear_trigger",
+    for name in ("context_window", "ttl", "reserve_tokens", "keep_recent_tokens", "clear_trigger",
                  "clear_keep", "inherit_cold"):
         assert getattr(choice, name) == getattr(settings, name)
-    assert choice.settings() == ReplaySettings(model=choice.model)
+    # ReplaySettings leaves the provider to the session (None); the form starts from the one detection
+    # falls back to, and a loaded session replaces it with its own (choice_for)
+    assert settings.provider is None and choice.provider == DEFAULT_PROVIDER
+    assert choice.settings() == ReplaySettings(provider=choice.provider, model=choice.model)
 
 
 # --- errors -------------------------------------------------------------------------------------

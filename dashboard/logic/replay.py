@@ -26,11 +26,11 @@ from pruner.money import money
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
 from pruner.replay.answer import Answer, answer, status_of
 from pruner.replay.calibration import from_replay
-from pruner.replay.detect import detect
+from pruner.replay.detect import resolve_settings
 from pruner.replay.engine import Replay
 from pruner.replay.prices import PriceTable
 from pruner.replay.wire import TokenBook
-from pruner.replay.settings import DEFAULT_MODELS
+from pruner.replay.settings import DEFAULT_MODELS, DEFAULT_PROVIDER
 
 KIND_LABELS = {"placeholder": "placeholder: the result was left out", "compaction_summary": "compaction summary"}
 
@@ -39,8 +39,8 @@ KIND_LABELS = {"placeholder": "placeholder: the result was left out", "compactio
 class ReplayChoice:
     """The settings form's values (hashable: the cache key); the defaults are ``ReplaySettings``'s."""
 
-    provider: str = ReplaySettings.provider
-    model: str = DEFAULT_MODELS[ReplaySettings.provider]
+    provider: str = DEFAULT_PROVIDER
+    model: str = DEFAULT_MODELS[DEFAULT_PROVIDER]
     strategies: tuple[str, ...] = ()
     context_window: int | None = ReplaySettings.context_window
     ttl: str = ReplaySettings.ttl
@@ -81,7 +81,8 @@ class ReplayChoice:
 def choice_for(session: Session, previous: ReplayChoice | None) -> ReplayChoice:
     """The settings for a newly loaded session: the provider and model it records (prices as in the
     table), the previous choice's strategies and knobs."""
-    provider, model, _ = detect(session, default_prices())
+    chosen, _ = resolve_settings(session, ReplaySettings(), default_prices())  # as the replay chooses them
+    provider, model = chosen.provider or DEFAULT_PROVIDER, chosen.model_name
     base = previous or ReplayChoice()
     return replace(base, provider=provider, model=model, input_price=None, cached_price=None, write_price=None,
                    output_price=None)

@@ -38,8 +38,10 @@ class BatchSettings:
         if unknown:
             raise ConfigurationError(f"unknown replay strategy {', '.join(unknown)}; choose from "
                                      f"{', '.join(strategy_names())}")
-        if self.replay:  # a model without prices is refused before any work, as pruner replay does
-            replay_settings = self.replay_settings or ReplaySettings()
+        replay_settings = self.replay_settings or ReplaySettings()
+        if self.replay and (replay_settings.model or replay_settings.provider):
+            # a named model without prices is refused before any work, as pruner replay does (one left
+            # unnamed is each session's own: the replay detects it)
             default_prices().get(replay_settings.model_name, replay_settings.provider)
         if self.max_bytes <= 0:
             raise ConfigurationError(f"max_bytes is {self.max_bytes!r}; it must be positive")

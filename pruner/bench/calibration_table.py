@@ -44,15 +44,11 @@ def _error(value: float, billed: float) -> float | None:
 def measure(path: Path) -> dict[str, Any]:
     """One file's calibration figures (the replay's own detection of provider and model)."""
     from .. import load_session
-    from ..replay import ReplaySettings, default_prices, replay
+    from ..replay import default_prices, replay
     from ..replay.calibration import from_replay
-    from ..replay.detect import detect
 
     session = load_session(str(path))
-    prices = default_prices()
-    provider, model, _ = detect(session, prices)
-    r = replay(session, ["as_recorded", "full"], settings=ReplaySettings(provider=provider, model=model),
-               prices=prices, snapshots=False, recall=False)
+    r = replay(session, ["as_recorded", "full"], prices=default_prices(), snapshots=False, recall=False)
     c = from_replay(r)
     if c is None:
         return {"requests": len(r.requests), "billed": None}

@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 from ..model import Session
 from ..replay import ReplaySettings, default_prices, replay
+from ..replay.settings import DEFAULT_PROVIDER
 from . import recall_agreement
 
 #: The strategies the benchmark prices (``as_recorded`` equals ``full`` on a generated session).
@@ -34,7 +35,8 @@ PEERS = ("full", "prune_every_request", "clear_tool_uses")  # what cache_aware_p
 
 
 def settings() -> ReplaySettings:
-    return ReplaySettings()
+    # Generated workloads record no model: the benchmark names its provider rather than rely on detection.
+    return ReplaySettings(provider=DEFAULT_PROVIDER)
 
 
 def meta() -> dict[str, Any]:

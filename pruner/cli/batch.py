@@ -34,8 +34,9 @@ def add_arguments(p) -> None:
     p.add_argument("--replay", type=strategy_list, nargs="?", const=strategy_names(), default=None,
                    metavar="A,B", help="also replay every session request by request under these strategies (default: "
                                        "all) and bill it; writes the replay table (see pruner replay)")
-    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=ReplaySettings.provider,
-                   help="with --replay: whose cache rules and prices bill the requests (default %(default)s)")
+    p.add_argument("--provider", choices=sorted(DEFAULT_MODELS), default=None,
+                   help="with --replay: whose cache rules and prices bill the requests (default: each "
+                        "session's, else anthropic, as in pruner replay)")
     p.add_argument("--model", default=None, metavar="MODEL",
                    help="with --replay: the model whose prices and window apply (default: the provider's in "
                         "pruner replay)")

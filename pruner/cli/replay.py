@@ -9,7 +9,6 @@ from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.answer import answer
 from ..replay.calibration import from_replay
-from ..replay.detect import detect
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
@@ -59,13 +58,11 @@ def run(args) -> int:
     refuse_shared_outputs(("--json", args.json), ("--csv", args.csv))  # before the replay: nothing written
     session = load_from_args(args)
     prices = load_prices(args.prices) if args.prices else default_prices()
-    provider, model, how = args.provider, args.model, None
-    if provider is None and model is None:
-        provider, model, how = detect(session, prices)
-    elif provider is None:
-        provider = prices.get(model).provider
-    settings = ReplaySettings(provider=provider, model=model, **setting_values(ReplaySettings, args, REPLAY_SETTINGS))
+    # Provider and model left None are the session's: the library's replay detects them (one path for all).
+    settings = ReplaySettings(provider=args.provider, model=args.model,
+                              **setting_values(ReplaySettings, args, REPLAY_SETTINGS))
     result = replay(session, replay_lost.strategies(args), settings=settings, prices=prices, snapshots=False)
+    how = result.model_choice
     if args.show is not None and not result.requests:
         raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
                                  "model produced), so there is no context to show")

@@ -32,6 +32,7 @@ from typing import Any, Iterable
 
 from .context import Context, ContextChange, ContextTracker, change_between
 from .index import SessionIndex
+from .payoff import pays
 from .prune import PruneConfig, PruneResult, collector_paused, prune
 from .result import finish
 from .rounds import settled
@@ -97,6 +98,8 @@ class IncrementalPruner:
             self._dups = duplicate_tracker(self._duplicate_family, self._index, self.config, self._gone)
             self._deps = restoration_tracker(rules_for("restored")[0], self._index, self.config, self._kept12)
             self._context = ContextTracker(self._index, self._counter, self.config.orphan_policy)
+            self._k12 = bytearray()  # 1 where passes 1-2 keep the message (as of the last append)
+            self._paid: dict[int, tuple[Removal, bool]] = {}  # message -> (its removal, whether it pays)
             self._witness: dict[int, int] = {}  # restored -> a kept message showing why pass 1 removed it
             self._was_settled = False
             self._kept_changed = True
@@ -138,7 +141,7 @@ class IncrementalPruner:
     def _append(self, new: list[Message], start: int) -> TurnUpdate:
         self.appends += 1
         before = self._multi_round
-        if not self._carry:
+        if not self._carry:  # (or no longer: an outcome the trackers cannot carry was met)
             self._index.extend(new)
             self._multi_round = prune(self._session(), self.config, validate=False)
             recomputed = True
@@ -146,12 +149,12 @@ class IncrementalPruner:
             changed = self._advance(new, start)
             self._context.grow()
             change = self._context.refresh(changed, self._kept, self._removal_rule)
-            recomputed = not self._settled_now()
+            recomputed = not self._carry or not self._settled_now()
             self._multi_round = prune(self._session(), self.config, validate=False) if recomputed else None
         if recomputed or before is not None:
             # The context comes from (or returns from) a full prune: compare the two whole.
             previous = (_result_context(before) if before is not None
-                        else self._context.previous_context() if self._carry else None)
+                        else self._context.previous_context() if hasattr(self, "_context") else None)
             change = change_between(previous, self.context())
         self.full_recomputes += recomputed
         return TurnUpdate(messages=len(self._messages), recomputed=recomputed, change=change)
@@ -165,17 +168,31 @@ class IncrementalPruner:
         gone.extend(bytes(n - start))
         changed = set(range(start, n))
         left: list[int] = []  # earlier messages pass 1 removes from now on
+        touched: set[int] = set()
         for tracker in self._expiry:
-            for i in tracker.advance(start):
-                changed.add(i)
-                if not gone[i]:
-                    gone[i] = 1
-                    if i < start:
-                        left.append(i)
-        left.sort()
-        died, revived = self._dups.advance(start, left, changed)
-        # A message pass 2 never looks at was kept by passes 1-2 until pass 1 removed it.
-        died += [j for j in left if index.text_no[j] < 0]
+            touched.update(tracker.advance(start))
+        changed |= touched
+        for i in sorted(touched):
+            # Removed when one of pass 1's removals pays for its placeholder (pruner.engine.payoff).
+            removed = self._pass1_removal(i) is not None
+            if removed and not gone[i]:
+                gone[i] = 1
+                if i < start:
+                    left.append(i)
+            elif gone[i] and not removed:  # pass 1 only ever removes more; this cannot be carried
+                self._carry = False
+        self._dups.advance(start, left, changed)
+        # Which earlier messages passes 1-2 stopped or started keeping: pass 1's, the walk's verdicts,
+        # and the copies a placeholder longer than themselves keeps (their original can move).
+        k12 = self._k12
+        k12.extend(bytes(n - start))
+        died: list[int] = []
+        revived: list[int] = []
+        for i in sorted(changed):
+            now = self._kept12(i)
+            if i < start and now != bool(k12[i]):
+                (revived if now else died).append(i)
+            k12[i] = now
         restored_changed = self._deps.advance(start, died, revived, changed)
         # What the settled check read can only change when an earlier message's status did.
         self._kept_changed = bool(left or died or revived or restored_changed)
@@ -184,15 +201,34 @@ class IncrementalPruner:
     # -- what the trackers say about a message ----------------------------------------------------
 
     def _kept12(self, i: int) -> bool:
-        return not self._gone[i] and not self._dups.is_copy(i)
+        if self._gone[i] or not self._dups.is_copy(i):
+            return not self._gone[i]
+        return not self._pays(_named(self._dups.removal(i), i))
+
+    def _pays(self, r: Removal) -> bool:
+        """``pruner.engine.payoff.pays``, remembered per message while its removal stays the same."""
+        hit = self._paid.get(r.index)
+        if hit is None or hit[0] != r:
+            hit = self._paid[r.index] = (r, pays(self._index, r, self.config))
+        return hit[1]
+
+    def _held(self, i: int) -> Removal | None:
+        """The first removal of kept message ``i`` that would not have paid for its placeholder."""
+        for tracker in self._expiry:
+            r = tracker.removal(i)
+            if r is not None:
+                return r  # kept: so none of pass 1's pays
+        if self._dups.is_copy(i):
+            return self._dups.removal(i)
+        return None
 
     def _kept(self, i: int) -> bool:
         return self._kept12(i) or i in self._deps.restored
 
     def _pass1_removal(self, i: int) -> Removal | None:
-        for tracker in self._expiry:  # in rule order: the first rule that removes it names it
+        for tracker in self._expiry:  # in rule order: the first rule whose removal pays names it
             r = tracker.removal(i)
-            if r is not None:
+            if r is not None and self._pays(r):
                 return r
         return None
 
@@ -244,9 +280,12 @@ class IncrementalPruner:
         first_removal: dict[int, str] = {}
         restored = self._deps.restored
         alive = bytearray(len(self._messages))
+        held: dict[int, Removal] = {}
         for i in range(len(self._messages)):
             if self._kept12(i):
                 alive[i] = 1
+                if (r := self._held(i)) is not None:
+                    held[i] = r
                 continue
             status, r = self._removal(i)
             first_removal[i] = r.rule
@@ -257,7 +296,7 @@ class IncrementalPruner:
         ever_restored = {j: _named(self._deps.restoration(j), j) for j in restored}
         # settled: a second round would change nothing, so prune() skips it too
         return finish(self._session(), self._index, alive, final, ever_restored, first_removal, self.config,
-                      self._counter, 1, started)
+                      self._counter, 1, started, held=held)
 
 
 def _named(r: Removal | None, i: int) -> Removal:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from .fileops import DEFAULT_FILE_TOOLS, FileTools
 from .index import SessionIndex, build_index, index_for
+from .payoff import pays
 from .result import PruneResult, PruneStats, finish  # noqa: F401  (PruneResult, PruneStats: public here)
 from .rounds import family_of, settled
 from ..errors import ConfigurationError
@@ -95,27 +96,37 @@ def message_tokens(m: Message, counter: TokenCounter | HeuristicCounter) -> int:
     return n
 
 
-def run_passes(index: SessionIndex,
-               config: PruneConfig) -> tuple[bytearray, dict[int, tuple[str, Removal]], list[Removal]]:
-    """One round of the three passes: ``(alive, removals, restorations)``, positions in ``index``."""
+def run_passes(index: SessionIndex, config: PruneConfig
+               ) -> tuple[bytearray, dict[int, tuple[str, Removal]], list[Removal], dict[int, Removal]]:
+    """One round of the three passes: ``(alive, removals, restorations, held)``, positions in ``index``.
+
+    ``held``: the messages kept because a rule's removal would not have paid for its placeholder
+    (``pruner.engine.payoff``), each with the first such removal; a later rule may still remove one.
+    """
     alive = bytearray(b"\x01") * len(index.messages)
     removals: dict[int, tuple[str, Removal]] = {}  # position -> (status, removal)
+    held: dict[int, Removal] = {}
     for stage in REMOVAL_STAGES:
         for family in rules_for(stage):
             if not config.family_on(family):
                 continue
             status = family.status
             for r in family.apply(index, alive, config):
-                if alive[r.index]:
-                    alive[r.index] = 0
-                    removals[r.index] = (status, r)
+                if not alive[r.index]:
+                    continue
+                if not pays(index, r, config):
+                    held.setdefault(r.index, r)
+                    continue
+                alive[r.index] = 0
+                removals[r.index] = (status, r)
+                held.pop(r.index, None)
     restorations: list[Removal] = []
     for family in rules_for("restored"):
         if config.family_on(family):
             restorations += family.apply(index, alive, config)
     for r in restorations:
         alive[r.index] = 1
-    return alive, removals, restorations
+    return alive, removals, restorations, held
 
 
 @contextmanager
@@ -161,7 +172,7 @@ def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter: 
     ever_restored: dict[int, Removal] = {}
     first_removal: dict[int, str] = {}
     rounds = 1
-    alive, removals, restorations = run_passes(index, config)
+    alive, removals, restorations, held = run_passes(index, config)
     # Without restorations the kept set is already a fixpoint; with them, a restored message can
     # change what the passes see: prune the kept set again unless pruner.engine.rounds shows that
     # would change nothing.
@@ -172,8 +183,9 @@ def _prune(session: Session, index: SessionIndex, config: PruneConfig, counter: 
     for r in restorations:
         ever_restored.setdefault(r.index, r)
     if restorations and 0 in alive and not _settled(index, alive, removals, restorations):
-        alive, rounds = _more_rounds(index, alive, config, final, ever_restored, first_removal)
-    return finish(session, index, alive, final, ever_restored, first_removal, config, counter, rounds, start)
+        alive, rounds = _more_rounds(index, alive, config, final, ever_restored, first_removal, held)
+    return finish(session, index, alive, final, ever_restored, first_removal, config, counter, rounds, start,
+                  held=held)
 
 
 def _settled(index: SessionIndex, alive: bytearray, removals: dict[int, tuple[str, Removal]],
@@ -189,7 +201,8 @@ def _settled(index: SessionIndex, alive: bytearray, removals: dict[int, tuple[st
 
 
 def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, final: dict[int, tuple[str, Removal]],
-                 ever_restored: dict[int, Removal], first_removal: dict[int, str]) -> tuple[bytearray, int]:
+                 ever_restored: dict[int, Removal], first_removal: dict[int, str],
+                 held: dict[int, Removal]) -> tuple[bytearray, int]:
     """Prune the kept set again (as a session of its own) until a round changes nothing."""
     msgs = index.messages
     current = [i for i in range(len(msgs)) if alive[i]]
@@ -197,7 +210,9 @@ def _more_rounds(index: SessionIndex, alive: bytearray, config: PruneConfig, fin
     while True:
         rounds += 1
         sub = build_index([msgs[i] for i in current], config.file_tools)
-        sub_alive, removals, restorations = run_passes(sub, config)
+        sub_alive, removals, restorations, sub_held = run_passes(sub, config)
+        for li, r in sub_held.items():
+            held.setdefault(current[li], _to_original(r, current))
         for li, (status, r) in removals.items():
             first_removal.setdefault(current[li], r.rule)
             if not sub_alive[li]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, ca
 
 from ..model import STATUSES, Decision, Session
 from ..rules import Removal, explain, placeholder_text
+from .payoff import PLACEHOLDER_LONGER
 from ..tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -139,6 +140,15 @@ class PruneResult:
 _KEPT = "no pruning rule applies to it"
 
 
+def _held_reason(index: SessionIndex, r: Removal, counter: TokenCounter | HeuristicCounter, tokens: int) -> str:
+    """Why a message a rule would have removed is kept: its placeholder would not be shorter."""
+    msgs = index.messages
+    related = msgs[r.related] if r.related is not None else None
+    cost = counter.count(placeholder_text(r.rule, related, msgs[r.index], r.detail))
+    return (f"{PLACEHOLDER_LONGER}: {r.rule} would replace its {tokens} tokens with a placeholder of "
+            f"{cost} tokens")
+
+
 def settle_orphans(index: SessionIndex, alive: bytearray, final: dict[int, tuple[str, Removal]],
                    policy: str) -> dict[str, str]:
     """Placeholders for kept calls whose results were removed (``drop_pair`` first drops
@@ -172,12 +182,13 @@ def settle_orphans(index: SessionIndex, alive: bytearray, final: dict[int, tuple
 def finish(session: Session, index: SessionIndex, alive: bytearray, final: dict[int, tuple[str, Removal]],
            ever_restored: dict[int, Removal], first_removal: dict[int, str], config: PruneConfig,
            counter: TokenCounter | HeuristicCounter,
-           rounds: int, start: float) -> PruneResult:
+           rounds: int, start: float, *, held: Mapping[int, Removal] | None = None) -> PruneResult:
     """Settle orphaned calls, count tokens, and leave the decisions to be explained when read.
 
     ``alive``: kept after the passes and restorations; ``final``: why each removed message
     went; ``ever_restored``: why each restored one came back; ``first_removal``: the rule
-    that first removed each restored one.
+    that first removed each restored one; ``held``: the removals not made because the
+    placeholder would be longer (``pruner.engine.payoff``), whose messages are kept.
     """
     msgs = index.messages
     n = len(msgs)
@@ -185,6 +196,7 @@ def finish(session: Session, index: SessionIndex, alive: bytearray, final: dict[
     elapsed_ms = (time.perf_counter() - start) * 1000
 
     restored = {i: r for i, r in ever_restored.items() if alive[i]}
+    kept_back = {i: r for i, r in (held or {}).items() if alive[i] and i not in restored and i not in final}
     by_status = dict.fromkeys(STATUSES, 0)
     by_rule: dict[str, int] = {}
     for status, r in final.values():
@@ -225,6 +237,8 @@ def finish(session: Session, index: SessionIndex, alive: bytearray, final: dict[
             f["rule"] = r.rule
             f["reason"] = explain(r, msgs)
             f["related"] = None if r.related is None else msgs[r.related].id
+        for i, r in kept_back.items():
+            out[i].__dict__["reason"] = _held_reason(index, r, counter, tokens[i])
         for i, r in restored.items():
             reason = explain(r, msgs) + f" (it had been removed by {first_removal[i]})"
             # a restoration points at the message that needed it

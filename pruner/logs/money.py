@@ -32,10 +32,9 @@ from typing import Any
 import pyarrow as pa
 
 from ..model import Session
-from ..replay import CAUSES, ReplaySettings, bill, default_prices, ledger, ledger_summary, replay, strategy_names
+from ..replay import CAUSES, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.answer import answer
 from ..replay.bill import price_request
-from ..replay.detect import detect
 from ..replay.lost import lost_terms, top_lost
 from ..replay.verdict import feasible
 
@@ -148,9 +147,7 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
     try:
         _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
         if strategies:
-            provider, model, _ = detect(session, prices)
-            r = replay(session, strategies, settings=ReplaySettings(provider=provider, model=model), prices=prices,
-                       snapshots=False)
+            r = replay(session, strategies, prices=prices, snapshots=False)  # the session's provider and model
             row["replay_prices"] = r.money_label
             figures = answer(r)
             row["modelled"] = figures.modelled

@@ -194,9 +194,13 @@ def from_replay(r: Replay) -> Calibration | None:
     assert scale is not None and first_recorded is not None and last_recorded is not None
     without_usage = sum(1 for q in r.requests if q.recorded is None)
     modelled, cache_only = totals["dollars_modelled"], totals["dollars_not_inherited"]
-    if without_usage:  # compare like with like: the bill covers only the requests that record usage
-        modelled = round(sum(row.dollars_modelled for _, row in billed_rows), 6)
-        cache_only = round(sum(row.dollars_not_inherited for _, row in billed_rows), 6)
+    # Compare like with like: the bill covers only the requests that record usage, and leaves unpriced a
+    # request that records no model, which the replay prices at the settings' model.
+    unbilled = {(b.chain, b.position) for b in the_bill.requests if not b.priced}
+    compared = [(q, w) for q, w in billed_rows if (q.chain, q.position) not in unbilled]
+    if without_usage or len(compared) < len(billed_rows):
+        modelled = round(sum(row.dollars_modelled for _, row in compared), 6)
+        cache_only = round(sum(row.dollars_not_inherited for _, row in compared), 6)
     full = r.runs["full"].totals if "full" in r.runs else None
     return Calibration(
         session=r.session.name, model=", ".join(r.models), prices=r.money_label, requests=len(billed_rows),
@@ -220,8 +224,10 @@ def from_replay(r: Replay) -> Calibration | None:
 
 def _billed(r: Replay) -> Bill:
     """The bill (``pruner.replay.bill``): every recorded request of every chain, counted once by its
-    request id, at its own model's list prices; the settings' model prices those that record none."""
-    return bill(r.session, r.price_table, model=r.settings.model_name)
+    request id, at its own model's list prices. A request that records no model is unpriced, as in
+    ``pruner logs``: the bill is what was paid, and the settings' model (a provider's default when the
+    session names none) is a guess the bill never prices at (issue 31, defect 6)."""
+    return bill(r.session, r.price_table)
 
 
 def calibrate(session: Session, *, settings: ReplaySettings | None = None,

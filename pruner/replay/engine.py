@@ -36,6 +36,7 @@ from .lanes import ChainLane, Lane, lenses
 from .ledger import LedgerEntry, ledger_of
 from .prices import ModelPrice, PriceTable, default_prices
 from .recording import ChainView, cache_models, default_price, prepare, window_of
+from .detect import resolve_settings
 from .requests import Request, has_recorded_usage, price_of
 from .rows import RequestRow, StrategyRun
 from .scale import TokenScale
@@ -69,6 +70,8 @@ class Replay:
     views: dict[str, ChainView] = field(default_factory=dict, repr=False)
     recall: Any = None  # pruner.replay.recall.RecallReport, when computed as it ran
     price_table: PriceTable | None = field(default=None, repr=False)  # the table every request was priced from
+    # How the provider and model were chosen (``pruner.replay.detect``), None when the settings named them.
+    model_choice: str | None = None
 
     @property
     def window(self) -> int:
@@ -240,12 +243,15 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
            progress: Callable[[str], None] | None = None, recall: bool = True) -> Replay:
     """Replay ``session`` under each of ``strategies`` (default: all registered) and bill every request.
 
+    ``settings``: a provider or model they leave None is the session's, detected as ``pruner replay``
+    detects it (``pruner.replay.detect.resolve_settings``; ``Replay.model_choice`` says how).
     ``snapshots``: keep every request's context for ``Replay.context`` (default: when small).
     ``recall``: measure each strategy's context recall as it runs (``pruner.replay.recall``, where it exists).
     Raises ``ConfigurationError`` for an unknown strategy, provider or model.
     """
-    settings = settings or ReplaySettings()
+    given = settings or ReplaySettings()
     prices = prices or default_prices()
+    settings, model_choice = resolve_settings(session, given, prices)
     names = list(dict.fromkeys(strategies)) if strategies is not None else strategy_names()
     for name in names:
         if name not in STRATEGIES:
@@ -289,7 +295,8 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
             run.measures.update(measures(report.strategies[name]))
     return Replay(session=session, settings=settings, price=price, prices_label=prices.label, requests=requests,
                   runs=runs, recorded_usage=recorded, notes=tuple(notes), summarizer=summarizer,
-                  pruner_seconds=pruner_seconds, views=views, recall=report, price_table=prices)
+                  pruner_seconds=pruner_seconds, views=views, recall=report, price_table=prices,
+                  model_choice=model_choice)
 
 
 def _recall_collector(session: Session, requests: tuple[Request, ...]):

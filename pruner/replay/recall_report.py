@@ -26,10 +26,8 @@ from ..engine.prune import prune
 from ..files import write_atomic
 from ..formats import load_session
 from ..model import Session
-from .detect import detect
 from .engine import replay
 from .prices import default_prices
-from .settings import ReplaySettings
 from .verdict import DEFAULT_MIN_RECALL, feasible, lost_examples, verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,8 +67,7 @@ def _rule(session: Session, position: int, at: int, cache: dict[tuple[str, int],
 def session_figures(label: str, path: Path, dialogue: int | None) -> dict[str, Any]:
     session = load_session(path, dialogue=dialogue)
     prices = default_prices()
-    provider, model, how = detect(session, prices)
-    r = replay(session, settings=ReplaySettings(provider=provider, model=model), prices=prices, snapshots=False)
+    r = replay(session, prices=prices, snapshots=False)  # the session's own provider and model
     v = verdict(r, min_recall=DEFAULT_MIN_RECALL)
     rules: dict[tuple[str, int], Any] = {}
     chains = dict(session.chains)

@@ -4,9 +4,11 @@ Token settings are in the provider's tokens (what its window and trigger count),
 as a user reads them in the provider's documentation; the replay converts them
 to the pruner's own counts with the measured ratio (``pruner.replay.calibration``).
 
->>> s = ReplaySettings()
+>>> s = ReplaySettings(provider="anthropic")
 >>> s.provider, s.model_name, s.clear_trigger, s.clear_keep
 ('anthropic', 'claude-sonnet-4-5-20250929', 100000, 3)
+>>> ReplaySettings().provider is None  # the session's: the replay detects it (pruner.replay.detect)
+True
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from ..errors import ConfigurationError
 from ..setting_fields import default_of, setting
 from .cache import ANTHROPIC_TTLS, CACHE_MODELS, OPENAI_RETENTIONS
 
+#: The provider of a session that records none and whose format names none (``pruner.replay.detect``).
+DEFAULT_PROVIDER = "anthropic"
 #: The model each provider's dollars use unless ``--model`` says otherwise.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5-20250929", "openai": "gpt-5.1", "google": "gemini-3-pro-preview"}
 
@@ -44,13 +48,15 @@ class ReplaySettings:
     ``scale``: provider tokens per token of ours; ``None`` measures it from the
     session's recorded usage (1.0 when it records none). ``inherit_cold``: a
     request the recording shows cold (no cache read) is cold for every strategy.
+    ``provider`` and ``model`` left None are the session's (``pruner.replay.detect.resolve_settings``:
+    the replay detects them as the CLI does); a named one wins.
     ``model``: the model whose prices apply to requests that record none (a request that records
     its model is priced at that model, or reported unpriced). ``cache_aware_budget``: the share of
     ``full``'s cost so far that ``cache_aware_prune`` may spend ahead of its savings (it never spends more).
     """
 
-    provider: str = "anthropic"
-    model: str | None = None
+    provider: str | None = None  # None: the session's, else anthropic
+    model: str | None = None  # None: the session's, else the provider's default
     context_window: int | None = setting(None, label="Context window (0: the model's)", minimum=1,
                                          help="the model's window in provider tokens (default: the price table's)")
     ttl: str = setting("5m", label="Cache TTL (Anthropic)", choices=tuple(ANTHROPIC_TTLS),
@@ -88,7 +94,7 @@ class ReplaySettings:
     prune: PruneConfig = field(default_factory=PruneConfig)
 
     def __post_init__(self) -> None:
-        if self.provider not in CACHE_MODELS:
+        if self.provider is not None and self.provider not in CACHE_MODELS:
             raise ConfigurationError(f"provider is {self.provider!r}; expected one of {', '.join(CACHE_MODELS)}",
                                      setting="provider")
         if self.ttl not in ANTHROPIC_TTLS:
@@ -121,4 +127,10 @@ class ReplaySettings:
 
     @property
     def model_name(self) -> str:
-        return self.model or DEFAULT_MODELS[self.provider]
+        """The model for requests that record none: the named one, else the provider's default."""
+        if self.model:
+            return self.model
+        if self.provider is None:  # a session decides it: the replay resolves the settings first
+            raise ConfigurationError("the replay settings name no provider or model; resolve them for a "
+                                     "session (pruner.replay.detect.resolve_settings)", setting="provider")
+        return DEFAULT_MODELS[self.provider]

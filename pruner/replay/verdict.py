@@ -48,6 +48,9 @@ OUTCOMES = ("saves", "no_measurable_saving", "nothing_saves", "none_keeps", "no_
 
 @dataclass(frozen=True)
 class Verdict:
+    """What a replay comes to in one sentence: the cheapest feasible strategy that keeps ``min_recall``
+    of what the replies used, against the strategy standing for the recording."""
+
     sentence: str
     best: str | None  # the cheapest feasible strategy keeping min_recall (None: none does)
     reference: str  # the strategy standing for the recording
