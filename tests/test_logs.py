@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import shutil
 import subprocess
 import sys
 import time
+from datetime import date, timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -89,7 +91,12 @@ def test_project_and_day_filters(home):
     for s in _found(home):
         for f in s.files:
             os.utime(f.path, (old, old))
-    assert _found(home, since="2021-01-01") == []
+    # --since/--until read the days a session records, not its files' times: old file times change nothing
+    # (every fixture session records its dates, the latest of them read here from the raw text)
+    latest = max(re.findall(r'"(\d{4}-\d{2}-\d{2})T', "".join(
+        Path(f.path).read_text(errors="replace") for s in _found(home) for f in s.files)))
+    assert len(_found(home, since="2021-01-01")) == sum(SESSIONS.values())
+    assert _found(home, since=(date.fromisoformat(latest) + timedelta(days=1)).isoformat()) == []
     assert len(_found(home, since="2020-09-13", until="2030-01-01")) == sum(SESSIONS.values())
     # --until looks at the day a session starts: the Gemini session of 2026-01-16 started after 2026-01-01
     names = {os.path.basename(s.main.path) for s in _found(home, until="2026-01-01", agents=("gemini_cli",))}

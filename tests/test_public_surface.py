@@ -42,8 +42,9 @@ EXPORTS: dict[str, list[str]] = {
         "preview_pipeline", "serialize_messages", "should_compact", "wrap_conversation"],
     "pruner.engine": [],
     "pruner.formats": [
-        "ALIASES", "AUTHORING_MODULES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector", "Dumper", "FORMATS",
-        "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size", "decode_bytes",
+        "ALIASES", "AUTHORING_MODULES", "BINARY_SNIFF_BYTES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector", "Dumper", "FORMATS",
+        "Format", "FormatModule", "Loader", "NOT_FORMATS", "RETRIEVAL_TOOLS", "charged_size", "check_text_bytes",
+        "decode_bytes",
         "detect_format", "format_name", "load_bytes", "load_dialogues", "load_session", "loads", "loads_all",
         "probe", "register_format", "register_module", "repair_messages", "repairs", "save_session"],
     "pruner.formats.export": ["EXPORTS", "Export", "dumps", "export", "to_anthropic_messages", "to_openai_messages",

@@ -23,14 +23,13 @@ from pruner.formats import load_session
 from pruner.logs.row import digest_file
 from pruner.logs.table import TABLE
 from pruner.replay import CAUSES, strategy_names
-from pruner.logs.answer import FolderAnswer, folder_answer
+from pruner.logs.answer import RECORDING, FolderAnswer, folder_answer
 from pruner.replay.answer import rank_key, signed
 from pruner.replay.verdict import DEFAULT_MIN_RECALL
 
 from ..loading import LoadedSession
 from pruner.money import money
 
-RECORDING = "as_recorded"
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@
 >>> from pruner import Message, Session, ToolCall, prune
 >>> call = lambda cid: Message(id="a" + cid, role="assistant", content="",
 ...     tool_calls=(ToolCall(id=cid, name="search", arguments={"q": "refunds"}),))
+>>> policy = ("Refunds are accepted within 30 days of purchase, with the original receipt, at any of our "
+...     "stores or by post to the returns desk.")  # longer than its placeholder, so removing it pays
 >>> s = Session.of([Message(id="u1", role="user", content="refund policy?"),
-...     call("c1"), Message(id="r1", role="tool", content="30 days", tool_call_id="c1"),
+...     call("c1"), Message(id="r1", role="tool", content=policy, tool_call_id="c1"),
 ...     Message(id="u2", role="user", content="again please"),
-...     call("c2"), Message(id="r2", role="tool", content="30 days", tool_call_id="c2")])
+...     call("c2"), Message(id="r2", role="tool", content=policy, tool_call_id="c2")])
 >>> result = prune(s)
 >>> [(d.id, d.status, d.rule) for d in result.decisions if d.status != "kept"]
 [('r1', 'expired', 'superseded_call')]

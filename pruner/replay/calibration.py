@@ -23,7 +23,8 @@ such a session the calibration reports:
   and whether it could have run at all (``full_feasible``).
 
 >>> from pruner.model import Message, Session
->>> u = lambda i, r, w: {"usage": {"input": i, "output": 10, "cache_read": r, "cache_write": w}}
+>>> u = lambda i, r, w: {"model": "claude-sonnet-4-5",
+...     "usage": {"input": i, "output": 10, "cache_read": r, "cache_write": w}}
 >>> s = Session.of([Message(id="u1", role="user", content="word " * 2000),
 ...     Message(id="a1", role="assistant", content="ok", metadata=u(0, 0, 2500)),
 ...     Message(id="u2", role="user", content="more " * 500),
