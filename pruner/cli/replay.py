@@ -11,7 +11,7 @@ from ..replay.calibration import from_replay
 from ..replay.detect import detect
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
-from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
+from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict, with_bound
 from ..replay.settings import DEFAULT_MODELS
 from .common import add_input_arguments, add_setting_arguments, load_from_args, setting_values, write_output
 from .types import non_negative_int, strategy_list
@@ -43,6 +43,9 @@ def add_arguments(p) -> None:
     p.add_argument("--min-recall", type=recall_share, default=DEFAULT_MIN_RECALL, metavar="R",
                    help="the verdict's bar: the share of the terms the replies used that a strategy's context "
                    f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
+    p.add_argument("--no-limit", action="store_true",
+                   help="skip the hindsight bound (the cheapest schedule of each family, knowing the whole session: "
+                   "see docs/explanation/hindsight-bound.md)")
     p.add_argument("--json", metavar="OUT", default=None, help="write every request of every strategy as JSON")
     p.add_argument("--csv", metavar="OUT", default=None, help="write one CSV line per request per strategy")
 
@@ -77,7 +80,16 @@ def run(args) -> int:
     calibration = from_replay(result)
     if calibration is not None:
         print("\n".join(calibration.lines()), file=out)
-    print(table(result), file=out)
+    limits = None
+    if result.recall is not None and result.requests and not args.no_limit:
+        from ..replay.limit import compute_limits
+        from ..replay.limit.text import bound_line
+
+        limits = compute_limits(result, min_recall=args.min_recall)
+    bound = bound_line(result, limits) if limits is not None else ""
+    print(table(result, limits), file=out)
+    if bound:
+        print(bound, file=out)
     for line in chain_lines(result) + events_text(result):
         print(line, file=out)
     if args.show is not None:
@@ -85,11 +97,11 @@ def run(args) -> int:
             print("\n".join(show_context(result, name, args.show)), file=out)
     if args.misses:
         print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
-    print(verdict(result, min_recall=args.min_recall).sentence, file=out)
+    print(with_bound(verdict(result, min_recall=args.min_recall), bound).sentence, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never
     # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
-        write_output(args.json, dumps_json(to_json(result, min_recall=args.min_recall), indent=1) + "\n",
+        write_output(args.json, dumps_json(to_json(result, min_recall=args.min_recall, limits=limits), indent=1) + "\n",
                      source=args.file, option="--json")
     if args.csv:
         write_output(args.csv, to_csv(result), source=args.file, option="--csv")

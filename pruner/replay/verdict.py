@@ -127,6 +127,13 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL) -> Verd
     return Verdict(sentence, None, reference, ref_dollars, min_recall, closest=name)
 
 
+def with_bound(v: Verdict, line: str) -> Verdict:
+    """``v`` with the hindsight bound's line (``pruner.replay.limit.text.bound_line``) after its sentence."""
+    from dataclasses import replace
+
+    return replace(v, sentence=f"{v.sentence} {line}") if line else v
+
+
 # -- what a loss means ------------------------------------------------------------------------------------
 
 _WHY = {"compact": "summarised", "truncate": "truncated", "clear": "cleared", "prune": "pruned"}
