@@ -80,8 +80,9 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
                      max_states=max_states, beam=beam)
     approximation = None if outcome.exact else (
         f"beam search: more than {max_states:,} distinct states at some request, so from there only the "
-        f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}; the schedule is "
-        "real and priced by the replay, the optimum may be lower")
+        f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}, and compactions "
+        "were tried only past half of window minus reserve; the schedule is real and priced by the replay, "
+        "the optimum may be lower")
     if outcome.plan is None:
         return Limit(name, None, None, (), min_recall, None, outcome.exact, approximation, False,
                      states_peak=outcome.states_peak, seconds=time.perf_counter() - started,

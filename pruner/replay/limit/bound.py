@@ -33,6 +33,7 @@ class Limit:
     states_peak: int = 0  # the most distinct states the search held at one request
     seconds: float = 0.0
     note: str = ""  # why there is no figure, when there is none
+    applicable: bool = True  # False: the family does not exist for this session's provider (clearing off Anthropic)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -41,7 +42,8 @@ class Limit:
             "schedule": [{"request": a.request, "action": a.action} for a in self.schedule],
             "min_recall": self.min_recall, "recall": self.recall, "exact": self.exact,
             "approximation": self.approximation, "feasible": self.feasible,
-            "states_peak": self.states_peak, "seconds": round(self.seconds, 3), "note": self.note}
+            "states_peak": self.states_peak, "seconds": round(self.seconds, 3), "note": self.note,
+            "applicable": self.applicable}
         if self.family == "clearing":
             out["parameters"] = None if self.parameters is None else dict(self.parameters)
         return out

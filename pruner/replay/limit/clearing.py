@@ -51,16 +51,18 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
     providers = {r.price.provider for r in replay.requests if r.price is not None}
     if providers - {"anthropic"}:
         return Limit("clearing", None, None, (), min_recall, None, True, None, False, parameters=None,
-                     seconds=time.perf_counter() - started,
+                     seconds=time.perf_counter() - started, applicable=False,
                      note=f"clear_tool_uses is a feature of the Anthropic API; this session's requests go to "
                           f"{', '.join(sorted(providers - {'anthropic'}))}: not applicable")
     full = replay.runs.get("full")
     peak = full.totals["peak_context"] if full is not None else None
     best: tuple[float, float, int, dict[str, Any], Any] | None = None
-    tried = 0
+    tried, never_done = 0, False
     for n, point in enumerate(grid(replay)):
-        if peak is not None and point["clear_trigger"] >= peak and point["clear_trigger"] != TRIGGERS[-1]:
-            continue  # never triggers: it is full; the largest trigger stands for all of them
+        never = peak is not None and point["clear_trigger"] >= peak
+        if never and never_done:
+            continue  # never triggers: it is full, whatever the other parameters; replayed once
+        never_done = never_done or never
         settings = replace(replay.settings, clear_trigger_type="input_tokens", **point)
         r = run_replay(replay.session, ["clear_tool_uses"], settings=settings, prices=replay.price_table,
                        summarizer=replay.summarizer, snapshots=False)

@@ -38,8 +38,11 @@ from ..wire import Wire
 from .schedule import NAME, SUMMARY, plan_lane
 
 #: Distinct states kept before the search stops being exhaustive, and how many it keeps after that.
-MAX_STATES = 6_000
-BEAM = 6
+MAX_STATES = 64
+BEAM = 4
+#: Once the search is a beam, a compaction is tried only where the context (main chain) has passed this
+#: share of window minus reserve: earlier, the summary call costs more than the little it would remove.
+BEAM_COMPACT_FROM = 0.5
 
 #: Only the modelled bill decides the dollars: the other lenses share it (no work, no state).
 MODELLED_ONLY = (Lens("modelled", True, True), Lens("not_inherited", True, False, "modelled"),
@@ -207,8 +210,9 @@ def search(runner, requests: Sequence[Request], options: Callable[[Request], Seq
         nxt: dict[tuple, list[_Fork]] = {}
         for front in fronts.values():
             for fork in front:
-                branches = [fork] + [fork.clone() for _ in acts[1:]]  # cloned before any is stepped
-                for action, f in zip(acts, branches):  # "none" first: a no-op action merges into it
+                mine = acts if exact else [a for a in acts if "compact" not in a or _near_window(fork, req)]
+                branches = [fork] + [fork.clone() for _ in mine[1:]]  # cloned before any is stepped
+                for action, f in zip(mine, branches):  # "none" first: a no-op action merges into it
                     choice.value = action
                     f.lane.request(req)
                     row = f.lane.run.rows.pop()
@@ -233,6 +237,14 @@ def search(runner, requests: Sequence[Request], options: Callable[[Request], Seq
         return Outcome(None, None, None, exact, peak)
     best = min(finals, key=lambda f: (f.dollars, f.missing, len(f.path.plan()), f.path.plan()))
     return Outcome(best.path.plan(), best.dollars, best.missing, exact, peak)
+
+
+def _near_window(fork: _Fork, req: Request) -> bool:
+    lane = fork.lane.chains.get(req.chain)
+    if lane is None or req.scale is None or req.window is None:
+        return True
+    threshold = req.window - lane.env.settings.reserve_tokens
+    return req.scale.provider(lane.strategy.wire.tokens) > BEAM_COMPACT_FROM * threshold
 
 
 def _beam(fronts: dict[tuple, list[_Fork]], beam: int) -> dict[tuple, list[_Fork]]:
