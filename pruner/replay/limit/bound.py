@@ -42,7 +42,7 @@ class Limit:
             "schedule": [{"request": a.request, "action": a.action} for a in self.schedule],
             "min_recall": self.min_recall, "recall": self.recall, "exact": self.exact,
             "approximation": self.approximation, "feasible": self.feasible,
-            "states_peak": self.states_peak, "seconds": round(self.seconds, 3), "note": self.note,
+            "states_peak": self.states_peak, "note": self.note,
             "applicable": self.applicable}
         if self.family == "clearing":
             out["parameters"] = None if self.parameters is None else dict(self.parameters)
@@ -66,8 +66,8 @@ class Limits:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: self.families[name].as_dict() for name in FAMILY_ORDER if name in self.families}
-        out.update(reference=self.reference, reference_dollars=round(self.reference_dollars, 6),
-                   seconds=round(self.seconds, 3))
+        # No seconds here: the JSON of a replay is the same on every run (the time is pruner.bench.bound's).
+        out.update(reference=self.reference, reference_dollars=round(self.reference_dollars, 6))
         return out
 
     def regret(self, dollars: float | None, feasible: bool) -> float | None:
