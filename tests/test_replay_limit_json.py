@@ -44,8 +44,8 @@ def _check(doc: dict) -> None:
             assert "parameters" in entry
         bar = entry["min_recall"]
         if not entry["applicable"]:  # clear_tool_uses off Anthropic: the family does not exist
-            assert entry["dollars"] is None and strategies.get(name, {}).get("totals", {}).get("applicable") is not True \
-                if (name := members[-1]) in strategies else entry["dollars"] is None
+            assert entry["dollars"] is None
+            assert all(not strategies[n]["totals"]["applicable"] for n in members[1:] if n in strategies)
             continue
         for name in members:
             if name not in strategies:
@@ -60,7 +60,7 @@ def _check(doc: dict) -> None:
             combined = limit["combined"]
             if family in ("prune", "compaction"):  # its schedules are combined's
                 assert combined["dollars"] is not None and combined["dollars"] <= entry["dollars"] + 1e-6
-    for name, run in strategies.items():
+    for run in strategies.values():
         t = run["totals"]
         if t["regret"] is not None:
             assert t["regret"] == pytest.approx(t["dollars"] - limit["combined"]["dollars"], abs=2e-6)

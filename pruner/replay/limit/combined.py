@@ -7,12 +7,18 @@ schedule of the other two families is one of its, so its bound is at most theirs
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .family import Family, compactions, everywhere, register_family
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import Replay
 
-def _anchors(r):
+
+def _anchors(r: "Replay") -> dict[str, dict[int, str]]:
     ptc = set(compactions(r, "prune_then_compact"))
-    out = {"full": {}, "prune_every_request": everywhere(r, "prune"), "drop": everywhere(r, "drop"),
+    out: dict[str, dict[int, str]] = {
+        "full": {}, "prune_every_request": everywhere(r, "prune"), "drop": everywhere(r, "drop"),
            "compact": {k: "compact" for k in compactions(r, "compact")}}
     if "prune_then_compact" in r.runs:
         out["prune_then_compact"] = {q.index: "prune+compact" if q.index in ptc else "prune" for q in r.requests}

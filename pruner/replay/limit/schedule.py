@@ -26,23 +26,30 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import compress, count
 from operator import is_not
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
+from ...engine.context import Context
 from ...model import Message, Session
 from ..feed import PrunerFeed
-from ..lanes import ChainLane, Lane, lenses
+from ..lanes import ChainLane, Lane, Lens, lenses
 from ..prices import PriceTable, default_prices
 from ..recording import default_price, prepare, window_of
 from ..requests import Request
 from ..rows import StrategyRun
 from ..settings import ReplaySettings
 from ..strategies.compactor import Compactor
-from ..strategy import Event, ReplayEnv, Step, Strategy
+from ..strategy import Event, ExtraCall, ReplayEnv, Step, Strategy
 from ..wire import TokenBook
 
 ACTIONS = ("drop", "prune", "compact", "prune+compact")
 NAME = "scheduled"
 SUMMARY = "a schedule of prunes and compactions chosen in hindsight (pruner.replay.limit)"
+
+
+class Plan(Protocol):
+    """What a schedule is to the strategy: the action at a request index (a dict is one)."""
+
+    def get(self, index: int, default: str, /) -> str: ...
 
 
 class Scheduled(Strategy):
@@ -52,11 +59,11 @@ class Scheduled(Strategy):
 
     uses_pruner = True
 
-    def __init__(self, env: ReplayEnv, plan: Mapping[int, str]):
+    def __init__(self, env: ReplayEnv, plan: Plan):
         super().__init__(env)
         self.plan = plan
         self.feed = PrunerFeed.of(env)
-        self.compactor = Compactor(env)
+        self.compactor = Compactor(env)  # type: ignore[no-untyped-call]
 
     def step(self, request: Request, new: Sequence[Message]) -> Step:
         action = self.plan.get(request.index, "none")
@@ -73,7 +80,7 @@ class Scheduled(Strategy):
             self._append_kept(ctx, request.position - len(new), new)
         else:
             wire.extend(new)
-        calls: tuple = ()
+        calls: tuple[ExtraCall, ...] = ()
         if action in ("compact", "prune+compact"):
             pre = wire.tokens
             done = self.compactor.run(wire.materialize(), request)
@@ -90,7 +97,7 @@ class Scheduled(Strategy):
 
     # -- what is sent ----------------------------------------------------------------------------
 
-    def _append_kept(self, ctx, start: int, new: Sequence[Message]) -> None:
+    def _append_kept(self, ctx: Context, start: int, new: Sequence[Message]) -> None:
         env, wire = self.env, self.wire
         index_of = env.index_of
         kept = ctx.messages[bisect_left(ctx.messages, start, key=lambda m: index_of[m.id]):]
@@ -106,7 +113,7 @@ class Scheduled(Strategy):
                 if text is not None and c.id not in {x.tool_call_id for x in out}:
                     wire.set_substitute(c.id, text, len(wire))
 
-    def _send_pruned(self, ctx) -> None:
+    def _send_pruned(self, ctx: Context) -> None:
         done = self.compactor.current
         if done is None:
             self._send(list(ctx.messages), dict(ctx.placeholders), 0, tokens=ctx.tokens)
@@ -135,7 +142,8 @@ class Scheduled(Strategy):
         wire.changed_at = min(wire.changed_at, first)
 
 
-def build(session: Session, settings: ReplaySettings | None, prices: PriceTable | None, summarizer: Any = None):
+def build(session: Session, settings: ReplaySettings | None, prices: PriceTable | None,
+          summarizer: Any = None) -> tuple[ReplaySettings, tuple[Request, ...], Any]:
     """What a replay prepares before any strategy: (settings, requests, runner) for ``session``."""
     from ..engine import _Runner
 
@@ -152,11 +160,11 @@ def build(session: Session, settings: ReplaySettings | None, prices: PriceTable 
     return settings, requests, runner
 
 
-def plan_lane(runner, plan: Mapping[int, str], lens_set=None, observer=None) -> Lane:
+def plan_lane(runner: Any, plan: Plan, lens_set: tuple[Lens, ...] | None = None, observer: Any = None) -> Lane:
     """A lane that runs ``Scheduled(plan)`` on every chain, as the replay runs a registered strategy."""
     requests = runner.requests
 
-    def make(chain: str, lens_names) -> ChainLane:
+    def make(chain: str, lens_names: Sequence[str]) -> ChainLane:
         env = runner.env(chain, True, True)
         return ChainLane(Scheduled(env, plan), env, runner.views[chain], True, None, lens_names)
 

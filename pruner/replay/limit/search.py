@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 from ..cache import CacheState, _Entry
 from ..lanes import Lane, Lens
@@ -35,7 +35,7 @@ from ..recall_context import _Holder
 from ..requests import Request
 from ..rows import StrategyRun
 from ..wire import Wire
-from .schedule import NAME, SUMMARY, plan_lane
+from .schedule import NAME, SUMMARY, Scheduled, plan_lane
 
 #: Distinct states kept before the search stops being exhaustive, and how many it keeps after that.
 MAX_STATES = 64
@@ -79,7 +79,8 @@ class _Path:
         self.parent, self.request, self.action = parent, request, action
 
     def plan(self) -> tuple[tuple[int, str], ...]:
-        out, node = [], self
+        out: list[tuple[int, str]] = []
+        node: _Path | None = self
         while node is not None and node.request >= 0:
             out.append((node.request, node.action))
             node = node.parent
@@ -116,7 +117,7 @@ def _copy_holder(h: _Holder) -> _Holder:
     return n
 
 
-def _state_key(s: CacheState) -> tuple:
+def _state_key(s: CacheState) -> tuple[Any, ...]:
     system = None if s.system is None else (s.system.position, s.system.tokens, s.system.expires)
     return (tuple((e.position, e.tokens, e.expires) for e in s.entries), system, s.requests > 0)
 
@@ -141,9 +142,9 @@ class _Fork:
         chains = {}
         for chain, cl in self.lane.chains.items():
             n = copy.copy(cl)
-            strategy = copy.copy(cl.strategy)
+            strategy = cast(Scheduled, copy.copy(cl.strategy))
             strategy.wire = _copy_wire(cl.strategy.wire)
-            strategy.compactor = copy.copy(cl.strategy.compactor)
+            strategy.compactor = copy.copy(cast(Scheduled, cl.strategy).compactor)
             n.strategy = strategy
             n.states = {k: _copy_state(v) for k, v in cl.states.items()}
             chains[chain] = n
@@ -165,11 +166,11 @@ class _Fork:
         position = req.position
         self.last_lost = sum(1 for t in collector.used(req) if not holder.held(t, position))
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         parts = []
         for chain in sorted(self.lane.chains):
             cl = self.lane.chains[chain]
-            s = cl.strategy
+            s = cast(Scheduled, cl.strategy)
             w = s.wire
             done = s.compactor.current
             parts.append((chain, tuple(map(id, w.messages)), tuple(sorted(w.substitutes.items())),
@@ -194,7 +195,7 @@ def _insert(front: list[_Fork], f: _Fork) -> None:
     front[:] = keep
 
 
-def search(runner, requests: Sequence[Request], options: Callable[[Request], Sequence[str]],
+def search(runner: Any, requests: Sequence[Request], options: Callable[[Request], Sequence[str]],
            anchors: Mapping[str, Mapping[int, str]], max_missing: int, *, max_states: int = MAX_STATES,
            beam: int = BEAM) -> Outcome:
     """The cheapest schedule of the family ``options`` describes (actions per request, ``none`` first)
@@ -203,11 +204,11 @@ def search(runner, requests: Sequence[Request], options: Callable[[Request], Seq
     collector = RecallCollector(runner.session, requests, facts=False)
     root = _Fork(plan_lane(runner, choice, MODELLED_ONLY), collector)
     root.anchors = frozenset(anchors)
-    fronts: dict[tuple, list[_Fork]] = {(): [root]}
+    fronts: dict[tuple[Any, ...], list[_Fork]] = {(): [root]}
     exact, peak = True, 1
     for req in requests:
         acts = list(dict.fromkeys(["none", *options(req)]))
-        nxt: dict[tuple, list[_Fork]] = {}
+        nxt: dict[tuple[Any, ...], list[_Fork]] = {}
         for front in fronts.values():
             for fork in front:
                 mine = acts if exact else [a for a in acts if "compact" not in a or _near_window(fork, req)]
@@ -247,18 +248,18 @@ def _near_window(fork: _Fork, req: Request) -> bool:
     return req.scale.provider(lane.strategy.wire.tokens) > BEAM_COMPACT_FROM * threshold
 
 
-def _beam(fronts: dict[tuple, list[_Fork]], beam: int) -> dict[tuple, list[_Fork]]:
+def _beam(fronts: dict[tuple[Any, ...], list[_Fork]], beam: int) -> dict[tuple[Any, ...], list[_Fork]]:
     """The ``beam`` cheapest states, and every state that still follows an anchor's schedule."""
     flat = [(f.dollars, f.missing, n, key, f) for n, (key, front) in enumerate(fronts.items()) for f in front]
     flat.sort(key=lambda x: (x[0], x[1], x[2]))
-    out: dict[tuple, list[_Fork]] = {}
+    out: dict[tuple[Any, ...], list[_Fork]] = {}
     for rank, (_, _, _, key, f) in enumerate(flat):
         if rank < beam or f.anchors:
             out.setdefault(key, []).append(f)
     return out
 
 
-def used_counts(runner, requests: Sequence[Request]) -> tuple[int, ...]:
+def used_counts(runner: Any, requests: Sequence[Request]) -> tuple[int, ...]:
     """Terms each recorded reply used (the recall measure's denominator, per request)."""
     collector = RecallCollector(runner.session, requests, facts=False)
     return tuple(len(collector.used(r)) for r in requests)
