@@ -19,7 +19,7 @@ def _anchors(r: "Replay") -> dict[str, dict[int, str]]:
     ptc = set(compactions(r, "prune_then_compact"))
     out: dict[str, dict[int, str]] = {
         "full": {}, "prune_every_request": everywhere(r, "prune"), "drop": everywhere(r, "drop"),
-           "compact": {k: "compact" for k in compactions(r, "compact")}}
+        "compact": {k: "compact" for k in compactions(r, "compact")}}
     if "prune_then_compact" in r.runs:
         out["prune_then_compact"] = {q.index: "prune+compact" if q.index in ptc else "prune" for q in r.requests}
     return out
