@@ -75,9 +75,10 @@ def _check(case, family: str) -> None:
     session, settings, min_recall = case
     prices = _prices()
     r = replay(session, ["as_recorded", "full"], settings=settings, prices=prices)
-    limit = compute_limits(r, min_recall=min_recall, families=[family]).families[family]
+    # No beam: the exhaustive search itself is what is checked (the beam is a stated approximation).
+    limit = compute_limits(r, min_recall=min_recall, families=[family], max_states=10**9).families[family]
     expected = brute_force(session, settings, prices, family, min_recall)
-    assert limit.exact
+    assert limit.exact and limit.approximation is None
     if expected is None:
         assert limit.dollars is None and not limit.feasible
     else:
@@ -126,3 +127,18 @@ def test_compaction_bound_equals_the_brute_force_optimum_up_to_12_requests(case)
 @given(cases(max_requests=5))
 def test_combined_bound_equals_the_brute_force_optimum_up_to_5_requests(case):
     _check(case, "combined")
+
+
+def test_past_max_states_the_search_says_it_is_a_beam_and_stays_at_most_the_family_strategies():
+    from pruner.bench.workloads import generate
+
+    session = generate("tool_agent", turns=12, seed=2)
+    r = replay(session, ["as_recorded", "full", "prune_every_request"])
+    limit = compute_limits(r, families=["prune"], max_states=2, beam=1).families["prune"]
+    assert not limit.exact and "beam" in (limit.approximation or "")
+    replayed = replay_plan(session, {a.request: a.action for a in limit.schedule}).totals
+    assert limit.dollars == pytest.approx(replayed["dollars"], abs=1e-9)  # the figure is its schedule's
+    for name in ("full", "prune_every_request"):
+        t = r.runs[name].totals
+        if t["feasible"] and t["context_recall"] >= limit.min_recall:
+            assert limit.dollars <= t["dollars"] + 1e-9
