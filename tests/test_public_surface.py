@@ -61,6 +61,7 @@ EXPORTS: dict[str, list[str]] = {
         "Strategy", "StrategyRun", "TokenScale", "Verdict", "bill", "calibrate", "context_recall",
         "default_prices", "find_requests", "ledger", "ledger_of", "ledger_summary", "load_prices",
         "register_strategy", "replay", "strategy_names", "verdict"],
+    "pruner.replay.limit": ["FAMILY_ORDER", "Limit", "Limits", "ScheduledAction", "compute_limits", "replay_plan"],
     "pruner.replay.strategies": [],
     "pruner.rules": ["Alive", "DEFAULT_PLACEHOLDER", "EXPLANATIONS", "Emits", "Explanation", "Placeholder",
                      "REMOVAL_STAGES", "RULES", "Removal", "RemovesAgain", "Rule", "RuleFamily", "STAGES",

@@ -11,7 +11,7 @@ from ..replay.answer import answer
 from ..replay.calibration import from_replay
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
-from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict
+from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict, with_bound
 from ..replay.settings import DEFAULT_MODELS
 from . import replay_lost
 from .common import (add_input_arguments, add_setting_arguments, load_from_args, refuse_shared_outputs, setting_values,
@@ -52,6 +52,9 @@ def add_arguments(p) -> None:
     p.add_argument("--csv", metavar="OUT", nargs="?", const="-", default=None,
                    help="write one CSV line per request per strategy to OUT (no OUT, or -: to stdout, and the "
                    "report to stderr)")
+    p.add_argument("--limit", action="store_true",
+                   help="also compute the hindsight bound (the cheapest schedule of each family, knowing the whole "
+                   "session: see docs/explanation/hindsight-bound.md); slow on long sessions")
 
 
 def run(args) -> int:
@@ -86,7 +89,16 @@ def run(args) -> int:
         print("\n".join(calibration.lines()), file=out)
     print(figures.visibility.sentence() if figures.visibility is not None else
           "Visibility: not measurable (the session records no usage to compare the transcript with).", file=out)
-    print(table(result, figures), file=out)
+    limits = None
+    if result.recall is not None and result.requests and args.limit:
+        from ..replay.limit import compute_limits
+        from ..replay.limit.text import bound_line
+
+        limits = compute_limits(result, min_recall=args.min_recall)
+    bound = bound_line(result, limits) if limits is not None else ""
+    print(table(result, figures, limits), file=out)
+    if bound:
+        print(bound, file=out)
     for line in chain_lines(result) + events_text(result):
         print(line, file=out)
     if args.show is not None:
@@ -94,13 +106,13 @@ def run(args) -> int:
             print("\n".join(show_context(result, name, args.show)), file=out)
     if args.misses:
         print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
-    print(verdict(result, min_recall=args.min_recall, figures=figures).sentence, file=out)
+    print(with_bound(verdict(result, min_recall=args.min_recall, figures=figures), bound).sentence, file=out)
     for line in replay_lost.lines(result, args):
         print(line, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never
     # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
-        data = replay_lost.add_json(to_json(result, min_recall=args.min_recall), result, args)
+        data = replay_lost.add_json(to_json(result, min_recall=args.min_recall, limits=limits), result, args)
         write_output(args.json, dumps_json(data, indent=1) + "\n",
                      source=args.file, option="--json")
     if args.csv:

@@ -18,7 +18,7 @@ from .answer import Answer, answer, not_applicable_text
 from .calibration import from_replay
 from .engine import Replay, RequestRow, money_label
 from .rows import ROW_FIELDS
-from .verdict import recall_json, verdict
+from .verdict import feasible, recall_json, verdict
 from pruner.money import money
 
 SCHEMA = "pruner.replay/2"
@@ -62,15 +62,29 @@ def meta(r: Replay) -> dict[str, Any]:
     }
 
 
-def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None) -> dict[str, Any]:
+def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None, limits: Any = None) -> dict[str, Any]:
     """Everything: meta, the calibration (when usage is recorded), per strategy its totals and every request.
 
     ``ledger``: the cache ledger's JSON (why each recorded miss happened; computed from these rows and
-    the bill by ``pruner.replay.ledger`` where it exists), else None."""
+    the bill by ``pruner.replay.ledger`` where it exists), else None. ``limits``: the hindsight bound
+    (``pruner.replay.limit.compute_limits``): written as ``limit``, and each strategy's ``totals.regret``."""
     calibration = from_replay(r)
     figures = answer(r, calibration)
     if ledger is None:
         ledger = _ledger_json(r)
+    out = _to_json(r, calibration, ledger, min_recall)
+    if limits is not None:
+        out["limit"] = limits.as_dict()
+        for entry in out["strategies"].values():
+            t = entry["totals"]
+            regret = limits.regret(t["dollars"], feasible(t) and t.get("unpriced_requests", 0) == 0)
+            bound = limits.families.get("combined")
+            t["regret"] = regret
+            t["regret_share"] = round(regret / bound.dollars, 6) if regret is not None and bound.dollars else None
+    return out
+
+
+def _to_json(r: Replay, calibration: Any, ledger: Any, min_recall: float | None) -> dict[str, Any]:
     return {
         "schema": SCHEMA, "meta": meta(r),
         "calibration": calibration.as_dict() if calibration else None,
@@ -110,16 +124,17 @@ def to_csv(r: Replay) -> str:
     return out.getvalue()
 
 
-def table(r: Replay, figures: Answer | None = None) -> str:
+def table(r: Replay, figures: Answer | None = None, limits: Any = None) -> str:
     """The per-strategy table the CLI prints; below it, every strategy that could not have run and why
     (an infeasible or not applicable strategy is listed, never ranked). Every row's dollars are modelled
     (the recording's too: the bill is printed once, above), and ``vs modelled`` is each strategy's cost
-    against the modelled recording (``pruner.replay.answer``)."""
+    against the modelled recording (``pruner.replay.answer``). ``limits``: the hindsight bound, a
+    ``regret`` column (each strategy's dollars over the combined bound)."""
     a = figures if figures is not None else answer(r)
     facts = any(run.totals["facts_missing_max"] is not None for run in r.runs.values())
     head = ["strategy", "requests", "fresh", "cached", "written", "cached %", "dollars", "unscaled", "vs modelled",
             "peak ctx", "rejected", "prunes", "compactions"] + (["facts missing"] if facts else []) + (
-        ["recall"] if r.recall is not None else [])
+        ["recall"] if r.recall is not None else []) + (["regret"] if limits is not None else [])
     body, why, unpriced_note = [], [], ""
     changes = {s.strategy: s.change() + ("" if s.measurable or s.share is None else " ~") for s in a.savings}
     for run in r.runs.values():
@@ -151,6 +166,9 @@ def table(r: Replay, figures: Answer | None = None) -> str:
             stop = t.get("infeasible_from")
             sent = stop is None or any(x.request < stop for x in run.rows)
             row.append(f"{100 * t['context_recall']:.1f} %" if sent else "-")
+        if limits is not None:
+            regret = limits.regret(t["dollars"], feasible(t) and not unpriced)
+            row.append("-" if regret is None else f"{'+' if regret >= 0 else '−'}{money(abs(regret))}")
         body.append(row)
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths)))

@@ -198,6 +198,13 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL, figures
                 closest=best.strategy, saving=best.saving, **found)
 
 
+def with_bound(v: Verdict, line: str) -> Verdict:
+    """``v`` with the hindsight bound's line (``pruner.replay.limit.text.bound_line``) after its sentence."""
+    from dataclasses import replace
+
+    return replace(v, sentence=f"{v.sentence} {line}", lines=(*v.lines, line)) if line else v
+
+
 # -- what a loss means ------------------------------------------------------------------------------------
 
 _WHY = {"compact": "summarised", "truncate": "truncated", "clear": "cleared", "prune": "pruned"}

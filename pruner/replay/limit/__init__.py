@@ -1,0 +1,102 @@
+"""The hindsight bound: the cheapest schedule of each family of management, knowing the whole session.
+
+``compute_limits(replay, min_recall=0.99)`` answers, for the session ``replay`` replayed, what the
+best schedule of each family would have cost under the same cache model (every recorded request at
+its recorded time, the replies as recorded, each request under its window, context recall at least
+``min_recall``):
+
+* ``prune``: at which requests to send the pruner's context, or leave out what it removes on arrival;
+* ``compaction``: at which requests to compact (the project's compactor, its summary billed);
+* ``clearing``: the best ``clear_tool_uses`` parameters over a stated grid (``clearing.GRID``);
+* ``combined``: prune, and compact when needed.
+
+The empty schedule of every family is ``full``. The search (``pruner.replay.limit.search``) is a
+forward dynamic programme over replay states, exact while the states fit ``max_states``; the
+schedule found is replayed through the replay's own machinery (``schedule.replay_plan``), so the
+figure reported is what that schedule costs. See docs/explanation/hindsight-bound.md.
+
+>>> from pruner.bench.workloads import generate
+>>> from pruner.replay import replay
+>>> r = replay(generate("tool_agent", turns=6, seed=0), ["as_recorded", "full", "prune_every_request"])
+>>> limits = compute_limits(r, families=["prune"])
+>>> p = limits.families["prune"]
+>>> p.exact, p.dollars <= r.runs["full"].totals["dollars"] + 1e-9
+(True, True)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Sequence
+
+from ..verdict import DEFAULT_MIN_RECALL, RECORDING
+from . import combined, compaction, prune  # noqa: F401  (each registers its family)
+from .bound import FAMILY_ORDER, Limit, Limits, ScheduledAction, saving
+from .family import FAMILIES
+from .schedule import build, replay_plan
+from .search import BEAM, MAX_STATES, max_missing, search, used_counts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import Replay
+
+__all__ = ["FAMILY_ORDER", "Limit", "Limits", "ScheduledAction", "compute_limits", "replay_plan"]
+
+
+def compute_limits(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL,
+                   families: Sequence[str] | None = None, max_states: int = MAX_STATES,
+                   beam: int = BEAM) -> Limits:
+    """Each family's bound for ``replay``'s session (default: every family); see the module docstring."""
+    from .clearing import clearing_limit
+
+    started = time.perf_counter()
+    names = [n for n in FAMILY_ORDER if families is None or n in families]
+    reference = next((n for n in RECORDING if n in replay.runs), None)
+    if reference is not None:
+        recorded = replay.runs[reference].totals["dollars"]
+    else:
+        reference = "full"
+        recorded = replay_plan(replay.session, {}, settings=replay.settings, prices=replay.price_table,
+                               summarizer=replay.summarizer).totals["dollars"]
+    out: dict[str, Limit] = {}
+    for name in names:
+        if name == "clearing":
+            out[name] = clearing_limit(replay, min_recall, recorded)
+        else:
+            out[name] = _family_limit(replay, name, min_recall, recorded, max_states, beam)
+    return Limits(out, reference, recorded, min_recall, time.perf_counter() - started)
+
+
+def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: float, max_states: int,
+                  beam: int) -> Limit:
+    started = time.perf_counter()
+    family = FAMILIES[name]
+    session, settings, prices = replay.session, replay.settings, replay.price_table
+    _, requests, runner = build(session, settings, prices, replay.summarizer)
+    used = sum(used_counts(runner, requests))
+    allowed = max_missing(used, min_recall)
+    _, requests, runner = build(session, settings, prices, replay.summarizer)  # a fresh pruner feed
+    anchors = family.anchors(replay)
+    outcome = search(runner, requests, lambda _req: family.actions, anchors, allowed,
+                     max_states=max_states, beam=beam)
+    approximation = None if outcome.exact else (
+        f"beam search: more than {max_states:,} distinct states at some request, so from there only the "
+        f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}, and compactions "
+        "were tried only past half of window minus reserve; the schedule is real and priced by the replay, "
+        "the optimum may be lower")
+    if outcome.plan is None:
+        return Limit(name, None, None, (), min_recall, None, outcome.exact, approximation, False,
+                     states_peak=outcome.states_peak, seconds=time.perf_counter() - started,
+                     note=f"no schedule of the {name} family keeps every request under its window with context "
+                          f"recall >= {min_recall:g}")
+    run = replay_plan(session, dict(outcome.plan), settings=settings, prices=prices, summarizer=replay.summarizer)
+    totals = run.totals
+    dollars = totals["dollars"]
+    exact = outcome.exact
+    if outcome.dollars is not None and abs(dollars - outcome.dollars) > 1e-6:
+        exact = False  # never expected (both use the same machinery); said rather than hidden
+        approximation = (approximation or "") + (f"; the search priced this schedule at ${outcome.dollars:.6f}, "
+                                                 f"its replay at ${dollars:.6f}")
+    schedule = tuple(ScheduledAction(k, a) for k, a in outcome.plan)
+    return Limit(name, dollars, saving(recorded, dollars), schedule, min_recall, totals.get("context_recall"),
+                 exact, approximation, bool(totals["feasible"]), states_peak=outcome.states_peak,
+                 seconds=time.perf_counter() - started)

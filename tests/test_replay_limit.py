@@ -1,0 +1,153 @@
+"""The hindsight bound (issue 30): the search's optimum equals the brute-force optimum, and the
+families hold their own strategies.
+
+The brute force enumerates every schedule of a family and prices each with ``replay_plan`` (a fresh
+replay of that schedule through ``prepare``, ``Lane``, the cache models and the recall collector),
+never with the search's own bookkeeping; the cheapest feasible one that meets the bar is compared
+with ``compute_limits``. Sessions are small (the number of schedules is actions ** requests), and
+built to reach every corner the cache model has: gaps past the TTL, recorded usage (inherited cold
+requests, warm reads), several models, windows a schedule can overflow, compactions that cut.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from pruner.replay import ReplaySettings, default_prices, replay
+from pruner.replay.limit import compute_limits, replay_plan
+from pruner.replay.limit.family import FAMILIES
+from pruner.replay.requests import find_requests
+from tests.strategies import sessions
+
+T0 = 1_760_000_000.0
+
+
+def _prices():
+    """Sonnet 4.5 caching from the first token (small test sessions exercise the cache)."""
+    table = default_prices()
+    return table.with_model(replace(table.get("claude-sonnet-4-5"), min_cacheable_tokens=0))
+
+
+@st.composite
+def cases(draw, max_requests: int):
+    s = draw(sessions(max_turns=4))
+    out, t = [], T0
+    recorded = draw(st.booleans())
+    for m in s.messages:
+        t += draw(st.sampled_from([5, 30, 400]))
+        meta = {**m.metadata, "timestamp": t}
+        if m.role == "tool":  # long results: contexts that grow past a window, compactions that cut
+            m = replace(m, content=m.content + " filler" * draw(st.sampled_from([0, 150, 600])))
+        if recorded and m.role == "assistant" and draw(st.booleans()):
+            context = draw(st.integers(0, 3_000))
+            read = 0 if draw(st.booleans()) else draw(st.integers(0, context))
+            meta["usage"] = {"input": draw(st.integers(0, 50)), "output": draw(st.integers(0, 400)),
+                             "cache_read": read, "cache_write": context - read}
+            meta["model"] = draw(st.sampled_from(["claude-sonnet-4-5", "claude-haiku-4-5"]))
+        out.append(replace(m, metadata=meta))
+    session = s.with_messages(out)
+    n = len(find_requests(session))
+    from hypothesis import assume
+    assume(1 <= n <= max_requests)
+    settings = ReplaySettings(context_window=draw(st.sampled_from([None, 1_200, 2_500])),
+                              reserve_tokens=draw(st.sampled_from([0, 100])),
+                              keep_recent_tokens=draw(st.sampled_from([30, 300])))
+    return session, settings, draw(st.sampled_from([0.0, 0.9, 0.99, 1.0]))
+
+
+def brute_force(session, settings, prices, family: str, min_recall: float) -> float | None:
+    """The cheapest feasible schedule of ``family`` meeting ``min_recall``, each one replayed."""
+    n = len(find_requests(session))
+    best = None
+    for combo in itertools.product(("none", *FAMILIES[family].actions), repeat=n):
+        plan = {k: a for k, a in enumerate(combo) if a != "none"}
+        t = replay_plan(session, plan, settings=settings, prices=prices).totals
+        if t["feasible"] and t["context_recall"] >= min_recall and (best is None or t["dollars"] < best):
+            best = t["dollars"]
+    return best
+
+
+def _check(case, family: str) -> None:
+    session, settings, min_recall = case
+    prices = _prices()
+    r = replay(session, ["as_recorded", "full"], settings=settings, prices=prices)
+    # No beam: the exhaustive search itself is what is checked (the beam is a stated approximation).
+    limit = compute_limits(r, min_recall=min_recall, families=[family], max_states=10**9).families[family]
+    expected = brute_force(session, settings, prices, family, min_recall)
+    assert limit.exact and limit.approximation is None
+    if expected is None:
+        assert limit.dollars is None and not limit.feasible
+    else:
+        assert limit.dollars == pytest.approx(expected, abs=1e-9), limit
+        assert limit.feasible and limit.recall is not None and limit.recall >= min_recall
+
+
+_FAST = hsettings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+#: Too slow for CI on 2 cores (thousands of replays per example; minutes per real log with the beam):
+#: run with PRUNER_LIMIT_NIGHTLY=1. The real-log check fails on three Claude Code logs today (the
+#: combined beam above the prune or compaction beam): see docs/explanation/hindsight-bound.md.
+NIGHTLY = pytest.mark.skipif(not os.environ.get("PRUNER_LIMIT_NIGHTLY"),
+                             reason="nightly: set PRUNER_LIMIT_NIGHTLY=1 (too slow for CI on 2 cores)")
+_SLOW = hsettings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@_FAST
+@given(cases(max_requests=5))
+def test_prune_bound_equals_the_brute_force_optimum(case):
+    _check(case, "prune")
+
+
+@_FAST
+@given(cases(max_requests=8))
+def test_compaction_bound_equals_the_brute_force_optimum(case):
+    _check(case, "compaction")
+
+
+@_FAST
+@given(cases(max_requests=3))
+def test_combined_bound_equals_the_brute_force_optimum(case):
+    _check(case, "combined")
+
+
+@pytest.mark.slow
+@NIGHTLY
+@_SLOW
+@given(cases(max_requests=7))
+def test_prune_bound_equals_the_brute_force_optimum_up_to_7_requests(case):
+    _check(case, "prune")
+
+
+@pytest.mark.slow
+@NIGHTLY
+@_SLOW
+@given(cases(max_requests=12))
+def test_compaction_bound_equals_the_brute_force_optimum_up_to_12_requests(case):
+    _check(case, "compaction")
+
+
+@pytest.mark.slow
+@NIGHTLY
+@_SLOW
+@given(cases(max_requests=5))
+def test_combined_bound_equals_the_brute_force_optimum_up_to_5_requests(case):
+    _check(case, "combined")
+
+
+def test_past_max_states_the_search_says_it_is_a_beam_and_stays_at_most_the_family_strategies():
+    from pruner.bench.workloads import generate
+
+    session = generate("tool_agent", turns=12, seed=2)
+    r = replay(session, ["as_recorded", "full", "prune_every_request"])
+    limit = compute_limits(r, families=["prune"], max_states=2, beam=1).families["prune"]
+    assert not limit.exact and "beam" in (limit.approximation or "")
+    replayed = replay_plan(session, {a.request: a.action for a in limit.schedule}).totals
+    assert limit.dollars == pytest.approx(replayed["dollars"], abs=1e-9)  # the figure is its schedule's
+    for name in ("full", "prune_every_request"):
+        t = r.runs[name].totals
+        if t["feasible"] and t["context_recall"] >= limit.min_recall:
+            assert limit.dollars <= t["dollars"] + 1e-9

@@ -1,0 +1,109 @@
+"""Done when (issue 30): ``pruner replay --json`` has a ``limit`` for each family and combined, each at
+most the dollars of every feasible strategy of its family that meets the recall bar, on every sample,
+every shared real log and generated sessions. The comparison reads the JSON rows the command wrote
+(each strategy's ``totals``), never the library's function."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings
+
+from pruner.cli import main
+from pruner.formats.native import dumps
+from tests.support.paths import ROOT
+from tests.test_replay_limit import NIGHTLY, cases
+
+KEYS = {"dollars", "saving_vs_recorded", "schedule", "min_recall", "recall", "exact", "approximation", "feasible"}
+#: The registered strategies each family's schedules include (pruner.replay.limit.family.Family.members).
+MEMBERS = {"prune": ("full", "prune_every_request"), "compaction": ("full", "compact"),
+           "clearing": ("full", "clear_tool_uses"),
+           "combined": ("full", "prune_every_request", "compact", "prune_then_compact")}
+SAMPLES = sorted(p for p in (ROOT / "sample_sessions").iterdir() if p.is_file())
+REAL = ROOT.parent / "shared" / "data" / "real"
+REAL_LOGS = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".traj")
+                   and p.name != "SOURCES.md") if REAL.is_dir() else []
+
+
+def _replay_json(path: Path, tmp_path: Path, *extra: str) -> dict:
+    out = tmp_path / (path.name + ".replay.json")
+    assert main(["replay", str(path), "--json", str(out), "--limit", *extra]) == 0
+    return json.loads(out.read_text())
+
+
+def _check(doc: dict) -> None:
+    limit = doc["limit"]
+    strategies = doc["strategies"]
+    for family, members in MEMBERS.items():
+        entry = limit[family]
+        assert KEYS <= set(entry), family
+        if family == "clearing":
+            assert "parameters" in entry
+        bar = entry["min_recall"]
+        if not entry["applicable"]:  # clear_tool_uses off Anthropic: the family does not exist
+            assert entry["dollars"] is None
+            assert all(not strategies[n]["totals"]["applicable"] for n in members[1:] if n in strategies)
+            continue
+        for name in members:
+            if name not in strategies:
+                continue
+            t = strategies[name]["totals"]
+            if not (t["feasible"] and t["applicable"]) or t["context_recall"] < bar or t["unpriced_requests"]:
+                continue
+            assert entry["feasible"] and entry["dollars"] is not None, (family, name)
+            assert entry["dollars"] <= t["dollars"] + 1e-6, (family, name, entry["dollars"], t["dollars"])
+        if entry["dollars"] is not None:
+            assert entry["recall"] >= bar
+            combined = limit["combined"]
+            if family in ("prune", "compaction"):  # its schedules are combined's
+                assert combined["dollars"] is not None and combined["dollars"] <= entry["dollars"] + 1e-6
+    for run in strategies.values():
+        t = run["totals"]
+        if t["regret"] is not None:
+            assert t["regret"] == pytest.approx(t["dollars"] - limit["combined"]["dollars"], abs=2e-6)
+
+
+@pytest.mark.parametrize("path", [p for p in SAMPLES if p.stat().st_size < 20_000], ids=lambda p: p.name)
+def test_small_samples_have_a_limit_at_most_every_member_strategy(path, tmp_path):
+    _check(_replay_json(path, tmp_path))
+
+
+@pytest.mark.slow
+@NIGHTLY
+@pytest.mark.parametrize("path", [p for p in SAMPLES if p.stat().st_size >= 20_000], ids=lambda p: p.name)
+def test_workload_samples_have_a_limit_at_most_every_member_strategy(path, tmp_path):
+    _check(_replay_json(path, tmp_path))
+
+
+@pytest.mark.slow
+@NIGHTLY
+@pytest.mark.parametrize("path", REAL_LOGS, ids=lambda p: p.name)
+def test_real_logs_have_a_limit_at_most_every_member_strategy(path, tmp_path):
+    _check(_replay_json(path, tmp_path))
+
+
+@hsettings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=cases(max_requests=8))
+def test_generated_sessions_have_a_limit_at_most_every_member_strategy(case, tmp_path_factory):
+    session, settings, min_recall = case
+    tmp = tmp_path_factory.mktemp("limit")
+    path = tmp / "s.jsonl"
+    path.write_text(dumps(session))
+    extra = ["--min-recall", str(min_recall), "--keep-recent-tokens", str(settings.keep_recent_tokens),
+             "--reserve-tokens", str(settings.reserve_tokens)]
+    if settings.context_window:
+        extra += ["--context-window", str(settings.context_window)]
+    _check(_replay_json(path, tmp, *extra))
+
+
+def test_without_limit_it_is_left_out(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["replay", str(ROOT / "sample_sessions" / "pi_session.jsonl"), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert "limit" not in doc and "regret" not in doc["strategies"]["full"]["totals"]
+
+
+_ = replace  # dataclasses.replace is used by the shared case builder
