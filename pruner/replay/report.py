@@ -72,7 +72,7 @@ def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None, l
     figures = answer(r, calibration)
     if ledger is None:
         ledger = _ledger_json(r)
-    out = _to_json(r, calibration, ledger, min_recall)
+    out = _to_json(r, calibration, figures, ledger, min_recall)
     if limits is not None:
         out["limit"] = limits.as_dict()
         for entry in out["strategies"].values():
@@ -84,7 +84,7 @@ def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None, l
     return out
 
 
-def _to_json(r: Replay, calibration: Any, ledger: Any, min_recall: float | None) -> dict[str, Any]:
+def _to_json(r: Replay, calibration: Any, figures: Answer, ledger: Any, min_recall: float | None) -> dict[str, Any]:
     return {
         "schema": SCHEMA, "meta": meta(r),
         "calibration": calibration.as_dict() if calibration else None,

@@ -29,7 +29,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Sequence
 
-from ..verdict import DEFAULT_MIN_RECALL, RECORDING
+from ..answer import RECORDING
+from ..verdict import DEFAULT_MIN_RECALL
 from . import combined, compaction, prune  # noqa: F401  (each registers its family)
 from .bound import FAMILY_ORDER, Limit, Limits, ScheduledAction, saving
 from .family import FAMILIES

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from ...engine.context import Context
 from ...model import Message, Session
+from ..detect import resolve_settings
 from ..feed import PrunerFeed
 from ..lanes import ChainLane, Lane, Lens, lenses
 from ..prices import PriceTable, default_prices
@@ -147,8 +148,9 @@ def build(session: Session, settings: ReplaySettings | None, prices: PriceTable 
     """What a replay prepares before any strategy: (settings, requests, runner) for ``session``."""
     from ..engine import _Runner
 
-    settings = settings or ReplaySettings()
     prices = prices or default_prices()
+    # the session's provider and model when the settings name neither, as the replay itself resolves them
+    settings, _ = resolve_settings(session, settings or ReplaySettings(), prices)
     price = default_price(settings, prices)
     window_of(settings, price, price)
     book = TokenBook(settings.prune.encoding)
