@@ -245,8 +245,8 @@ def _changes(t: dict) -> str:
 
 
 #: Column widths (pixels) that fit the strategies table beside the sidebar at 1366 pixels, headers whole.
-COLUMN_WIDTHS = {"strategy": 190, "dollars": 90, "vs modelled": 100, "cached %": 80, "peak context": 105,
-                 "over the window": 120, "recall %": 80, "changes": 150, "billed requests": 120, "fresh": 95,
+COLUMN_WIDTHS = {"strategy": 185, "dollars": 90, "vs modelled": 100, "cached %": 80, "peak context": 105,
+                 "over the window": 120, "recall %": 80, "changes": 140, "billed requests": 120, "fresh": 95,
                  "cached": 105, "written": 95,
                  "dollars (our own counts)": 170, "facts missing (worst)": 160}
 

@@ -326,10 +326,12 @@ def test_explorer_at_1366x768_shows_every_figure_and_the_inspector_beside_the_ti
 
 #: The rows the data grid holds now, read from the accessible table glide-data-grid keeps beside its
 #: canvas (in step with what it draws): ``{"columns": [header, ...], "rows": [[cell, ...], ...]}`` of the
-#: last grid on the page, or null before it is drawn.
+#: message table (the last grid with a ``position`` column: the page's chain table comes after it), or
+#: null before it is drawn.
 GRID_ROWS = """() => {
-    const grid = [...document.querySelectorAll('[data-testid=stDataFrame]')].at(-1);
-    const table = grid && grid.querySelector('table[role=grid]');
+    const tables = [...document.querySelectorAll('[data-testid=stDataFrame] table[role=grid]')].filter(t =>
+        [...t.querySelectorAll('th[role=columnheader]')].some(th => th.textContent === 'position'));
+    const table = tables.at(-1);
     if (!table) return null;
     const columns = [...table.querySelectorAll('th[role=columnheader]')].map(th => th.textContent);
     const rows = [...table.querySelectorAll('tr[role=row]')].map(r =>
