@@ -16,7 +16,9 @@ from hypothesis import given, settings as hsettings, strategies as st
 from pruner import Message, Session
 from pruner.formats.native import dumps
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
+from pruner.model import ToolCall
 from pruner.replay.calibration import calibrate
+from pruner.replay.detect import resolve_settings
 from tests.support.paths import ROOT
 from tests.strategies import sessions
 
@@ -64,6 +66,10 @@ def test_defect_r3_04_truncating_after_request_k_leaves_every_figure_of_requests
                                                                                                      window):
     settings = ReplaySettings(context_window=window, reserve_tokens=300 if window else 16_384,
                               keep_recent_tokens=300, clear_trigger=800)
+    # The session's provider and model are settings chosen once for the whole file, as the CLI's --model
+    # would be (pruner.replay.detect): the model a request without one is priced at is what the agent was
+    # configured with, not a figure of later requests. Both replays get the same settings.
+    settings, _ = resolve_settings(session, settings, _prices())
     whole = replay(session, settings=settings, prices=_prices(), snapshots=False)
     if not whole.requests:
         return
@@ -75,6 +81,34 @@ def test_defect_r3_04_truncating_after_request_k_leaves_every_figure_of_requests
         assert (a.scale, a.window, a.inherit, a.price.model) == (b.scale, b.window, b.inherit, b.price.model)
     for name in strategy_names():
         assert _rows(whole, name, k + 1) == _rows(part, name, k + 1), (name, k)
+
+
+def test_defect_r4_15_a_later_fitted_scale_does_not_change_an_earlier_requests_unscaled_dollars():
+    """Found by the property above in CI (2026-12-03): request 0 records usage and its scale is the
+    identity; request 1's recorded input fits a scale. The ``unscaled`` lens shared ``modelled``'s bill
+    whenever every scale was the identity, but it bills our own count of the reply where ``modelled``
+    bills the recorded output: cutting the session after request 0 changed request 0's dollars_unscaled
+    ($0.00010875 whole, $0.00001875 cut)."""
+    doc = "Refunds are accepted within thirty days of delivery when the item is unworn and the tags are attached."
+    msgs = [Message(id="u0", role="user", content="hello", turn=1, metadata={"timestamp": T0}),
+            Message(id="a0", role="assistant", content="", turn=1, metadata={
+                "timestamp": T0 + 5, "usage": {"input": 0, "output": 1, "cache_read": 0, "cache_write": 0}},
+                tool_calls=(ToolCall(id="c1", name="search", arguments={"q": "refund policy"}),)),
+            Message(id="t0", role="tool", content=doc, turn=1, tool_call_id="c1", tool_name="search",
+                    metadata={"timestamp": T0 + 10}),
+            Message(id="u1", role="user", content="hello again", turn=2, metadata={"timestamp": T0 + 15}),
+            Message(id="a1", role="assistant", content="ok", turn=2, metadata={
+                "timestamp": T0 + 20, "usage": {"input": 1, "output": 0, "cache_read": 0, "cache_write": 0}})]
+    session = Session.of(msgs)
+    settings = ReplaySettings(provider="anthropic", model="claude-sonnet-4-5")
+    whole = replay(session, settings=settings, prices=_prices(), snapshots=False)
+    part = replay(session.with_messages(msgs[:2]), settings=settings, prices=_prices(), snapshots=False)
+    assert not whole.requests[1].scale.identity  # the later request's scale is fitted
+    for name in strategy_names():
+        a, b = _rows(whole, name, 1)[0], _rows(part, name, 1)[0]
+        assert a["dollars_unscaled"] == b["dollars_unscaled"], name
+        # unscaled bills our own count of the reply (a tool call: several tokens), not the 1 token recorded
+        assert a["dollars_unscaled"] > a["dollars_modelled"], name
 
 
 def test_defect_r3_04_the_last_requests_recorded_size_does_not_change_earlier_requests():

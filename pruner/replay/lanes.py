@@ -53,12 +53,15 @@ def lenses(requests: Sequence[Request], inherit_cold: bool) -> tuple[Lens, ...]:
     no inherited warm read in the session: ``not_inherited`` is ``modelled``; every scale the identity:
     ``unscaled`` is). A warm read counts: ``modelled`` takes it and ``not_inherited`` does not, so sharing
     on inherited misses alone made request 0's cache-only figures depend on whether a LATER request was an
-    inherited miss (a cut session gave other figures)."""
+    inherited miss (a cut session gave other figures). ``unscaled`` bills our own count of a reply's
+    tokens where the scaled lenses bill the recorded output, so it shares ``modelled``'s bill only when no
+    request records usage either: sharing on identity scales alone made request 0's ``dollars_unscaled``
+    depend on whether a LATER request's scale was fitted (the same defect, found by the causality property)."""
     any_inherited = inherit_cold and any(r.inherit or r.warm_read for r in requests)
-    all_identity = all(r.scale is None or r.scale.identity for r in requests)
+    unscaled_is_modelled = all((r.scale is None or r.scale.identity) and r.recorded is None for r in requests)
     return (Lens("modelled", True, inherit_cold),
             Lens("not_inherited", True, False, "" if any_inherited else "modelled"),
-            Lens("unscaled", False, inherit_cold, "modelled" if all_identity else ""))
+            Lens("unscaled", False, inherit_cold, "modelled" if unscaled_is_modelled else ""))
 
 
 def recorded_dollars(price: ModelPrice, rec: RecordedUsage) -> float:
