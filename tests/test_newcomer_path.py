@@ -35,6 +35,23 @@ def test_ci_runs_the_readmes_test_command_exactly():
     assert ci[-1] == commands[1], ".ci/run must end with the README's test command, exactly"
 
 
+def test_defect_r4_16_the_readmes_dashboard_command_installs_its_extra_and_is_what_the_browser_test_starts():
+    """A merge put back the set-up line of before the core install lost Streamlit (``pip install -e .``
+    then ``streamlit run``): on a fresh clone that command fails, Streamlit being an extra now. The
+    README's first command installs ``[dashboard]`` and starts the app the way tests/e2e/test_browser.py
+    starts it."""
+    setup = _section(_readme(), "Set-up: two commands")
+    first = re.findall(r"```bash\n(.*?)\n```", setup, re.S)[0]
+    install, start = first.split(" && ")[1:]
+    assert "'.[dashboard]'" in install or "'.[test]'" in install, install
+    browser = (ROOT / "tests" / "e2e" / "test_browser.py").read_text(encoding="utf-8")
+    started = re.search(r"README_COMMAND = \[str\(Path\(sys.executable\).with_name\(\"(\w+)\"\)\)((?:, \"[^\"]+\")*)\]",
+                        browser)
+    assert started is not None
+    argv = [started.group(1)] + re.findall(r'"([^"]+)"', started.group(2))
+    assert start.split() == [f".venv/bin/{argv[0]}", *argv[1:]], (start, argv)
+
+
 def test_the_three_examples_run_and_print_what_the_readme_shows(example_env):  # noqa: F811
     section = _section(_readme(), "Three examples")
     parts = re.split(r"^### ", section, flags=re.M)[1:]
