@@ -210,6 +210,8 @@ class CacheAware(CacheAwarePrune):
         growth = scale.part(round(self.growth()))
         carried = self.requests if growth <= 0 else min(self.requests, (self._limit(request) - most) / growth)
         per_token = (price.write_price(self.env.settings.ttl) + price.cached_input * max(1.0, carried)) / 1e6
+        if per_token <= 0:
+            return most  # an unpriced model: keeping costs nothing
         bank = self.full_cost - self.own_cost
         return default + int(min(most - default, max(0.0, bank) / per_token))
 
