@@ -49,10 +49,18 @@ compacts at once instead of paying for a break that buys one request (on codemie
 that break re-wrote 183k tokens, $0.71, one request before the compaction). Should the
 compactor find no cut, the oldest messages are dropped as ``cache_aware_prune`` does.
 
+**What the compaction keeps.** What it summarises is what the later replies lose (the summary
+holds few of its terms: on tool_agent at 1,000 turns, one compaction keeping ``keep_recent_tokens``
+left 97.4 % recall, where ``cache_aware_prune``'s cut keeps 99.7 %). So it keeps more of the newest context verbatim, up to ``KEEP_SHARE`` of
+window minus reserve, as far as the savings against ``full`` so far pay for the extra tokens'
+write and their read until the next compaction (``_keep``): the bank rule again. Where the
+policy saved nothing it keeps what ``compact`` keeps.
+
 **Causal.** Every figure a decision reads exists at request k: R and the pruner's context
 (the incremental pruner fed the messages up to k), the quote (the cache state after k-1 and
 request k's own time, price, window and token scale, all fitted on the recording up to k),
-the requests made so far and the cold requests among them (billed before k). Nothing reads
+the requests made so far and the cold requests among them (billed before k), the savings and
+the average growth per request behind the compaction's kept tail. Nothing reads
 a later message, a later time or the session's length.
 
 **What it never pays.** At a request where it does not act, it sends its previous context
@@ -69,6 +77,7 @@ checks this row by row.
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import replace
 from typing import Sequence
 
 from ...engine.context import Context
@@ -78,6 +87,23 @@ from ..requests import Request, price_of, scale_of
 from ..strategy import Event, ExtraCall, ReplayEnv, Step, register_strategy
 from .cache_aware_prune import CacheAwarePrune, _dollars, _SwitchView
 from .compactor import Compactor
+
+#: The most a compaction keeps verbatim: this share of window minus reserve (provider tokens). Above the
+#: project's ``keep_recent_tokens`` it keeps only what its savings against ``full`` pay for (``_keep``).
+KEEP_SHARE = 0.5
+
+
+class _KeepingCompactor(Compactor):
+    """The project's compactor, keeping ``keep`` provider tokens verbatim (set before each run) instead of
+    the settings' ``keep_recent_tokens``; everything else (the cut rules, the summary) is the compactor's."""
+
+    keep: int | None = None
+
+    def settings(self, request):
+        s = super().settings(request)
+        if self.keep is None:
+            return s
+        return replace(s, keep_recent_tokens=max(s.keep_recent_tokens, int(self.keep / request.scale.slope)))
 
 #: The bill's miss reasons that mean the cache went cold for a reason no strategy controls.
 COLD_MISSES = ("ttl", "recorded")
@@ -93,7 +119,7 @@ class CacheAware(CacheAwarePrune):
 
     def __init__(self, env: ReplayEnv):
         super().__init__(env)
-        self.compactor = Compactor(env)
+        self.compactor = _KeepingCompactor(env)
         self.summary_message: Message | None = None  # the current compaction's summary, sent after the system head
         self.cold = 0  # requests of this chain billed cold for a reason no strategy controls
         self._calls: tuple[ExtraCall, ...] = ()
@@ -153,6 +179,7 @@ class CacheAware(CacheAwarePrune):
         wire = self.wire
         before = wire.tokens
         self._resend(ctx)  # the prefix breaks anyway: every deferred prune first, so less is summarised
+        self.compactor.keep = self._keep(request)
         done = self.compactor.run(wire.materialize(), request)
         if done is None or done.first_kept < self.floor:
             event = super()._cut(request, ctx)
@@ -165,6 +192,28 @@ class CacheAware(CacheAwarePrune):
         self._calls = done.calls
         self.rent_paid = self.rent_due = 0.0
         return done.event(before, wire.tokens)
+
+    def _keep(self, request: Request) -> int:
+        """Provider tokens the compaction keeps verbatim: ``keep_recent_tokens``, and above it as much of
+        ``KEEP_SHARE`` of the room under the trigger as the savings against ``full`` so far pay for.
+
+        What a compaction summarises is what the replies lose (the summary holds a few of its terms), so a
+        longer verbatim tail keeps more of what the next requests use. It costs its write now and its
+        cached read at every request until the next compaction, about (room left) / (growth per request)
+        of them, fewer if the session has not lasted that long: the rent of ski rental again, paid from
+        what the policy has saved, so on a session where it saved nothing it compacts as ``compact``."""
+        price, scale = price_of(request), scale_of(request)
+        default = self.env.settings.keep_recent_tokens
+        most = int(KEEP_SHARE * self._limit(request))
+        if most <= default:
+            return default
+        growth = scale.part(round(self.growth()))
+        carried = self.requests if growth <= 0 else min(self.requests, (self._limit(request) - most) / growth)
+        per_token = (price.write_price(self.env.settings.ttl) + price.cached_input * max(1.0, carried)) / 1e6
+        if per_token <= 0:
+            return most  # an unpriced model: keeping costs nothing
+        bank = self.full_cost - self.own_cost
+        return default + int(min(most - default, max(0.0, bank) / per_token))
 
     def _resend(self, ctx: Context) -> None:
         """Send the pruner's context behind the cut (and the summary), every deferred prune applied."""
