@@ -26,6 +26,7 @@ LOGS = [
     ("claude-code/codemie-session-196820da.jsonl", "claude_code", ".claude/projects/-work-a/196820da.jsonl"),
     ("claude-code/codemie-session-3fe1b6bc.jsonl", "claude_code", ".claude/projects/-work-a/3fe1b6bc.jsonl"),
     ("claude-code/codemie-session-624a4a58.jsonl", "claude_code", ".claude/projects/-work-a/624a4a58.jsonl"),
+    ("claude-code/codemie-subagent-a485154.jsonl", "claude_code", ".claude/projects/-work-a/a485154.jsonl"),
     ("claude-code/dmux-a9185eb7.jsonl", "claude_code", ".claude/projects/-work-a/dmux.jsonl"),
     ("claude-code/task-patterns-998db3cd.jsonl", "claude_code", ".claude/projects/-work-a/task.jsonl"),
     ("codex/codemie-rollout-2026-05-11.jsonl", "codex",
@@ -171,6 +172,9 @@ def test_folder_sums_of_a_real_logs_table_are_the_feasible_applicable_rows_recom
 
     from dashboard.logic import corpus, corpus_money
 
+    shared = {f"{d}/{p.name}" for d in ("claude-code", "codex", "pi", "gemini-cli")
+              for p in (real_data / d).glob("*.json*")}
+    assert {source for source, _, _ in LOGS} == shared  # every shared agent log is one of the four surfaces' cases
     home, out = tmp_path / "home", tmp_path / "logs"
     for source, _, where in LOGS:
         (home / where).parent.mkdir(parents=True, exist_ok=True)
