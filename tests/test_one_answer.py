@@ -224,8 +224,8 @@ def test_the_shared_codex_rollout_warns_once_its_text_is_redacted(real_data, tmp
     and must warn. The billed input is the rollout's own last ``total_token_usage``, read here."""
     source = real_data / "codex/codemie-rollout-2026-05-11.jsonl"
     lines = [json.loads(x) for x in source.read_text(encoding="utf-8").splitlines() if x.strip()]
-    billed = [x["payload"]["info"]["total_token_usage"]["input_tokens"] for x in lines
-              if x.get("type") == "event_msg" and x["payload"].get("type") == "token_count" and x["payload"].get("info")]
+    counts = [x["payload"] for x in lines if x.get("type") == "event_msg" and x["payload"].get("type") == "token_count"]
+    billed = [c["info"]["total_token_usage"]["input_tokens"] for c in counts if c.get("info")]
     for x in lines:
         item = x.get("payload") if x.get("type") == "response_item" else None
         if not item:
