@@ -107,6 +107,8 @@ def test_defect_r4_33_the_readme_says_the_dashboard_opens_on_the_start_page_and_
     page = (ROOT / "dashboard" / "app_pages" / "start.py").read_text(encoding="utf-8")
     assert "`pruner logs` or `pruner batch`" in said and "`pruner logs` or `pruner batch`" in page
     assert "Session explorer" in said
+    tutorial = (ROOT / "docs" / "tutorials" / "first-transcript.md").read_text(encoding="utf-8").replace("\n", " ")
+    assert "it opens on the Start page" in tutorial and f'"{start.SAMPLES[0][0]}"' in tutorial  # the same claim
 
     cited = set(re.findall(r"(?<![\w/.~])((?:\.\./)?(?:sample_sessions|docs|tests|dashboard|pruner|scripts|\.ci)"
                            r"/[\w./-]*\w)", text))
