@@ -86,3 +86,36 @@ def test_every_link_in_the_readme_leads_somewhere():
             slugs = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-")
                      for h in re.findall(r"^#+ (.+)$", target.read_text(encoding="utf-8"), re.M)}
             assert anchor in slugs, f"README.md links to {link}: no such heading"
+
+
+def test_defect_r4_33_the_readme_says_the_dashboard_opens_on_the_start_page_and_cites_only_what_a_clone_has():
+    """Issue 33: the README said the dashboard "opens on a sample session that is already pruned" (it opens on
+    the Start page), and the README and the Benchmarks page cited internal issue numbers and the shared real
+    logs a user of the repository does not have. A merge put the old sentences back once; this holds them.
+    The Start page's samples are read from the page's own list; every repository path the README names,
+    in its text or its commands, must exist in the checkout."""
+    import dataclasses
+
+    from dashboard.logic import benchmarks, start
+
+    text = _readme()
+    setup = _section(text, "Set-up: two commands")
+    said = re.search(r"\*\*Run the dashboard\.\*\* (.+?):\n", setup, re.S).group(1)
+    assert "already pruned" not in said and said.startswith("It opens on the Start page")
+    count = {1: "one", 2: "two", 3: "three", 4: "four"}[len(start.SAMPLES)]
+    assert f"one of {count} samples" in said
+    page = (ROOT / "dashboard" / "app_pages" / "start.py").read_text(encoding="utf-8")
+    assert "`pruner logs` or `pruner batch`" in said and "`pruner logs` or `pruner batch`" in page
+    assert "Session explorer" in said
+    tutorial = (ROOT / "docs" / "tutorials" / "first-transcript.md").read_text(encoding="utf-8").replace("\n", " ")
+    assert "it opens on the Start page" in tutorial and f'"{start.SAMPLES[0][0]}"' in tutorial  # the same claim
+
+    cited = set(re.findall(r"(?<![\w/.~])((?:\.\./)?(?:sample_sessions|docs|tests|dashboard|pruner|scripts|\.ci)"
+                           r"/[\w./-]*\w)", text))
+    assert len(cited) >= 10
+    missing = sorted(p for p in cited if not (ROOT / p).exists())
+    assert missing == [], f"README.md names paths a clone does not have: {missing}"
+    assert "../shared" not in text and "shared real" not in text
+    assert re.findall(r"\bissues? \d+", text, re.I) == []
+    reference = " ".join(str(v) for v in dataclasses.asdict(benchmarks.REFERENCE).values())
+    assert re.findall(r"\bissues? \d+|\.\./shared", reference, re.I) == []  # the Benchmarks page's source lines

@@ -26,6 +26,7 @@ LOGS = [
     ("claude-code/codemie-session-196820da.jsonl", "claude_code", ".claude/projects/-work-a/196820da.jsonl"),
     ("claude-code/codemie-session-3fe1b6bc.jsonl", "claude_code", ".claude/projects/-work-a/3fe1b6bc.jsonl"),
     ("claude-code/codemie-session-624a4a58.jsonl", "claude_code", ".claude/projects/-work-a/624a4a58.jsonl"),
+    ("claude-code/codemie-subagent-a485154.jsonl", "claude_code", ".claude/projects/-work-a/a485154.jsonl"),
     ("claude-code/dmux-a9185eb7.jsonl", "claude_code", ".claude/projects/-work-a/dmux.jsonl"),
     ("claude-code/task-patterns-998db3cd.jsonl", "claude_code", ".claude/projects/-work-a/task.jsonl"),
     ("codex/codemie-rollout-2026-05-11.jsonl", "codex",
@@ -110,6 +111,13 @@ def test_the_four_surfaces_print_the_same_billed_modelled_and_savings(real_data,
         assert matter["best_strategy"] == said["best"]
         assert matter["saving"] == pytest.approx(said["saving"], abs=1e-6)
         assert money(said["saving"]) in p.stdout or said["outcome"] == "no_measurable_saving"
+    points = corpus_money.strategy_points(logs, logs.sessions).set_index("strategy")
+    for name, s in figures["strategies"].items():  # the Corpus page's point per strategy: the same saving
+        if s["status"] == "comparable":
+            assert points.loc[name, "dollars"] == pytest.approx(dollars[name], abs=1e-6)
+            assert points.loc[name, "saving"] == pytest.approx(s["saving"], abs=1e-5)
+        else:
+            assert points.loc[name, "feasible_sessions"] == 0
     folder = corpus_money.folder(logs, logs.sessions)
     assert corpus_money.verdict_sentence(logs, logs.sessions) == f"{folder.figures_line()} {folder.verdict()}"
     assert f"{folder.figures_line()}\n" in p.stdout and f"Verdict: {folder.verdict()}\n" in p.stdout
@@ -153,3 +161,94 @@ def test_defect_r4_33_visibility_warns_where_the_transcript_holds_under_half_of_
         assert v is not None and (v.seen, v.billed) == (seen, billed)
         assert v.warn is expect_warning is (seen / billed < VISIBILITY_WARN)
         assert ("Warning:" in v.sentence()) is expect_warning
+
+
+def test_folder_sums_of_a_real_logs_table_are_the_feasible_applicable_rows_recomputed(real_data, tmp_path):
+    """Issue 33, done when: folder sums include only feasible and applicable sessions and name the count.
+    ``pruner logs`` on a home holding every shared real log (one project folder also linked under a second
+    name, so each session has two paths): the table has one row per session, its bill is the raw files' sum,
+    and each strategy's line in the output and on the Corpus page is recomputed here from the table's rows."""
+    import pyarrow.parquet as pq
+
+    from dashboard.logic import corpus, corpus_money
+
+    shared = {f"{d}/{p.name}" for d in ("claude-code", "codex", "pi", "gemini-cli")
+              for p in (real_data / d).glob("*.json*")}
+    assert {source for source, _, _ in LOGS} == shared  # every shared agent log is one of the four surfaces' cases
+    home, out = tmp_path / "home", tmp_path / "logs"
+    for source, _, where in LOGS:
+        (home / where).parent.mkdir(parents=True, exist_ok=True)
+        (home / where).symlink_to(real_data / source)
+    (home / ".claude/projects/-work-alias").symlink_to(home / ".claude/projects/-work-a")
+    p = _cli("logs", "--out", str(out), env={"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "sessions.parquet").to_pylist()
+    assert len(rows) == len(LOGS)  # one row per session, not one per path
+    raw = sum(raw_bill.session_dollars(agent, [real_data / source]) for source, agent, _ in LOGS)
+    assert sum(r["billed"] for r in rows) == pytest.approx(raw, abs=1e-6)
+    assert f"Billed {money(raw)} over {len(rows)} sessions" in p.stdout
+
+    logs = corpus.read_corpus(out)
+    points = corpus_money.strategy_points(logs, logs.sessions).set_index("strategy")
+    names = [c[: -len("_dollars")] for c in rows[0] if c.endswith("_dollars") and f"{c[:-8]}_feasible" in rows[0]]
+    assert {"as_recorded", "full", "clear_tool_uses"} <= set(names)
+    kinds = set()
+    for name in names:
+        ran = [r for r in rows if r[f"{name}_dollars"] is not None]
+        applies = [r for r in ran if r.get(f"{name}_applicable") is not False]
+        counted = [r for r in applies if r[f"{name}_feasible"] is True]
+        dollars, modelled = sum(r[f"{name}_dollars"] for r in counted), sum(r["modelled"] for r in counted)
+        line = (f"{name}: {money(dollars)} over {len(counted)} of {len(ran)} sessions" if counted
+                else f"{name}: could not run on any of the {len(ran)} sessions")
+        if len(applies) > len(counted):
+            line += f"; not possible on {len(applies) - len(counted)}"
+            kinds.add("infeasible")
+        if len(ran) > len(applies):
+            line += f"; does not apply on {len(ran) - len(applies)}"
+            kinds.add("not_applicable")
+        if name == "as_recorded":  # the reference: the figures line's modelled, not a line of its own
+            assert dollars == pytest.approx(modelled) and f"modelled {money(modelled)} over the" in p.stdout
+        else:
+            assert f"  {line}\n" in p.stdout, (line, p.stdout)
+        assert points.loc[name, "label"] == line
+        assert points.loc[name, "dollars"] == pytest.approx(dollars, abs=1e-6)
+        assert points.loc[name, "modelled"] == pytest.approx(modelled, abs=1e-6)
+        assert points.loc[name, "feasible_sessions"] == len(counted)
+    assert kinds == {"infeasible", "not_applicable"}  # the shared logs hold both cases: the rule is exercised
+
+
+def test_the_shared_codex_rollout_warns_once_its_text_is_redacted(real_data, tmp_path):
+    """Issue 33 saw a Codex rollout whose text was redacted (pruner saw 3 % of the billed input) reported at
+    100 % recall with no warning. The shared rollout keeps its text (77.5 % visible: no warning); the same
+    rollout with every message, tool output and tool input replaced by "[redacted]" keeps its billed usage
+    and must warn. The billed input is the rollout's own last ``total_token_usage``, read here."""
+    source = real_data / "codex/codemie-rollout-2026-05-11.jsonl"
+    lines = [json.loads(x) for x in source.read_text(encoding="utf-8").splitlines() if x.strip()]
+    counts = [x["payload"] for x in lines if x.get("type") == "event_msg" and x["payload"].get("type") == "token_count"]
+    billed = [c["info"]["total_token_usage"]["input_tokens"] for c in counts if c.get("info")]
+    for x in lines:
+        item = x.get("payload") if x.get("type") == "response_item" else None
+        if not item:
+            continue
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            item["output"] = "[redacted]"
+        elif item.get("type") == "custom_tool_call":
+            item["input"] = "[redacted]"
+        elif item.get("type") == "message" and item.get("role") != "developer":
+            for part in item.get("content") or []:
+                if "text" in part:
+                    part["text"] = "[redacted]"
+    redacted = tmp_path / "rollout-redacted.jsonl"
+    redacted.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+    shares = {}
+    for path, warns in ((source, False), (redacted, True)):
+        p = _cli("replay", str(path), "--json")
+        assert p.returncode == 0, p.stderr
+        seen = json.loads(p.stdout)["answer"]["visibility"]
+        [line] = [x for x in p.stderr.splitlines() if x.startswith("Visibility: ")]
+        assert seen["billed_tokens"] == billed[-1]  # the recorded usage, untouched by the redaction
+        assert f"of the {billed[-1]:,} input tokens billed ({100 * seen['seen_tokens'] / billed[-1]:.1f} %)" in line
+        assert ("Warning: under 50 %" in line) is warns is seen["warn"]
+        shares[warns] = seen["seen_tokens"] / billed[-1]
+    assert shares[True] < 0.5 <= shares[False]

@@ -4,7 +4,8 @@ their own branches; the differential fast-vs-full property is in tests/test_logs
 the writer scans in tests/test_file_writes.py.
 
 Run against the code before the fixes (the branch's parent, 3bc8dc4): every ``test_defect_r4``
-test here failed there (12 of 15), except the three marked "a guard" in their docstring.
+test here failed there (12 of 12). The three ``test_guard_r4_...`` tests pass there too: they pin what
+the fixes must leave as it was, so they are not named as regression tests.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def test_defect_r4_05_a_nul_byte_line_is_refused_by_both_readers(tmp_path):
     assert "binary data" in fast["error"] and str(path) in fast["error"]
 
 
-def test_defect_r4_05_a_nul_byte_far_into_a_file_is_one_damaged_line_to_both(tmp_path):
+def test_guard_r4_05_a_nul_byte_far_into_a_file_is_one_damaged_line_to_both(tmp_path):
     """A guard (passes before the fix too): past the binary sniff a NUL line is a line that is not JSON,
     skipped by both readers, and both bill the two requests around it."""
     path = _claude_file(tmp_path, b'{"type": "user", \x00\x00}', padding=65536)  # the sniff's 64 KiB
@@ -122,7 +123,7 @@ def test_defect_r4_12_two_outputs_on_one_path_are_refused_before_anything_is_wri
         assert out == "", f"{case}: the command ran before refusing"
 
 
-def test_defect_r4_12_two_outputs_on_two_paths_are_both_written(tmp_path, capsys):
+def test_guard_r4_12_two_outputs_on_two_paths_are_both_written(tmp_path, capsys):
     """A guard (passes before the fix too): the check refuses only a shared destination."""
     kept, report = tmp_path / "kept.jsonl", tmp_path / "report.json"
     code, _, err = run_cli(["prune", NATIVE, "-o", kept, "--report-json", report], capsys)
@@ -166,7 +167,7 @@ def test_defect_r4_14_a_function_response_that_is_no_object_names_its_path(value
     assert "must be an object" in message and message.startswith("chat.json: ")
 
 
-def test_defect_r4_14_a_well_formed_function_response_still_reads():
+def test_guard_r4_14_a_well_formed_function_response_still_reads():
     """A guard (passes before the fix too): the check leaves a recorded result as it was read."""
     session = loads(json.dumps(_gemini([{"functionResponse": {"id": "c1", "name": "read",
                                                               "response": {"output": "the file"}}}])),

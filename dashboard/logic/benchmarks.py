@@ -58,7 +58,7 @@ REFERENCE = Reference(
     measured_here_note=("its pruner on its own 2,000-turn tool-agent corpus (10,039 messages), median of 20 runs "
                         "on this 2-core machine class when quiet (25 ms busy); measured once, not on every run"),
     per_turn_s=10.0,
-    per_turn_note="its full re-prune after every turn of a 2,000-turn conversation, measured once here (issue 4)",
+    per_turn_note="its full re-prune after every turn of a 2,000-turn conversation, measured once here",
 )
 
 

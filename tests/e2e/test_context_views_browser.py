@@ -36,8 +36,9 @@ pytestmark = pytest.mark.e2e
 
 SUBAGENTS = REAL_DATA / "claude-code" / "task-patterns-998db3cd.jsonl"
 #: The new views' boxes: a data grid scrolling sideways, an HTML table wider than its box or a cut cell fails.
-EXPLORER_BOXES = ("chains_box",)
-REPLAY_BOXES = ("lost_terms_box", "composition_removed_box", "replay_totals_box")
+#: The charts' boxes are measured too (past the window's right edge): the composition charts are new views.
+EXPLORER_BOXES = ("chains_box", "chains_chart_box", "explorer_composition_box")
+REPLAY_BOXES = ("lost_terms_box", "composition_removed_box", "replay_totals_box", "replay_composition_box")
 #: The page or a chart box wider than the window (a view scrolling sideways).
 SIDEWAYS = """(keys) => [
     ...(document.documentElement.scrollWidth > window.innerWidth + 1 ?

@@ -107,5 +107,12 @@ def test_logs_folder_shows_three_views_and_a_click_opens_the_costliest_miss_in_r
     page.get_by_role("heading", name=f"Request {costliest.request:,} of", exact=False).first.wait_for(
         timeout=120_000)
     assert f"request={costliest.request}" in page.url and "batch_session=" in page.url
+    # the rendered Replay page's answer: the billed and modelled figures of pruner logs' row for this session
+    from pruner.money import money
+
+    verdict_box = page.locator(".st-key-replay_verdict_box")
+    verdict_box.wait_for()
+    said = verdict_box.inner_text()
+    assert f"Billed {money(top['billed'])}" in said and f"modelled {money(top['modelled'])}" in said, said
     assert page.locator("[data-testid=stException]").count() == 0
     assert OUTSIDE_REQUESTS == [] and server.outbound_attempts() == []  # nothing left the machine
