@@ -11,13 +11,13 @@ deadline: these machines are noisy and speed is measured by the benchmarks, neve
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.support.paths import REAL_DATA, ROOT, SAMPLES
+from tests.support.profile import profile
 
 # Fixtures shared by several test files (imported as ``tests.…``: the repository
 # root is on sys.path because tests/ is a package).
@@ -32,7 +32,7 @@ settings.register_profile("ci", max_examples=500, deadline=None, derandomize=Tru
                           suppress_health_check=_QUIET)
 settings.register_profile("nightly", max_examples=5_000, deadline=None, suppress_health_check=_QUIET)
 settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=_QUIET)
-settings.load_profile("nightly" if os.environ.get("PRUNER_NIGHTLY") else "ci" if os.environ.get("CI") else "dev")
+settings.load_profile(profile())
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ Invariants, checked after every run against the folder as it is then:
 * the last run, on an unchanged folder, changes no row.
 
 Profiles, as the other fuzz suites set them: ``CI`` set, ``FUZZ_EXAMPLES_CI`` examples (bounded to
-about a minute on this project's 2-core machine); ``PRUNER_FUZZ=nightly``, ``FUZZ_EXAMPLES_NIGHTLY``;
+about a minute on this project's 2-core machine); ``PRUNER_NIGHTLY=1``, ``FUZZ_EXAMPLES_NIGHTLY``;
 otherwise 25, so a developer's run stays quick. The number of examples run is printed at the end.
 """
 
@@ -49,14 +49,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pruner.cli import main
 from pruner.replay import default_prices
+from tests.support.profile import profile
 from tests.support.unreadable import permission_checks
 
 FUZZ_EXAMPLES_CI = 80
 FUZZ_EXAMPLES_NIGHTLY = 10_000
-#: ``PRUNER_FUZZ=nightly`` is the switch tests/test_logs_usage_reader.py reads too (one variable for the
-#: nightly job); ``PRUNER_FUZZ_NIGHTLY`` is still read.
-PROFILE = ("nightly" if os.environ.get("PRUNER_FUZZ") == "nightly" or os.environ.get("PRUNER_FUZZ_NIGHTLY")
-           else "ci" if os.environ.get("CI") else "dev")
+#: ``PRUNER_NIGHTLY=1`` (tests/support/profile.py: the one switch every suite reads).
+PROFILE = profile()
 EXAMPLES = {"nightly": FUZZ_EXAMPLES_NIGHTLY, "ci": FUZZ_EXAMPLES_CI, "dev": 25}[PROFILE]
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -10,7 +10,7 @@
 The generated-file and line-parser properties are differential (fast reader against full reader):
 each runs ``EXAMPLES["dev"]`` examples on a developer's machine, ``EXAMPLES["ci"]`` under ``CI``
 (bounded: the three together take about a minute of one core here) and ``EXAMPLES["nightly"]``
-(10,000 each) under ``PRUNER_FUZZ=nightly``, and prints how many it ran and what damage they drew.
+(10,000 each) under ``PRUNER_NIGHTLY=1``, and prints how many it ran and what damage they drew.
 Generated files carry hostile bytes and usage (issue 31): NUL bytes, BOMs, CRLF, lone surrogates
 (escaped and raw), truncated lines, huge integers, and negative or non-numeric usage.
 """
@@ -37,12 +37,13 @@ from pruner.logs.run import read_session
 from pruner.logs.row import recorded_cwd, session_facts
 from pruner.replay import bill, ledger
 from pruner.replay.fast_bill import bill_ledger_facts
+from tests.support.profile import profile
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / ".." / "shared" / "data" / "real"
 
-#: Examples per differential property: ``PRUNER_FUZZ=nightly``, else ``CI`` (bounded), else a developer's run.
-PROFILE = "nightly" if os.environ.get("PRUNER_FUZZ") == "nightly" else "ci" if os.environ.get("CI") else "dev"
+#: Examples per differential property: ``PRUNER_NIGHTLY=1``, else ``CI`` (bounded), else a developer's run.
+PROFILE = profile()
 EXAMPLES = {"files": {"dev": 60, "ci": 600, "nightly": 10_000}[PROFILE],
             "lines": {"dev": 200, "ci": 300, "nightly": 10_000}[PROFILE]}
 
