@@ -10,7 +10,7 @@ these charts: they show counts, sizes and benchmark figures.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -122,7 +122,7 @@ def line_by_group_figure(frame: pd.DataFrame, *, x: str, y: str, group: str, tit
             line={"dash": (dash_by or {}).get(name, "solid"),
                   **({"color": colours[name]} if colours and name in colours else {})},
             hovertemplate=f"{name}<br>{x_title} %{{x}}: %{{y:,.4g}}<extra></extra>"))
-    xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
+    xaxis: dict[str, Any] = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
     if log_x and len(frame):  # label the measured sizes, not plotly's 2-5-10 log ticks
         xaxis |= {"tickmode": "array", "tickvals": sorted(frame[x].unique().tolist()),
                   "ticktext": [f"{v:,.0f}" for v in sorted(frame[x].unique().tolist())]}

@@ -41,8 +41,10 @@ def lost_section(r, key, best: str | None, closest: str | None) -> None:
         ss["lost_strategy"] = lost_logic.first_to_show(r, best, closest)
     c1, c2 = st.columns(2)
     strategy = c1.selectbox("Strategy", names, key="lost_strategy")
-    sort = c2.selectbox("Order", SORT_KEYS, format_func=SORT_LABELS.get, key="lost_sort",
+    sort = c2.selectbox("Order", SORT_KEYS, format_func=lambda k: str(SORT_LABELS.get(k)), key="lost_sort",
                         help="Or click a column header to sort the table by that column.")
+    if strategy is None or sort is None:  # a selectbox answers None only when it has no options
+        return
     lost = cache.shared("replay_lost", (key, strategy, sort), lambda: lost_logic.lost_of(r, strategy, sort))
     ui.inert(lost_logic.lost_caption(lost))
     if not lost.rows:

@@ -15,6 +15,8 @@ restating the setting's words (``pruner.setting_fields`` holds them, and the CLI
 
 from __future__ import annotations
 
+from typing import NotRequired, TypedDict
+
 from pruner.compaction import CompactionSettings
 from pruner.engine.prune import PruneConfig
 from pruner.replay import ReplaySettings
@@ -31,14 +33,22 @@ def tooltip(text: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
-def control(cls: type, name: str, *, with_help: bool = True) -> dict[str, str]:
+class Control(TypedDict):
+    """A widget's ``label`` and ``help`` keywords: a TypedDict, so ``st.slider(**control(...), ...)``
+    type-checks against Streamlit's signature (a plain dict[str, str] would claim every keyword)."""
+
+    label: str
+    help: NotRequired[str]
+
+
+def control(cls: type, name: str, *, with_help: bool = True) -> Control:
     """``label`` and ``help`` for the widget of ``cls``'s setting ``name`` (``with_help=False``: the label
     alone, when the label already says all the help would)."""
     s = describe(cls, name)
     return {"label": s.label, "help": tooltip(s.help)} if with_help else {"label": s.label}
 
 
-def options(cls: type, name: str) -> list:
+def options(cls: type, name: str) -> list[str]:
     """The choices of ``cls``'s setting ``name``, in the dataclass's order."""
     return list(describe(cls, name).choices or ())
 

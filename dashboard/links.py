@@ -17,7 +17,7 @@ and keeps what it had.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Mapping, overload
 
 from pruner import ENCODINGS, PruneConfig
 from pruner.errors import ConfigurationError, FormatError
@@ -78,6 +78,12 @@ def settings_from(params: Mapping[str, str]) -> PruneConfig:
     return replace(_DEFAULT, **changes)  # PruneConfig checks the threshold's range
 
 
+@overload
+def _whole(params: Mapping[str, str], name: str, default: int) -> int: ...
+@overload
+def _whole(params: Mapping[str, str], name: str, default: None) -> int | None: ...
+
+
 def _whole(params: Mapping[str, str], name: str, default: int | None) -> int | None:
     if name not in params:
         return default
@@ -128,7 +134,7 @@ def open_source(params: Mapping[str, str]) -> Opened:
 
 
 def merged(current: Mapping[str, str], *, loaded: LoadedSession | None, config: PruneConfig,
-           page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = ()) -> dict[str, str]:
+           page: Mapping[str, str | None] | None = None, page_keys: tuple[str, ...] = ()) -> dict[str, str]:
     """``current`` with this module's (and the page's) parameters replaced by what is open now."""
     ours = set(SOURCE_KEYS) | set(SETTING_KEYS) | set(page_keys)
     out = {k: v for k, v in current.items() if k not in ours}

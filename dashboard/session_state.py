@@ -207,7 +207,7 @@ def linked_view(name: str, page_keys: tuple[str, ...]) -> dict[str, str] | None:
     return params
 
 
-def write_link(page: Mapping[str, str] | None = None, page_keys: tuple[str, ...] = (), *,
+def write_link(page: Mapping[str, str | None] | None = None, page_keys: tuple[str, ...] = (), *,
                name: str | None = None) -> None:
     """Put what is open (and the page's own view parameters) into the URL, if it changed.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import cast
 from datetime import date
 
 import pandas as pd
@@ -142,8 +143,10 @@ def table(shown, link: dict[str, str] | None) -> None:
                              on_change=remember, args=("corpus_filter_format",))
     if "corpus_filter_reduction" not in ss:
         ss["corpus_filter_reduction"] = (low, 100.0)
-    reduction = c2.slider("Reduction %", min_value=low, max_value=100.0, step=0.5, key="corpus_filter_reduction",
-                          on_change=remember, args=("corpus_filter_reduction",))
+    # its key holds a (low, high) pair (set above), which makes it a range slider: it answers a pair
+    reduction = cast(tuple[float, float], c2.slider(
+        "Reduction %", min_value=low, max_value=100.0, step=0.5, key="corpus_filter_reduction",
+        on_change=remember, args=("corpus_filter_reduction",)))
     errors = c3.selectbox("Show", logic.ERROR_CHOICES, key="corpus_filter_errors",
                           on_change=remember, args=("corpus_filter_errors",))
     text = c4.text_input("Search path or name", key="corpus_filter_text",

@@ -54,11 +54,15 @@ def sample_picker(current) -> None:
     if ss.get("sample_choice") not in names:
         ss["sample_choice"] = names[0]
     st.selectbox("Sample session", names, key="sample_choice",
-                 on_change=lambda: logic.open_sample(ss["sample_choice"]),
+                 on_change=_open_chosen_sample,
                  help="Every loadable file in sample_sessions/: one per supported format, "
                       "the demo, and generated workloads.")
     if current is None or current.origin != "sample" or current.file != ss["sample_choice"]:
-        st.button("Load this sample", on_click=lambda: logic.open_sample(ss["sample_choice"]), key="load_sample")
+        st.button("Load this sample", on_click=_open_chosen_sample, key="load_sample")
+
+
+def _open_chosen_sample() -> None:  # a callback: Streamlit ignores what it returns
+    logic.open_sample(ss["sample_choice"])
 
 
 def _open_uploaded() -> None:
@@ -91,8 +95,11 @@ def workload_picker() -> None:
         st.number_input("Workload turns", min_value=1, max_value=loading.MAX_WORKLOAD_TURNS, step=50,
                         key="workload_turns")
         st.number_input("Seed", min_value=0, max_value=1_000_000, key="workload_seed")
-        st.form_submit_button("Generate", type="primary", on_click=lambda: logic.open_workload(
-            ss["workload_name"], turns=int(ss["workload_turns"]), seed=int(ss["workload_seed"])))
+        st.form_submit_button("Generate", type="primary", on_click=_open_chosen_workload)
+
+
+def _open_chosen_workload() -> None:  # a callback: Streamlit ignores what it returns
+    logic.open_workload(ss["workload_name"], turns=int(ss["workload_turns"]), seed=int(ss["workload_seed"]))
 
 
 def settings_form() -> None:
@@ -131,7 +138,11 @@ def dialogue_picker(file, loaded) -> None:
         c1.number_input("Dialogue number", min_value=0, max_value=len(rows) - 1, step=1, key="dialogue_number",
                         value=loaded.dialogue if showing and loaded.dialogue is not None else 0)
         c2.button("Open this dialogue", key="open_dialogue",
-                  on_click=lambda: logic.choose_dialogue(int(ss["dialogue_number"])))
+                  on_click=_open_chosen_dialogue)
+
+
+def _open_chosen_dialogue() -> None:  # a callback: Streamlit ignores what it returns
+    logic.choose_dialogue(int(ss["dialogue_number"]))
 
 
 def _on_dialogue_row(rows: pd.DataFrame) -> None:
@@ -200,7 +211,7 @@ def context_charts(loaded, settings, analysed) -> None:
     def figures():
         totals = tables.context_totals_frame(before, series.totals if series else ())
         composition = tables.context_frame(series.by_role) if series else before
-        return (charts.context_figure(totals, sampled=bool(series) and not series.every_turn,
+        return (charts.context_figure(totals, sampled=series is not None and not series.every_turn,
                                       recorded=recorded_series(loaded.session),
                                       compactions=compaction_turns(loaded.session)),
                 charts.composition_figure(composition if series else before, stage="after" if series else "before"))
@@ -351,6 +362,7 @@ def downloads(loaded, analysed) -> None:
             col.error(f"{export.label}: cannot be written: {ui.escape_markdown(export.error)}",
                       icon=":material/error:")
             continue
+        assert export.data is not None  # an export without an error has its bytes (logic.exports)
         col.download_button(export.label, data=export.data, file_name=f"{stem}{export.suffix}", mime=export.mime,
                             on_click="ignore", key=export.key)
 

@@ -59,8 +59,10 @@ def window_picker(loaded) -> tuple[int, int] | None:
 
 def pruning_step(session, index: int) -> None:
     title, config, _ = logic.STEPS[index]
+    assert config is not None  # only the pruning steps come here; the compaction step has compaction_step
+    previous = logic.STEPS[index - 1][1] if index > 0 else None  # every step before a pruning one prunes
     now = analysis.analyse(session, config)
-    before = analysis.analyse(session, logic.STEPS[index - 1][1]) if index > 0 else None
+    before = analysis.analyse(session, previous) if previous is not None else None
     s = now.result.stats
     c1, c2, c3 = st.columns(3)
     c1.metric("Messages sent", f"{s.messages_after:,} of {s.messages_before:,}")

@@ -149,7 +149,8 @@ def settings_from_link(applied: PreviewSettings, params: dict[str, str]) -> tupl
     >>> settings_from_link(PreviewSettings(), {"keep": "lots"})[1]
     ["the link's keep must be a whole number of tokens, not 'lots'"]
     """
-    changes, problems = {}, []
+    changes: dict[str, Any] = {}
+    problems: list[str] = []
     for name, field in _WHOLE.items():
         if name in params:
             value = params[name]
@@ -295,7 +296,7 @@ def _compact(compact_input: CompactInput, preview: PreviewSettings, choice: Summ
              api_key: str):
     """(result, error): the chosen summariser's compaction, or the offline one with the reason it was used."""
     settings = preview.library(encoding)
-    options = dict(force=preview.force, use_usage=compact_input.use_usage)
+    options: dict[str, Any] = dict(force=preview.force, use_usage=compact_input.use_usage)
     if choice.kind != "endpoint":
         return compact(compact_input.session, settings, OfflineSummarizer(), **options), None
     try:

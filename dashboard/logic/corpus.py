@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, MutableMapping
 
 import numpy as np
 import pandas as pd
@@ -279,7 +279,7 @@ def batch_config(corpus: Corpus) -> PruneConfig:
 EXPLORER_SETTING_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
 
 
-def open_in_explorer(corpus: Corpus, session_id: str, state: dict) -> LoadedSession:
+def open_in_explorer(corpus: Corpus, session_id: str, state: MutableMapping[Any, Any]) -> LoadedSession:
     """Make ``session_id`` the explorer's session, pruned with the batch's settings (``state``: session state)."""
     loaded = replace(open_session(corpus, session_id),  # a reload or a link reopens it from the batch
                      link=(("batch", str(corpus.folder)), ("batch_session", session_id)))

@@ -177,10 +177,11 @@ def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame, *,
                    if pd.notna(r.get(f"{s}_dollars")) and bool(r.get(f"{s}_feasible"))
                    and r.get(f"{s}_applicable") is not False
                    and (r.get(f"{s}_recall") is None or pd.isna(r.get(f"{s}_recall"))
-                        or r.get(f"{s}_recall") >= min_recall)]
+                        or r[f"{s}_recall"] >= min_recall)]  # present and not None: the tests before say so
         best_dollars, best, _ = min(options, key=lambda o: rank_key(o[1], o[0], None if pd.isna(o[2]) else o[2],
                                                                       names)) if options else (None, None, None)
-        saving = (float(base) - best_dollars) if best is not None and base is not None and pd.notna(base) else None
+        saving = (float(base) - best_dollars) if best_dollars is not None and base is not None and pd.notna(base) \
+            else None
         rows.append({"session_key": r["session_key"], "session": r["file"], "billed": r["billed"],
                      "modelled": base, "best_strategy": best, "best_dollars": best_dollars, "saving": saving,
                      "saving_pct": 100 * saving / float(base) if saving is not None and base else None,

@@ -10,6 +10,7 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -291,7 +292,7 @@ def repairs_notice(session: Session) -> str | None:
 
 def _skipped_entries(meta) -> dict[str, int]:
     source = meta.get("source") if hasattr(meta.get("source"), "get") else {}
-    entries = source.get("skipped_entries") if hasattr(source, "get") else None
+    entries: Any = source.get("skipped_entries") if hasattr(source, "get") else None  # any JSON value
     return dict(sorted(entries.items())) if hasattr(entries, "items") else {}
 
 

@@ -49,7 +49,7 @@ def first_to_show(r: Any, best: str | None, closest: str | None) -> str:
     """The strategy the section opens on: the verdict's, else the first that lost something, else the first."""
     names = [n for n in r.runs if n != "as_recorded"] or list(r.runs)
     for name in (best, closest):
-        if name in names:
+        if name is not None and name in names:
             return name
     report = getattr(r, "recall", None)
     for name in names:

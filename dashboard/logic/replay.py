@@ -17,7 +17,7 @@ to how sessions are loaded.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -67,7 +67,7 @@ class ReplayChoice:
     def prices(self) -> PriceTable:
         """The shipped table, with the user's edits to this model's row (then labelled "edited")."""
         table = default_prices()
-        edits = {k: v for k, v in (("input", self.input_price), ("cached_input", self.cached_price),
+        edits: dict[str, Any] = {k: v for k, v in (("input", self.input_price), ("cached_input", self.cached_price),
                                    ("cache_write_5m", self.write_price), ("output", self.output_price))
                  if v is not None}
         if not edits:
@@ -103,7 +103,8 @@ def defers_below(requests: int) -> bool:
 def choice_from_link(choice: ReplayChoice, params: dict[str, str]) -> tuple[ReplayChoice, list[str]]:
     """``choice`` with what a link names (``strategies=a,b``, ``provider``, ``model``) applied, and a
     sentence for each value the link gives that cannot be used (that value is left as it was)."""
-    problems, changes = [], {}
+    problems: list[str] = []
+    changes: dict[str, Any] = {}
     provider = params.get("provider", choice.provider)
     if provider not in DEFAULT_MODELS:
         problems.append(f"the link's provider {provider!r} is not one of {', '.join(sorted(DEFAULT_MODELS))}")
@@ -271,7 +272,7 @@ def totals_columns(frame: pd.DataFrame) -> dict:
     pct = {"cached %", "recall %"}
     out = {}
     for col in frame.columns:
-        width = COLUMN_WIDTHS.get(col, "medium")
+        width: int | Literal["medium"] = COLUMN_WIDTHS.get(col, "medium")
         if col in money_cols and frame[col].dtype == object:  # bracketed: written by money() already
             out[col] = st.column_config.TextColumn(col, width=width)
         elif col in money_cols:
@@ -382,7 +383,7 @@ def context_rows(r: Replay, strategy: str, k: int, book: TokenBook | None = None
     counter = book or TokenBook(r.settings.prune.encoding)
     rows = []
     for i, m in enumerate(r.context(strategy, k)):
-        kind = m.metadata.get("kind") if isinstance(m.metadata, dict) else None
+        kind: Any = m.metadata.get("kind") if isinstance(m.metadata, dict) else None  # any JSON value
         label = KIND_LABELS.get(kind, "summary recorded in the session" if m.role == "summary" else "")
         calls = "\n".join(f"→ call {c.id}: {c.name}({c.arguments})" for c in m.tool_calls)
         rows.append({"position": i, "role": m.role, "id": m.id, "kind": label, "tokens": counter.tokens(m),

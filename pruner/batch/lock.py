@@ -65,7 +65,8 @@ def _process_start(pid: int) -> float | None:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:
             return None
-        return process.create_time()
+        started: float = process.create_time()  # psutil is untyped here
+        return started
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -51,7 +52,7 @@ class Folder:
         return sorted(os.path.join(folder, n) for n in os.listdir(folder)
                       if n.startswith("part-") and n.endswith(".parquet"))
 
-    def manifest(self) -> dict | None:
+    def manifest(self) -> dict[str, Any] | None:
         """The manifest, None when the folder has none; ``ConfigurationError`` naming the file when it is
         not one (not JSON, not an object of this version's shape, a link)."""
         path = os.path.join(self.root, MANIFEST)
@@ -68,7 +69,7 @@ class Folder:
             raise ConfigurationError(str(exc), setting="out") from None
         return check_manifest(body, path)
 
-    def write_manifest(self, settings: BatchSettings, last_run: dict) -> None:
+    def write_manifest(self, settings: BatchSettings, last_run: dict[str, Any]) -> None:
         """Write the manifest atomically (exclusive temporary file, then a rename); a link planted at
         its name is replaced, never followed. Called only while this run holds the folder's lock."""
         body = {"pruner_batch": MANIFEST_VERSION, "pruner_version": __version__,
@@ -76,7 +77,7 @@ class Folder:
         write_atomic(os.path.join(self.root, MANIFEST), json.dumps(body, indent=2, sort_keys=True) + "\n",
                      follow_symlinks=False)
 
-    def check(self, settings: BatchSettings) -> dict | None:
+    def check(self, settings: BatchSettings) -> dict[str, Any] | None:
         """Refuse a folder that is a file, holds other things, or holds results of other settings;
         the manifest (None for a new folder). Reads only."""
         if os.path.exists(self.root) and not os.path.isdir(self.root):
@@ -163,7 +164,7 @@ class Folder:
         return removed
 
 
-def check_manifest(body: object, path: str) -> dict:
+def check_manifest(body: object, path: str) -> dict[str, Any]:
     """``body`` if it has the shape of a manifest this version writes, else ``ConfigurationError``
     naming ``path`` and the field. Readers (the next run, the dashboard) rely on these shapes."""
     def bad(what: str) -> ConfigurationError:

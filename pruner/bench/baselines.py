@@ -13,9 +13,11 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..model import Message, Session
 from ..engine.prune import message_tokens
+from ..tokens import HeuristicCounter, TokenCounter
 from .workloads.truth import oracle_messages
 
 
@@ -31,15 +33,18 @@ class BaselineResult:
         return tuple(m.id for m in self.kept)
 
 
-def _tokens(messages, counter) -> int:
+Counter = TokenCounter | HeuristicCounter
+
+
+def _tokens(messages: Iterable[Message], counter: Counter) -> int:
     return sum(message_tokens(m, counter) for m in messages)
 
 
-def no_pruning(session: Session, counter) -> BaselineResult:
+def no_pruning(session: Session, counter: Counter) -> BaselineResult:
     return BaselineResult("none", session.messages, _tokens(session.messages, counter))
 
 
-def truncate_to_budget(session: Session, budget: int, counter) -> BaselineResult:
+def truncate_to_budget(session: Session, budget: int, counter: Counter) -> BaselineResult:
     """Keep the system prompt and the last N messages, N as large as ``budget`` tokens allow.
 
     Tool results at the start of the kept tail whose call was cut off are dropped too,
@@ -61,7 +66,7 @@ def truncate_to_budget(session: Session, budget: int, counter) -> BaselineResult
     return BaselineResult("truncation", tuple(head + tail), used, last_n=len(tail))
 
 
-def oracle(session: Session, counter) -> BaselineResult:
+def oracle(session: Session, counter: Counter) -> BaselineResult:
     """The required messages, the dialogue and the system prompt (ground truth from the generator)."""
     kept = oracle_messages(session)
     return BaselineResult("oracle", kept, _tokens(kept, counter))

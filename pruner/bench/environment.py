@@ -49,7 +49,7 @@ def describe(env: dict[str, Any] | None) -> str:
     if not env:
         return "no record of where or when it ran"
     m = env.get("machine", {})
-    def load(v):
+    def load(v: Any) -> str:
         return "?" if not v else f"{v[0]:.1f}"
     return (f"{env.get('date', '?')}; {m.get('system', '?')}, {m.get('cpus', '?')} CPUs, "
             f"Python {m.get('python', '?')}; 1-minute load {load(env.get('load_before'))} at the start, "

@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 import random
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..engine.near import HOLDERS
 from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, prune
@@ -98,7 +98,7 @@ def _containment(a: str, b: str) -> float:
     return len(fa.shingle_set & fb.shingle_set) / len(fa.shingles) if len(fa.shingles) else 0.0
 
 
-def judge(session: Session, threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD) -> list[dict]:
+def judge(session: Session, threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD) -> list[dict[str, Any]]:
     """For every document the pruner judged at its first appearance: what it decided and the exact answer."""
     result = prune(session)
     decisions = {d.id: d for d in result.decisions}
@@ -125,7 +125,7 @@ def judge(session: Session, threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD)
 
 
 def measure_misses(*, seeds: Iterable[int] = range(100), documents: Iterable[int] = (20, 200, 1000),
-                   copies: int = 60, threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD) -> dict:
+                   copies: int = 60, threshold: float = DEFAULT_NEAR_DUPLICATE_THRESHOLD) -> dict[str, Any]:
     """Misses of the search against exact containment, over every seed and document count."""
     judged = copies_found = 0
     missed: list[float] = []

@@ -77,7 +77,7 @@ def split_by_reply(kinds: Mapping[int, str], positions: Sequence[int], counts: S
     return out
 
 
-def reply_fact_figures(fact_checks: Iterable[tuple]) -> dict[str, Any]:
+def reply_fact_figures(fact_checks: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
     """(request, key, missing, recall below 1, what still held the key) checks -> counts."""
     missing = [c for c in fact_checks if c[2]]
     unseen = [c for c in missing if not c[3]]
@@ -88,7 +88,7 @@ def reply_fact_figures(fact_checks: Iterable[tuple]) -> dict[str, Any]:
             "reply_facts_unseen_held_by": dict(sorted(held_by.items()))}
 
 
-def reply_copy_figures(copy_checks: Iterable[tuple]) -> dict[str, int]:
+def reply_copy_figures(copy_checks: Iterable[tuple[Any, ...]]) -> dict[str, int]:
     """(request, item, missing, recall below 1, text holds a term) checks -> counts."""
     checks = list(copy_checks)
     missing = [c for c in checks if c[2]]

@@ -17,6 +17,7 @@ import argparse
 import importlib
 import shlex
 import sys
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import PrunerError
@@ -32,7 +33,7 @@ _MAINTAINER_MODULES = ("bench_speed", "bench_batch", "bench_logs", "bench_limits
 class _Parser(argparse.ArgumentParser):
     """Usage errors are one line on stderr (``--help`` shows the usage), exit status 2."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, terminal_safe(f"{self.prog}: error: {message} (see {self.prog} --help)", one_line=True) + "\n")
 
 

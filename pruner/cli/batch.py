@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from ..formats import DEFAULT_MAX_BYTES, FORMATS
 from ..replay import DEFAULT_MODELS, ReplaySettings, strategy_names
 from .common import add_prune_arguments, prune_config
 from .types import byte_count, dask_address, positive_int, strategy_list
+
+if TYPE_CHECKING:  # pragma: no cover - the batch extra (Dask) is imported only when the command runs
+    from ..batch.run import BatchSummary
 
 NAME = "batch"
 HELP = "prune many transcripts on Dask (this machine or a cluster) and write Parquet tables"
@@ -16,7 +21,7 @@ HELP = "prune many transcripts on Dask (this machine or a cluster) and write Par
 EXTRA = "batch"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="transcript files, folders (read recursively: *.json, *.jsonl, *.ndjson, *.traj) "
                         "or glob patterns")
@@ -56,7 +61,7 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
-def summary_lines(s) -> list[str]:
+def summary_lines(s: BatchSummary) -> list[str]:
     rate = s.sessions / s.compute_s if s.compute_s else 0.0
     lines = [
         f"inputs:   {s.inputs:,} files: {s.files:,} processed now, {s.skipped:,} skipped (already in the folder "
@@ -111,7 +116,7 @@ def summary_lines(s) -> list[str]:
     return lines
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..batch import BatchSettings, run_batch
     from ..batch.progress import TerminalProgress
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..files import write_atomic
 from . import batch
@@ -21,7 +23,7 @@ DEFAULT_RESULTS = "sample_sessions/bench/batch.json"
 DEFAULTS = {"sessions": 10_000, "tau_copies": 40, "workers": (1, 2), "runs": 3, "corpus": None}
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sessions", type=positive_int, default=DEFAULTS["sessions"], metavar="N",
                    help="corpus size in sessions (default %(default)s)")
     p.add_argument("--tau-copies", type=positive_int, default=DEFAULTS["tau_copies"], metavar="N",
@@ -37,15 +39,15 @@ def add_arguments(p) -> None:
                    help=f"write the figures as JSON (the default run writes {DEFAULT_RESULTS})")
 
 
-def is_default_run(args) -> bool:
+def is_default_run(args: argparse.Namespace) -> bool:
     return all(getattr(args, k) == v for k, v in DEFAULTS.items())
 
 
-def write_json(path: str, results: dict) -> None:
+def write_json(path: str, results: dict[str, Any]) -> None:
     write_atomic(path, json.dumps(results, indent=2, sort_keys=True) + "\n")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..batch.bench import run_bench
 
     command = " ".join(["pruner", NAME, *sys.argv[2:]]) if sys.argv[1:2] == [NAME] else f"pruner {NAME}"

@@ -23,7 +23,7 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", type=_sizes, default=list(SIZES_MB), metavar="A,B",
                    help=f"input sizes in MB (default {','.join(map(str, SIZES_MB))}); the per-10 MB cost is "
                         "taken between the smallest and the largest")
@@ -32,7 +32,7 @@ def add_arguments(p) -> None:
     p.add_argument("--json", metavar="OUT", default=DEFAULT_OUT, help="write the results here (default %(default)s)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     unknown = [c for c in args.cases if c not in CASES]
     if unknown:
         say(f"pruner bench-limits: error: unknown case {', '.join(unknown)}; choose from {', '.join(CASES)}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ DEFAULT_RESULTS = "sample_sessions/bench/logs.json"
 DEFAULTS = {"files": 2_000, "strategy_files": 120, "rerun_files": 10_000, "workers": 2}
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--files", type=positive_int, default=DEFAULTS["files"], metavar="N",
                    help="sessions in the generated corpus (default %(default)s)")
     p.add_argument("--strategy-files", type=positive_int, default=DEFAULTS["strategy_files"], metavar="N",
@@ -34,7 +35,7 @@ def add_arguments(p) -> None:
     p.add_argument("--out", default=DEFAULT_RESULTS, metavar="FILE", help="results file (default %(default)s)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..bench.environment import finish, start
     from ..errors import ConfigurationError
     from ..files import write_atomic

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ..bench import environment
 from ..bench.near_search import measure_misses
@@ -25,7 +26,7 @@ TARGETS = {"prune_decisions_ms": 20.0, "passes_ms": 10.0, "flatness": 1.3, "cold
            "tool_agent-2000.jsonl": 6.0, "rag_assistant-2000.jsonl": 4.5}
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", type=positive_int, default=10_000, metavar="N",
                    help="base size in messages (default %(default)s)")
     p.add_argument("--factors", default="1,10,50", metavar="A,B",
@@ -43,7 +44,7 @@ def add_arguments(p) -> None:
     p.add_argument("--json", metavar="OUT", help="write every figure, with the machine and its load, as JSON")
 
 
-def _t(t: dict) -> str:
+def _t(t: dict[str, Any]) -> str:
     return f"{t['wall_ms']:,.1f} ms ({t['cpu_ms']:,.1f} ms CPU)"
 
 
@@ -53,7 +54,7 @@ def _met(value: float, target: float | None) -> str:
     return f"target <= {target:g}: {'met' if value <= target else 'MISSED'}"
 
 
-def report_lines(rep: dict) -> list[str]:
+def report_lines(rep: dict[str, Any]) -> list[str]:
     out = ["WARM PRUNE (tool_agent; same Session object after a warm-up: per-text features, token counts "
            "and its index cached; median of runs)",
            f"{'messages':>9} {'runs':>4} {'prune() call':>26} {'prune() + every decision':>26} "
@@ -111,7 +112,7 @@ def report_lines(rep: dict) -> list[str]:
     return out
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     factors = [int(x) for x in args.factors.split(",") if x.strip()]
     env = environment.start(getattr(args, "command_line", "pruner bench-speed"))
     rows = []

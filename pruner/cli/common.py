@@ -7,13 +7,15 @@ name or an endpoint's error text must not drive the terminal.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
-from typing import Iterable
+from typing import IO, Any, Iterable, Sequence
 
 from ..errors import ConfigurationError, ExportError
 from ..files import write_atomic
+from ..model import Session
 from ..formats import DEFAULT_MAX_BYTES, FORMATS, load_session, repair_messages, repairs
 from ..engine.prune import PruneConfig
 from ..setting_fields import describe
@@ -37,7 +39,7 @@ SETTING_FLAGS = {
 }
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: re.Match[str]) -> str:
     # The JSON spelling: readable, and inside a JSON string it stands for the very same character.
     return f"\\u{ord(match.group()):04x}"
 
@@ -52,18 +54,18 @@ class TerminalSafeStream:
     """A text stream that writes everything through ``terminal_safe``: ``main`` puts it in front of
     stdout and stderr, so no subcommand can print a control character by mistake."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[str]):
         self._stream = stream
 
     def write(self, text: str) -> int:
         self._stream.write(terminal_safe(text))
         return len(text)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
-def say(lines: str | Iterable[str], *, file=None) -> None:
+def say(lines: str | Iterable[str], *, file: IO[str] | None = None) -> None:
     """Print ``lines`` (one string or several) to stdout or ``file``, terminal-safe."""
     out = sys.stdout if file is None else file
     for line in [lines] if isinstance(lines, str) else lines:
@@ -113,7 +115,7 @@ def warn(message: str) -> None:
     print(terminal_safe(f"warning: {message}", one_line=True), file=sys.stderr)
 
 
-def add_input_arguments(p) -> None:
+def add_input_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="transcript file (format detected from its content)")
     p.add_argument("--format", metavar="NAME", default=None,
                    help=f"read FILE as this format instead of detecting it ({', '.join(FORMATS)})")
@@ -128,7 +130,8 @@ def add_input_arguments(p) -> None:
                    help="treat results of this tool as retrieved documents (repeatable)")
 
 
-def add_setting_arguments(p, cls: type, names: Iterable[str], *, helps: dict[str, str] | None = None) -> None:
+def add_setting_arguments(p: argparse.ArgumentParser, cls: type, names: Iterable[str], *,
+                          helps: dict[str, str] | None = None) -> None:
     """One argument per setting of the dataclass ``cls`` named in ``names``, its flag, default, help,
     choices and type read from the field (``pruner.setting_fields``): the CLI restates none of them.
 
@@ -142,7 +145,7 @@ def add_setting_arguments(p, cls: type, names: Iterable[str], *, helps: dict[str
         elif isinstance(s.default, tuple):  # a list: the flag is repeated
             p.add_argument(s.flag, dest=name, action="append", default=None, metavar=s.metavar or "NAME", help=text)
         else:
-            kwargs: dict = {"choices": s.choices} if s.choices else {}
+            kwargs: dict[str, Any] = {"choices": s.choices} if s.choices else {}
             if isinstance(s.default, float):
                 kwargs |= {"type": fraction, "metavar": s.metavar or "X"}
             elif s.minimum is not None:
@@ -152,9 +155,9 @@ def add_setting_arguments(p, cls: type, names: Iterable[str], *, helps: dict[str
             p.add_argument(s.flag, dest=name, default=s.default, help=text, **kwargs)
 
 
-def setting_values(cls: type, args, names: Iterable[str]) -> dict:
+def setting_values(cls: type, args: argparse.Namespace, names: Iterable[str]) -> dict[str, Any]:
     """The keywords for ``cls`` that the arguments of ``add_setting_arguments`` were given."""
-    out = {}
+    out: dict[str, Any] = {}
     for name in names:
         value = getattr(args, name)
         out[name] = describe(cls, name).default if value is None and isinstance(
@@ -166,17 +169,17 @@ def setting_values(cls: type, args, names: Iterable[str]) -> dict:
 PRUNE_SETTINGS = ("encoding", "near_duplicate_threshold", "expire", "deduplicate", "restore", "orphan_policy")
 
 
-def add_prune_arguments(p, *, orphan_help: str) -> None:
+def add_prune_arguments(p: argparse.ArgumentParser, *, orphan_help: str) -> None:
     """The pruning settings, the same for every command that prunes (``prune_config`` reads them)."""
     add_setting_arguments(p, PruneConfig, PRUNE_SETTINGS, helps={"orphan_policy": orphan_help})
 
 
-def prune_config(args) -> PruneConfig:
+def prune_config(args: argparse.Namespace) -> PruneConfig:
     """The ``PruneConfig`` the options of ``add_prune_arguments`` describe."""
     return PruneConfig(**setting_values(PruneConfig, args, PRUNE_SETTINGS))
 
 
-def report_repairs(sessions, file: str) -> None:
+def report_repairs(sessions: Sequence[Session], file: str) -> None:
     """One stderr warning per repair the importer made, so nothing is changed without a word.
 
     For a file of several dialogues, one line per kind of repair with how many
@@ -197,7 +200,7 @@ def report_repairs(sessions, file: str) -> None:
              f"{count:,}); inspect --json lists each")
 
 
-def load_from_args(args):
+def load_from_args(args: argparse.Namespace) -> Session:
     session = load_session(args.file, format=args.format, skip_bad_lines=args.skip_bad_lines,
                            max_bytes=args.max_bytes, retrieval_tools=args.retrieval_tool or None,
                            dialogue=args.dialogue)

@@ -7,12 +7,18 @@ flag, so it does not end up in shell history; it is never printed.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from typing import Any, Sequence
 
 from ..compaction import (CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact, compare_recorded,
                           preview_pipeline)
+from ..compaction.base import Summarizer
+from ..compaction.compact import CompactionResult
 from ..compaction.openai_summarizer import DEFAULT_MODEL, display_url
+from ..compaction.pipeline import PipelinePreview
+from ..model import Session
 from ..errors import ConfigurationError
 from ..formats.export import export
 from ..jsonio import dumps_json
@@ -25,7 +31,7 @@ NAME = "compact"
 HELP = "preview compaction: where the cut falls, the structured summary, tokens before -> after"
 COMPACTION_SETTINGS = ("context_window", "reserve_tokens", "keep_recent_tokens", "encoding")
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input_arguments(p)
     add_setting_arguments(p, CompactionSettings, COMPACTION_SETTINGS)
     p.add_argument("--force", action="store_true", help="compact even when the trigger does not fire")
@@ -52,7 +58,7 @@ def add_arguments(p) -> None:
                    help="format for -o: native JSONL or OpenAI Chat Completions messages JSON")
 
 
-def _summarizer(args):
+def _summarizer(args: argparse.Namespace) -> Summarizer:
     if args.summarizer == "offline":
         return OfflineSummarizer()
     require("pruner compact --summarizer openai", "openai")
@@ -69,7 +75,8 @@ def _clean(text: str) -> str:
     return terminal_safe(text)
 
 
-def text_report(result, session, *, pipeline=None, recorded=(), show_request=False) -> list[str]:
+def text_report(result: CompactionResult, session: Session, *, pipeline: PipelinePreview | None = None,
+                recorded: Sequence[dict[str, Any]] = (), show_request: bool = False) -> list[str]:
     """The human-readable report, one line per entry (already safe for a terminal)."""
     r = result
     lines = [f"session:  {session.name or '(unnamed)'} ({session.source_format}, {len(session.messages)} messages)",
@@ -82,7 +89,8 @@ def text_report(result, session, *, pipeline=None, recorded=(), show_request=Fal
     else:
         split = "no"
         if r.split_turn:
-            start = result.session.messages[r.turn_start_index] if result.session else None
+            start = result.session.messages[r.turn_start_index] \
+                if result.session and r.turn_start_index is not None else None
             split = f"yes (the turn starts at index {r.turn_start_index}" + (
                 f", message {start.id!r})" if start else ")")
         lines += [f"cut:      index {r.cut_index}, message {r.cut_message_id!r}; split turn: {split}",
@@ -121,7 +129,7 @@ def text_report(result, session, *, pipeline=None, recorded=(), show_request=Fal
     return lines
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     session = load_from_args(args)
     settings = CompactionSettings(**setting_values(CompactionSettings, args, COMPACTION_SETTINGS))
     summarizer = _summarizer(args)

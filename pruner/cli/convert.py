@@ -8,6 +8,7 @@ the pruned session instead (default settings). The input is never changed.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from ..formats.export import export
@@ -20,14 +21,14 @@ HELP = "convert a transcript to native JSONL, OpenAI Chat Completions or Anthrop
 TARGETS = ("native", "openai", "anthropic")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_loading_arguments(p)
     p.add_argument("--to", choices=TARGETS, required=True, help="output format")
     p.add_argument("-o", "--output", metavar="OUT", default="-", help="output file (default: stdout)")
     p.add_argument("--prune", action="store_true", help="prune first (default settings) and convert the result")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     session = load_one(args)
     source = prune(session) if args.prune else session
     out = export(source, to=args.to)

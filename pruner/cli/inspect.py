@@ -8,6 +8,7 @@ text only (never interpreted).
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 from typing import Any
 
@@ -19,11 +20,11 @@ from ..jsonio import dumps_json
 from .common import add_input_arguments, report_repairs, say
 
 
-def add_loading_arguments(p) -> None:
+def add_loading_arguments(p: argparse.ArgumentParser) -> None:
     add_input_arguments(p)  # FILE, --format, --skip-bad-lines, --max-bytes, --dialogue, --retrieval-tool
 
 
-def load_one(args):
+def load_one(args: argparse.Namespace) -> Session:
     session = load_session(args.file, format=args.format, skip_bad_lines=args.skip_bad_lines,
                            max_bytes=args.max_bytes, retrieval_tools=args.retrieval_tool or None,
                            dialogue=args.dialogue)
@@ -31,7 +32,7 @@ def load_one(args):
     return session
 
 
-def load_all(args):
+def load_all(args: argparse.Namespace) -> list[Session]:
     """Every dialogue of the file, or just ``--dialogue N``."""
     if args.dialogue is not None:
         return [load_one(args)]
@@ -45,7 +46,7 @@ NAME = "inspect"
 HELP = "show what a transcript holds: format, messages, turns, tool calls, tokens per role, compactions"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_loading_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--encoding", choices=ENCODINGS, default="o200k_base", help="tiktoken encoding")
@@ -133,7 +134,7 @@ def text_lines(info: dict[str, Any]) -> list[str]:
     return lines
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     info = describe(load_all(args), encoding=args.encoding)
     if args.json:
         print(dumps_json(info, indent=2))

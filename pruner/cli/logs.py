@@ -9,11 +9,13 @@ than a wish to read everything under ``~``, and it should stay an error.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import sys
 import time
+from typing import IO, Mapping
 
 from ..errors import ConfigurationError
 from ..logs.discover import AGENTS, discover
@@ -37,12 +39,12 @@ def _day(text: str) -> str:
     return text
 
 
-def default_out(env=os.environ) -> str:
+def default_out(env: Mapping[str, str] = os.environ) -> str:
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
     return os.path.join(base, "pruner", "logs")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (f"{HELP}. Looks in ~/.claude/projects ($CLAUDE_CONFIG_DIR), ~/.codex/sessions ($CODEX_HOME), "
                      "~/.pi/agent/sessions ($PI_CODING_AGENT_DIR) and ~/.gemini/tmp/*/chats ($GEMINI_CLI_HOME). "
                      "It is a command of its own, not 'pruner batch' with no input: batch prunes the files it is "
@@ -80,10 +82,11 @@ def _mb(n: int) -> str:
 class _Progress:
     """Sessions, MB, rate and time left on stderr, at most once a second."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[str]):
         self.stream, self.last = stream, 0.0
 
-    def __call__(self, done, todo, done_files, total_files, done_bytes, total_bytes, seconds):
+    def __call__(self, done: int, todo: int, done_files: int, total_files: int, done_bytes: int, total_bytes: int,
+                 seconds: float) -> None:
         now = time.monotonic()
         if done not in (0, todo) and now - self.last < 1.0:
             return
@@ -119,7 +122,7 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
             f"{dashboard_link(target)}"])
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.since and args.until and args.since > args.until:
         raise ConfigurationError(f"--since {args.since} is after --until {args.until}")
     overrides = {agent: getattr(args, f"dir_{agent}") for agent in AGENTS if getattr(args, f"dir_{agent}")}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from ..formats.export import export
-from ..engine.prune import prune
+from ..engine.prune import PruneResult, prune
 from ..jsonio import dumps_json
 from .common import (add_input_arguments, add_prune_arguments, load_from_args, prune_config, refuse_shared_outputs, say,
                      warn, write_output)
@@ -14,7 +15,7 @@ NAME = "prune"
 HELP = "prune a transcript and explain every decision"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input_arguments(p)
     p.add_argument("-o", "--output", metavar="OUT", help="write the kept session here (default: stdout "
                    "only when --to is given, else nothing)")
@@ -24,7 +25,7 @@ def add_arguments(p) -> None:
     add_prune_arguments(p, orphan_help="what the export sends for a kept call whose result was pruned")
 
 
-def summary_lines(result) -> list[str]:
+def summary_lines(result: PruneResult) -> list[str]:
     s = result.stats
     statuses = ", ".join(f"{k} {v}" for k, v in s.by_status.items())
     rules = ", ".join(f"{k} {v}" for k, v in s.by_rule.items()) or "none"
@@ -39,7 +40,7 @@ def summary_lines(result) -> list[str]:
     ]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     refuse_shared_outputs(("-o", args.output), ("--report-json", args.report_json))
     session = load_from_args(args)
     config = prune_config(args)

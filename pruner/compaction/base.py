@@ -39,6 +39,9 @@ class SummaryTask:
 class Summarizer(Protocol):
     """Anything with a ``name`` and ``summarize(task) -> str``."""
 
-    name: str
+    # Read-only: a class attribute satisfies it, and so does OpenAISummarizer's property (a plain
+    # ``name: str`` would demand a settable attribute, which that property is not).
+    @property
+    def name(self) -> str: ...
 
     def summarize(self, task: SummaryTask) -> str: ...

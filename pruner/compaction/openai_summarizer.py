@@ -94,6 +94,11 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+#: One request's outcome: (a fatal error, (a retry's cause, the exception that may say how long to wait),
+#: the answer's JSON); exactly one is set.
+_Outcome = tuple["SummarizerError | None", "tuple[str, Exception | None] | None", "Mapping[str, Any] | None"]
+
+
 class OpenAISummarizer:
     """Summaries from a Chat Completions model through the official ``openai`` client.
 
@@ -145,7 +150,8 @@ class OpenAISummarizer:
     @property
     def max_call_seconds(self) -> float:
         """The longest one request can take, retries and waits included (a bound for a front end to show)."""
-        waits = sum(min(self.backoff_seconds * 2 ** a, self.max_backoff_seconds) for a in range(self.max_retries))
+        waits: float = sum(min(self.backoff_seconds * 2 ** a, self.max_backoff_seconds)
+                           for a in range(self.max_retries))
         return (1 + self.max_retries) * self.timeout + waits
 
     @property
@@ -193,7 +199,8 @@ class OpenAISummarizer:
             hinted = None
         if hinted is not None and 0 <= hinted <= self.max_backoff_seconds:
             return hinted
-        return min(self.backoff_seconds * (2 ** attempt), self.max_backoff_seconds)
+        delay: float = min(self.backoff_seconds * (2 ** attempt), self.max_backoff_seconds)  # int ** int is Any
+        return delay
 
     @property
     def max_answer_bytes(self) -> int:
@@ -215,13 +222,14 @@ class OpenAISummarizer:
         except (UnicodeDecodeError, JsonProblem, RecursionError):
             return None
 
-    def _attempt(self, client: Any, task: SummaryTask, openai: Any):
+    def _attempt(self, client: Any, task: SummaryTask, openai: Any) -> _Outcome:
         """One request: ``(fatal error, (retry cause, exception), answer JSON)``, one of them set."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": task.request.as_messages(),
                                   "max_tokens": self.max_output_tokens}
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
-        fatal = retry = None
+        fatal: str | None = None
+        retry: tuple[str, Exception | None] | None = None
         try:
             with client.chat.completions.with_streaming_response.create(**kwargs) as raw:
                 answer = self._read_answer(raw)
@@ -262,7 +270,7 @@ class OpenAISummarizer:
     def _cancelled(self) -> SummarizerError:
         return SummarizerError(f"{self._where()}: the request was cancelled")
 
-    def _bounded_attempt(self, openai: Any, task: SummaryTask):
+    def _bounded_attempt(self, openai: Any, task: SummaryTask) -> _Outcome | None:
         """``_attempt``'s outcome within ``timeout`` seconds for the whole request; None when ``cancel``
         was set first.
 
@@ -279,7 +287,7 @@ class OpenAISummarizer:
         if self.cancel is not None and self.cancel.is_set():
             client.close()
             return None
-        outcome: list[Any] = []
+        outcome: list[_Outcome] = []
         worker = threading.Thread(target=lambda: outcome.append(self._attempt(client, task, openai)),
                                   name="pruner-summarizer-request", daemon=True)
         deadline = time.monotonic() + self.timeout
@@ -323,6 +331,7 @@ class OpenAISummarizer:
                 raise fatal
             if answer is not None:
                 break
+            assert retry_exc is not None  # neither fatal nor answered: a cause to retry (_Outcome)
             last_cause = retry_exc[0]
             if attempt + 1 < attempts:
                 delay = self._delay(attempt, retry_exc[1])
@@ -337,7 +346,7 @@ class OpenAISummarizer:
                                   f"{'s' if attempts > 1 else ''}; last: {last_cause}")
         return self._answer_text(answer)
 
-    def _answer_text(self, answer: Mapping) -> tuple[str, str | None]:
+    def _answer_text(self, answer: Mapping[str, Any]) -> tuple[str, str | None]:
         """``(text, finish reason)`` of a Chat Completions answer; refused when longer than the bound."""
         choices = answer.get("choices")
         first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else None

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-Record = tuple[int, dict]
+from .common import JsonObject
+
+Record = tuple[int, JsonObject]
 
 
 def link_order(records: Iterable[Record]) -> list[Record]:
@@ -72,7 +74,7 @@ def split_chains(records: list[Record]) -> tuple[list[Record], list[tuple[str, l
         return records, []
     roots: dict[str, str] = {}
 
-    def root_of(rec: dict) -> str:
+    def root_of(rec: JsonObject) -> str:
         path = []
         current = rec
         while True:

@@ -26,7 +26,7 @@ FOLDER = "subagents"
 PATTERN = "agent-*.jsonl"
 
 
-def subagent_paths(path: str | os.PathLike) -> list[Path]:
+def subagent_paths(path: str | os.PathLike[str]) -> list[Path]:
     """The subagent files beside the session file ``path``, sorted by name (none: ``[]``)."""
     session_file = Path(path)
     folder = session_file.with_suffix("") / FOLDER
@@ -35,7 +35,7 @@ def subagent_paths(path: str | os.PathLike) -> list[Path]:
     return sorted(p for p in folder.glob(PATTERN) if p.is_file())
 
 
-def with_subagent_files(session: Session, path: str | os.PathLike, load: Callable[[Path], Session]) -> Session:
+def with_subagent_files(session: Session, path: str | os.PathLike[str], load: Callable[[Path], Session]) -> Session:
     """``session`` with the subagent files beside ``path`` among its subagents (``load`` reads one)."""
     if session.source_format != "claude_code":
         return session

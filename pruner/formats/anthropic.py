@@ -31,9 +31,10 @@ _SIGNAL_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "i
                   "server_tool_use", "web_search_tool_result")
 
 
-def _messages_of(doc: Any) -> list | None:
+def _messages_of(doc: Any) -> list[Any] | None:
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        return doc["messages"]
+        messages: list[Any] = doc["messages"]
+        return messages
     if isinstance(doc, list):
         return doc
     return None
@@ -78,7 +79,7 @@ def anthropic_usage(b: SessionBuilder, u: Any, where: str) -> dict[str, int] | N
     return checked_usage(b, jpath(where, "usage"), fields)
 
 
-def _blocks(content: Any, b: SessionBuilder, where: str) -> list:
+def _blocks(content: Any, b: SessionBuilder, where: str) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if content is None:
@@ -89,11 +90,12 @@ def _blocks(content: Any, b: SessionBuilder, where: str) -> list:
     if b.lenient and any(isinstance(block, str) for block in content):
         # An agent log's list of plain strings (issue 23, defect 22): each string is a text block.
         content = [{"type": "text", "text": block} if isinstance(block, str) else block for block in content]
-    for k, block in enumerate(content):
+    blocks: list[Any] = content
+    for k, block in enumerate(blocks):
         if not isinstance(block, dict):
             raise b.error(f"a content block must be an object, got {type_name(block)}",
                           jpath(where, "content", k))
-    return content
+    return blocks
 
 
 def add_assistant_blocks(b: SessionBuilder, draft: Draft, content: Any, where: str) -> None:

@@ -54,7 +54,7 @@ from typing import Any, Iterable
 from ..model import Session
 from .builder import Draft, SessionBuilder
 from ._claude_chains import link_order, parent_calls, split_chains
-from .common import Probe, identity_by, parse_jsonl, unmapped
+from .common import JsonObject, Probe, identity_by, parse_jsonl, unmapped
 from .repairing import Repairs
 from .anthropic import add_assistant_blocks, add_user_blocks, anthropic_usage
 
@@ -102,7 +102,7 @@ class _Clock:
         self.repairs = repairs
         self.last: tuple[float, str] | None = None
 
-    def stamp(self, entry: dict, lineno: int, meta: dict[str, Any]) -> None:
+    def stamp(self, entry: JsonObject, lineno: int, meta: dict[str, Any]) -> None:
         stamp = entry.get("timestamp")
         if not isinstance(stamp, str):
             return
@@ -119,7 +119,7 @@ class _Clock:
         self.last = (seconds, stamp)
 
 
-def reply_key(entry: dict, msg: dict) -> Any:
+def reply_key(entry: JsonObject, msg: JsonObject) -> Any:
     """What joins the lines of one reply: the message id, else the request id (Claude Code writes one
     line per content block, all with the same ids)."""
     mid = msg.get("id")
@@ -127,7 +127,7 @@ def reply_key(entry: dict, msg: dict) -> Any:
     return mid if isinstance(mid, str) and mid else rid
 
 
-def add_reply_identity(entry: dict, msg: dict, meta: dict[str, Any]) -> None:
+def add_reply_identity(entry: JsonObject, msg: JsonObject, meta: dict[str, Any]) -> None:
     """A new reply's model and request id into ``meta``; a synthetic reply (Claude Code's own, no
     model call) is marked and gets no request id, so it is never billed."""
     model = msg.get("model")
@@ -141,7 +141,8 @@ def add_reply_identity(entry: dict, msg: dict, meta: dict[str, Any]) -> None:
         meta["request_id"] = rid
 
 
-def _assistant(b: SessionBuilder, entry: dict, msg: dict, uuid: str, meta: dict[str, Any], extra: dict[str, Any],
+def _assistant(b: SessionBuilder, entry: JsonObject, msg: JsonObject, uuid: str, meta: dict[str, Any],
+               extra: dict[str, Any],
                by_request: dict[str, Draft], bad_usage: set[int]) -> None:
     """One line of a reply: a new assistant message, or the next block of one already started."""
     key = reply_key(entry, msg)
@@ -167,7 +168,8 @@ def _assistant(b: SessionBuilder, entry: dict, msg: dict, uuid: str, meta: dict[
     add_assistant_blocks(b, draft, msg.get("content"), "message")
 
 
-def _read_chain(records: list[tuple[int, dict]], b: SessionBuilder, skipped: Counter[str]) -> list[dict[str, Any]]:
+def _read_chain(records: list[tuple[int, JsonObject]], b: SessionBuilder,
+                skipped: Counter[str]) -> list[dict[str, Any]]:
     """Add one conversation's lines to ``b``; the recorded compactions found."""
     by_request: dict[str, Draft] = {}
     bad_usage: set[int] = set()

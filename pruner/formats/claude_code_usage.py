@@ -47,7 +47,7 @@ from ..jsonio import JsonProblem, loads_json
 from ..model import MAIN_CHAIN, Message, Session, ToolCall
 from .builder import SessionBuilder
 from ._claude_chains import link_order, split_chains
-from .common import identity_by
+from .common import JsonObject, identity_by
 from .repairing import Repairs
 from .anthropic import anthropic_usage
 from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, _seconds, add_reply_identity, reply_key
@@ -71,7 +71,7 @@ def loads_line(line: bytes) -> Any:
         return loads_json(line.decode("utf-8"))
 
 
-def _records(data: bytes, repairs: Repairs) -> list[tuple[int, dict]]:
+def _records(data: bytes, repairs: Repairs) -> list[tuple[int, JsonObject]]:
     """``parse_jsonl`` for an agent log: objects only, a line repeated exactly (same identity) dropped;
     a line that is not a JSON object is recorded in ``repairs`` as the full reader records it.
 
@@ -125,7 +125,7 @@ def _detected(data: bytes, file: str) -> str | None:
         return None
 
 
-def _blocks(content: Any) -> list:
+def _blocks(content: Any) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if content is None:
@@ -147,7 +147,7 @@ class _Reply:
         self.id, self.meta, self.text, self.calls = id, meta, False, 0
 
 
-def _chain(records: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[Message], list[dict[str, Any]]]:
+def _chain(records: list[tuple[int, JsonObject]], b: SessionBuilder) -> tuple[list[Message], list[dict[str, Any]]]:
     """``claude_code._read_chain``, message for message, keeping only what the bill and ledger read:
     the messages and the recorded compactions (their positions; the summary's text is not kept)."""
     out: list[Any] = []  # Message, or _Reply until the end
@@ -155,8 +155,8 @@ def _chain(records: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[Mes
     ids: set[str] = set()  # message ids, as the builder gives them (a repeated one would be renamed)
     by_key: dict[str, _Reply] = {}
     bad_usage: set[int] = set()
-    calls: Counter = Counter()  # original call id -> calls made
-    answered: Counter = Counter()  # original call id -> results linked to one of them
+    calls: Counter[str] = Counter()  # original call id -> calls made
+    answered: Counter[str] = Counter()  # original call id -> results linked to one of them
     last: tuple[float, str] | None = None
     for lineno, entry in records:
         b.line = lineno
@@ -210,7 +210,7 @@ def _chain(records: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[Mes
                     metadata=m.meta) if isinstance(m, _Reply) else m for m in out], compactions
 
 
-def _continues(entry: dict, by_key: dict) -> bool:
+def _continues(entry: JsonObject, by_key: dict[str, _Reply]) -> bool:
     """Whether an assistant line is a later block of a reply already started (no new message)."""
     msg = entry["message"]
     mid = msg.get("id")
@@ -219,7 +219,7 @@ def _continues(entry: dict, by_key: dict) -> bool:
     return isinstance(key, str) and key in by_key
 
 
-def _check_result(block: dict, calls: Counter) -> None:
+def _check_result(block: JsonObject, calls: Counter[str]) -> None:
     content = block.get("content")
     if content is not None and not isinstance(content, str) and not (
             isinstance(content, list) and all(isinstance(p, (str, dict)) for p in content)):
@@ -229,8 +229,8 @@ def _check_result(block: dict, calls: Counter) -> None:
         raise _Unsupported()  # the builder refuses a result that answers no call
 
 
-def _assistant(entry: dict, msg: dict, meta: dict[str, Any], b: SessionBuilder, out: list, by_key: dict,
-               bad_usage: set, calls: Counter) -> None:
+def _assistant(entry: JsonObject, msg: JsonObject, meta: dict[str, Any], b: SessionBuilder, out: list[Any],
+               by_key: dict[str, _Reply], bad_usage: set[int], calls: Counter[str]) -> None:
     """``claude_code._assistant``: a new reply, or the next block of one already started."""
     key = reply_key(entry, msg)
     reply = by_key.get(key) if isinstance(key, str) else None
@@ -287,7 +287,7 @@ def read_usage(path: str) -> tuple[Session, str] | None:
         return None
 
 
-def _session(parsed: list[tuple[int, dict]], file: str, repairs: Repairs) -> Session:
+def _session(parsed: list[tuple[int, JsonObject]], file: str, repairs: Repairs) -> Session:
     records = link_order(parsed)
     main_records, groups = split_chains(records)
     info: dict[str, Any] = {}

@@ -37,7 +37,7 @@ from typing import Any, Iterable
 
 from ..model import Session
 from .builder import SessionBuilder
-from .common import Probe, checked_usage, identity_by, parse_jsonl
+from .common import JsonObject, Probe, checked_usage, identity_by, parse_jsonl
 from .openai_responses import ITEM_TYPES, ItemReader
 
 NAME = "codex"
@@ -61,7 +61,7 @@ def detect(text: str, probe: Probe | None) -> float:
     return 0.0
 
 
-def token_count_usage(b: SessionBuilder, last: dict) -> dict[str, int] | None:
+def token_count_usage(b: SessionBuilder, last: JsonObject) -> dict[str, int] | None:
     """``metadata["usage"]`` from a ``token_count`` event's ``last_token_usage``.
 
     ``input_tokens`` includes the cached part (``cached_input_tokens``), so

@@ -63,6 +63,11 @@ def _offset(text: str, lineno: int, colno: int) -> int:
     return start + colno - 1
 
 
+#: A JSON object as parsed from an untrusted file: its values stay unchecked (Any) until a reader narrows
+#: each one it uses (isinstance, or the helpers below), which is where a bad value becomes a FormatError.
+JsonObject = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class JsonlRecords:
     records: tuple[tuple[int, Any], ...]  # (line number, parsed value)
@@ -71,7 +76,7 @@ class JsonlRecords:
 
 
 def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_objects: bool = True,
-                identity: Callable[[dict], Any] | None = None) -> JsonlRecords:
+                identity: Callable[[JsonObject], Any] | None = None) -> JsonlRecords:
     """Parse JSON Lines, one record per non-blank line; a bad line is an error naming it.
 
     Records are separated by ``\\n`` only, as JSON Lines says (``str.splitlines``
@@ -120,17 +125,17 @@ def parse_jsonl(text: str, *, file: str, skip_bad_lines: bool = False, require_o
     return JsonlRecords(tuple(out), skipped, repairs)
 
 
-def identity_by(*keys: str, inner: str | None = None) -> Callable[[dict], Any]:
+def identity_by(*keys: str, inner: str | None = None) -> Callable[[JsonObject], Any]:
     """An ``identity`` for ``parse_jsonl``: the first of ``keys`` holding a string or number,
     looked up in the record and then in its ``inner`` object."""
-    def first(scope: dict) -> Any:
+    def first(scope: JsonObject) -> Any:
         for key in keys:
             value = scope.get(key)
             if (type(value) is str and value) or type(value) is int:
                 return (key, value)
         return None
 
-    def identity(record: dict) -> Any:
+    def identity(record: JsonObject) -> Any:
         found = first(record)
         if found is None and inner is not None and type(record.get(inner)) is dict:
             found = first(record[inner])
@@ -341,6 +346,7 @@ def chat_message_fields(b: "SessionBuilder", m: Any, where: str, *, roles: Itera
     return role, content, extra
 
 
-__all__ = ["JsonlRecords", "MAX_USAGE_TOKENS", "Probe", "RETRIEVAL_TOOLS", "USAGE_FIELDS", "chat_message_fields",
-           "checked_usage", "document", "flatten_content", "identity_by", "jpath", "parse_json_document", "parse_jsonl",
-           "probe", "stamp_model", "token_count", "type_name", "unmapped", "usage", "with_source"]
+__all__ = ["JsonObject", "JsonlRecords", "MAX_USAGE_TOKENS", "Probe", "RETRIEVAL_TOOLS", "USAGE_FIELDS",
+           "chat_message_fields", "checked_usage", "document", "flatten_content", "identity_by", "jpath",
+           "parse_json_document", "parse_jsonl", "probe", "stamp_model", "token_count", "type_name", "unmapped",
+           "usage", "with_source"]

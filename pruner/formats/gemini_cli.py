@@ -45,7 +45,7 @@ from ..errors import FormatError
 from ..model import Session
 from .builder import SessionBuilder
 from .repairing import has_lone_surrogate, replace_lone_surrogates
-from .common import Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
+from .common import JsonObject, Probe, checked_usage, document, flatten_content, jpath, type_name, unmapped, with_source
 
 NAME = "gemini_cli"
 ORDER = 65  # where --help and FORMATS list it
@@ -135,7 +135,7 @@ def _result_text(b: SessionBuilder, result: Any, where: str) -> tuple[str, bool]
     return "\n".join(texts), error
 
 
-def _gemini(b: SessionBuilder, m: dict, mid: str, where: str, meta: dict[str, Any]) -> bool:
+def _gemini(b: SessionBuilder, m: JsonObject, mid: str, where: str, meta: dict[str, Any]) -> bool:
     """Add one model response and its tool results; True when a call's ``args`` is JSON text holding a
     lone surrogate (inside a string, so the file-level scan cannot see it)."""
     content, parts = flatten_content(m.get("content", ""), file=b.file, where=jpath(where, "content"))

@@ -24,7 +24,8 @@ from typing import Any, Iterable
 from ..errors import DialogueChoiceError, FormatError
 from ..model import Session
 from .builder import SessionBuilder
-from .common import Probe, chat_message_fields, document, jpath, stamp_model, type_name, unmapped, with_source
+from .common import (JsonObject, Probe, chat_message_fields, document, jpath, stamp_model, type_name, unmapped,
+                     with_source)
 
 NAME = "openai_chat"
 ORDER = 10  # where --help and FORMATS list it
@@ -40,7 +41,7 @@ def _looks_like_messages(items: Any) -> bool:
     return bool(head) and 2 * sum(isinstance(m, dict) and "role" in m for m in head) >= len(head)
 
 
-def _strong_signals(items: list) -> bool:
+def _strong_signals(items: list[Any]) -> bool:
     """Features only Chat Completions has (Anthropic has none of these)."""
     for m in items[:200]:
         if not isinstance(m, dict):
@@ -55,7 +56,7 @@ def _strong_signals(items: list) -> bool:
     return False
 
 
-def _weak_anthropic_signals(items: list) -> bool:
+def _weak_anthropic_signals(items: list[Any]) -> bool:
     for m in items[:200]:
         if not isinstance(m, dict):
             continue
@@ -66,7 +67,7 @@ def _weak_anthropic_signals(items: list) -> bool:
     return False
 
 
-def _dialogues(doc: Any) -> list[tuple[list, dict]] | None:
+def _dialogues(doc: Any) -> list[tuple[list[Any], JsonObject]] | None:
     """``[(messages, record extras)]`` when ``doc`` holds dialogue records."""
     if isinstance(doc, dict):
         doc = [doc]
@@ -182,7 +183,7 @@ def _is_message_list(doc: Any) -> bool:
     return isinstance(doc, list) and (not doc or not isinstance(doc[0], dict) or "role" in doc[0])
 
 
-def _dialogue_session(doc: Any, dialogues: list[tuple[list, dict]], i: int, *, file: str,
+def _dialogue_session(doc: Any, dialogues: list[tuple[list[Any], JsonObject]], i: int, *, file: str,
                       retrieval_tools: Iterable[str] | None) -> Session:
     record = doc[i] if isinstance(doc, list) else doc
     key = next(k for k in _DIALOGUE_KEYS if isinstance(record.get(k), list))

@@ -26,7 +26,7 @@ from ..errors import FormatError
 from ..jsonio import loads_json
 from ..model import Session
 from .builder import Draft, SessionBuilder
-from .common import Probe, document, flatten_content, jpath, stamp_model, type_name, unmapped, with_source
+from .common import JsonObject, Probe, document, flatten_content, jpath, stamp_model, type_name, unmapped, with_source
 
 NAME = "openai_responses"
 ORDER = 20  # where --help and FORMATS list it
@@ -46,7 +46,7 @@ class ItemReader:
         self._open_assistant: Draft | None = None  # the assistant message calls may still join
         self._n = 0
 
-    def _id(self, item: dict, prefix: str = "m") -> str:
+    def _id(self, item: JsonObject, prefix: str = "m") -> str:
         self._n += 1
         iid = item.get("id")
         if isinstance(iid, str) and iid:
@@ -59,7 +59,7 @@ class ItemReader:
             draft.metadata["thinking"] = "\n".join(([old] if old else []) + self.thinking)
             self.thinking = []
 
-    def _assistant(self, item: dict, where: str) -> Draft:
+    def _assistant(self, item: JsonObject, where: str) -> Draft:
         if self._open_assistant is None:
             self._open_assistant = self.b.add(id=self._id(item, "a"), role="assistant", content="", where=where)
         self._take_thinking(self._open_assistant)
@@ -148,7 +148,7 @@ class ItemReader:
         return session_meta
 
 
-def _items_of(doc: Any) -> list[tuple[str, list]] | None:
+def _items_of(doc: Any) -> list[tuple[str, list[Any]]] | None:
     if isinstance(doc, list):
         return [("$", doc)]
     if isinstance(doc, dict) and (isinstance(doc.get("input"), list) or isinstance(doc.get("output"), list)):

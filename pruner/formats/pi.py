@@ -41,7 +41,8 @@ from typing import Any, Iterable
 
 from ..model import Session
 from .builder import SessionBuilder
-from .common import Probe, checked_usage, flatten_content, identity_by, parse_jsonl, unmapped, with_source
+from .common import (JsonObject, Probe, checked_usage, flatten_content, identity_by, parse_jsonl, unmapped,
+                     with_source)
 
 NAME = "pi"
 ORDER = 50  # where --help and FORMATS list it
@@ -64,7 +65,7 @@ def detect(text: str, probe: Probe | None) -> float:
     return 0.0
 
 
-def _unique_ids(entries: list[tuple[int, dict]], b: SessionBuilder) -> list[tuple[int, dict]]:
+def _unique_ids(entries: list[tuple[int, JsonObject]], b: SessionBuilder) -> list[tuple[int, JsonObject]]:
     """``entries`` with every id unique and every ``parentId`` naming the entry it means.
 
     A repeated id gets a suffix (``a_2``); a ``parentId`` names the latest entry
@@ -80,7 +81,7 @@ def _unique_ids(entries: list[tuple[int, dict]], b: SessionBuilder) -> list[tupl
     taken: set[str] = set()
     assigned: dict[str, list[tuple[int, str]]] = {}  # original id -> (line, unique id), in file order
     suffix: dict[str, int] = {}  # original id -> the next suffix to try
-    renamed: list[tuple[int, dict]] = []
+    renamed: list[tuple[int, JsonObject]] = []
     for lineno, e in entries:
         eid = e["id"]
         uid = eid
@@ -107,14 +108,14 @@ def _unique_ids(entries: list[tuple[int, dict]], b: SessionBuilder) -> list[tupl
     return out
 
 
-def _path(entries: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[tuple[int, dict]], int]:
+def _path(entries: list[tuple[int, JsonObject]], b: SessionBuilder) -> tuple[list[tuple[int, JsonObject]], int]:
     """The entries from the root to the last entry, and how many were left out."""
     by_id = {e["id"]: (lineno, e) for lineno, e in entries}
     if not entries:
         return [], 0
     path = []
     seen: set[str] = set()
-    current: tuple[int, dict] | None = entries[-1]
+    current: tuple[int, JsonObject] | None = entries[-1]
     while current is not None:
         lineno, e = current
         path.append(current)
@@ -132,7 +133,7 @@ def _path(entries: list[tuple[int, dict]], b: SessionBuilder) -> tuple[list[tupl
     return path, len(entries) - len(path)
 
 
-def _text(value: Any, b: SessionBuilder, where: str) -> tuple[str, list]:
+def _text(value: Any, b: SessionBuilder, where: str) -> tuple[str, list[Any]]:
     return flatten_content(value, file=b.file, where=where, line=b.line)
 
 
@@ -141,7 +142,7 @@ def _text(value: Any, b: SessionBuilder, where: str) -> tuple[str, list]:
 MAX_REQUEST_COST = 100_000.0
 
 
-def pi_usage(b: SessionBuilder, u: dict) -> dict[str, Any] | None:
+def pi_usage(b: SessionBuilder, u: JsonObject) -> dict[str, Any] | None:
     """``metadata["usage"]`` from a Pi ``usage`` object, with ``cost`` = ``usage.cost.total`` (USD)
     when recorded; a count or cost out of range drops the usage, reported."""
     recorded: dict[str, Any] | None = checked_usage(b, "message.usage", {

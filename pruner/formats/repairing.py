@@ -43,7 +43,7 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
-def _sentence(kind: str, count: int, lines: list[int], examples: list[str], types: Counter) -> str:
+def _sentence(kind: str, count: int, lines: list[int], examples: list[str], types: Counter[str]) -> str:
     where = f" ({_lines(lines)})" if lines else ""
     shown = "; ".join(examples[:_MAX_LISTED]) + ("; …" if len(examples) > _MAX_LISTED else "")
     if kind == "skipped_lines":

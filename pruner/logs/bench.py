@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..files import write_atomic
-from .discover import discover
+from .discover import LogSession, discover
 from .run import run_logs
 
 PROJECTS = 20
@@ -79,7 +79,7 @@ def generate(home: Path, files: int, real: Path, *, seed: int = 0, only: Path | 
     return total
 
 
-def _found(home: Path, limit: int | None = None):
+def _found(home: Path, limit: int | None = None) -> list[LogSession]:
     # Its sessions are hard links of a few real files (to save disk): each path is a session to measure.
     sessions = [s for loc in discover({"HOME": str(home)}, agents=("claude_code",), one_per_file=False)
                 for s in loc.sessions]
@@ -115,7 +115,7 @@ def _maxrss_mb() -> dict[str, float]:
             "workers_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-def _bill_only(found) -> int:
+def _bill_only(found: list[LogSession]) -> int:
     """How many of the sessions the bill-only reader takes (each distinct file asked once)."""
     from ..formats.claude_code_usage import read_usage
 

@@ -27,14 +27,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any
+from typing import Any, Sequence
 
 import pyarrow as pa
 
 from ..model import Session
 from ..replay import CAUSES, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.answer import answer
-from ..replay.bill import price_request
+from ..replay.bill import Bill, price_request
+from ..replay.ledger import LedgerEntry
+from ..replay.prices import PriceTable
 from ..replay.lost import lost_terms, top_lost
 from ..replay.verdict import feasible
 
@@ -70,7 +72,7 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
 )
 
 
-def _cache_write_dollars(b, prices) -> float:
+def _cache_write_dollars(b: Bill, prices: PriceTable) -> float:
     total = 0.0
     for r in b.requests:
         price = prices.find(r.model) if r.model and r.priced else None
@@ -80,7 +82,7 @@ def _cache_write_dollars(b, prices) -> float:
     return total
 
 
-def _bill_and_ledger_columns(row: dict[str, Any], b, entries, prices) -> None:
+def _bill_and_ledger_columns(row: dict[str, Any], b: Bill, entries: Sequence[LedgerEntry], prices: PriceTable) -> None:
     row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
                billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
                unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
@@ -95,7 +97,7 @@ def _bill_and_ledger_columns(row: dict[str, Any], b, entries, prices) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _shipped_prices():
+def _shipped_prices() -> PriceTable:
     """The shipped price table, parsed once per process (a worker reads thousands of small sessions)."""
     return default_prices()
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from ..formats.repairing import repairs_of
-from ..model import MAIN_CHAIN, Session
+from ..model import MAIN_CHAIN, Message, Session
 from ..replay.requests import find_requests, timestamp
 from .discover import FileState, LogSession
 from .names import printable
@@ -45,8 +45,9 @@ def recorded_cwd(session: Session) -> str:
     """The working folder the session records ("" when none): header, session fields, or a message's source."""
     def look(value: Any, depth: int) -> str:
         if isinstance(value, Mapping):
-            if isinstance(value.get("cwd"), str) and value["cwd"]:
-                return value["cwd"]
+            cwd = value.get("cwd")
+            if isinstance(cwd, str) and cwd:
+                return cwd
             if depth:
                 for v in value.values():
                     found = look(v, depth - 1)
@@ -61,7 +62,7 @@ def recorded_cwd(session: Session) -> str:
     return found
 
 
-def _model(message) -> str | None:
+def _model(message: Message) -> str | None:
     model = message.metadata.get("model")
     if not isinstance(model, str):
         source = message.metadata.get("source")
@@ -72,7 +73,7 @@ def _model(message) -> str | None:
 def session_facts(session: Session) -> dict[str, Any]:
     """Start, end, models and request counts over every chain of ``session``."""
     times: list[float] = []
-    models: Counter = Counter()
+    models: Counter[str] = Counter()
     chains = dict(session.chains)
     main = sub = 0
     for r in find_requests(session):  # every chain's requests (each with its chain and position in it)

@@ -32,7 +32,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from types import FrameType
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 from .aliases import same_file
 from .discover import LogSession
@@ -222,7 +223,7 @@ class _Stop(Exception):
     """SIGTERM, turned into an orderly stop that commits what is done."""
 
 
-def _on_term(signum, frame):  # pragma: no cover - exercised through a subprocess
+def _on_term(signum: int, frame: FrameType | None) -> NoReturn:  # pragma: no cover - exercised through a subprocess
     raise _Stop()
 
 
@@ -313,7 +314,8 @@ def _worker_start(parent: int) -> None:
         os._exit(1)
 
 
-def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]):
+def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]
+          ) -> Iterator[tuple[LogSession, dict[str, Any]]]:
     """(session, row) in order; with more than one worker, read in worker processes."""
     if workers <= 1 or len(todo) < 2:
         for s in todo:

@@ -53,7 +53,7 @@ def section_regions(text: str) -> list[tuple[str, str]]:
 
 def splice_tables(text: str, root: Path) -> str:
     """``text`` with every table region re-rendered from its result file under ``root``."""
-    def replace(m: re.Match) -> str:
+    def replace(m: re.Match[str]) -> str:
         name = m["name"]
         if name not in TABLES:
             raise PrunerError(f"unknown figure table {name!r}; registered: {', '.join(sorted(TABLES))}")
@@ -63,7 +63,7 @@ def splice_tables(text: str, root: Path) -> str:
 
 def splice_sections(text: str, root: Path) -> str:
     """``text`` with every generated section rendered again."""
-    def replace(m: re.Match) -> str:
+    def replace(m: re.Match[str]) -> str:
         name = m["name"]
         if name not in SECTIONS:
             raise PrunerError(f"unknown generated section {name!r}; registered: {', '.join(sorted(SECTIONS))}")

@@ -26,13 +26,13 @@ from __future__ import annotations
 import time as _time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..errors import ConfigurationError
 from ..model import MAIN_CHAIN, Message, Session
 from .facts import FactBook
 from .feed import PrunerFeed
-from .lanes import ChainLane, Lane, lenses
+from .lanes import ChainLane, Lane, Observer, lenses
 from .ledger import LedgerEntry, ledger_of
 from .prices import ModelPrice, PriceTable, default_prices
 from .recording import ChainView, cache_models, default_price, prepare, window_of
@@ -43,6 +43,10 @@ from .scale import TokenScale
 from .settings import ReplaySettings
 from .strategy import STRATEGIES, ReplayEnv, _load_builtin_strategies, strategy_names
 from .wire import TokenBook, materialize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..compaction.base import Summarizer
+    from .recall import RecallCollector
 
 _load_builtin_strategies()
 
@@ -151,7 +155,8 @@ def money_label(price: ModelPrice, ttl: str = "5m") -> str:
 
 class _Runner:
     def __init__(self, session: Session, settings: ReplaySettings, requests: tuple[Request, ...],
-                 views: dict[str, ChainView], *, summarizer=None, book: TokenBook | None = None):
+                 views: dict[str, ChainView], *, summarizer: Summarizer | None = None,
+                 book: TokenBook | None = None):
         self.session, self.settings, self.requests, self.views = session, settings, requests, views
         self.book = book or TokenBook(settings.prune.encoding)
         if book is None:
@@ -177,13 +182,13 @@ class _Runner:
                                              summarizer=self.summarizer, cache_models=self.models, pruner_feed=feed)
         return env
 
-    def lane(self, name: str, snapshots: bool, track_ids: bool = False, observer=None) -> Lane:
+    def lane(self, name: str, snapshots: bool, track_ids: bool = False, observer: Observer | None = None) -> Lane:
         spec = STRATEGIES.get(name)
         if spec is None:
             raise ConfigurationError(f"unknown strategy {name!r}; choose from {', '.join(strategy_names())}")
         facts = self.facts
 
-        def make(chain: str, lens_names) -> ChainLane:
+        def make(chain: str, lens_names: Sequence[str]) -> ChainLane:
             env = self.env(chain, spec.counterfactual, track_ids)
             book = facts if chain == MAIN_CHAIN else None
             return ChainLane(spec.factory(env), env, self.views[chain], spec.counterfactual, book, lens_names)
@@ -213,7 +218,7 @@ class _Runner:
 
     def run_all(self, names: Sequence[str], facts: FactBook | None, snapshots: bool,
                 progress: Callable[[str], None] | None = None,
-                observe: Callable[[str], Callable] | None = None) -> tuple[dict[str, StrategyRun], float]:
+                observe: Callable[[str], Observer] | None = None) -> tuple[dict[str, StrategyRun], float]:
         """Every strategy in lock-step, request by request: the strategies that prune share one
         incremental pruner per chain (its verdicts do not depend on the strategy). Returns the runs and
         the seconds the shared pruners took (each run's ``seconds`` leaves it out)."""
@@ -225,7 +230,8 @@ class _Runner:
         clock = _time.perf_counter
 
         def shared() -> float:
-            return sum(e.pruner_feed.seconds for e in self.envs.values() if e.pruner_feed is not None)
+            seconds: float = sum(e.pruner_feed.seconds for e in self.envs.values() if e.pruner_feed is not None)
+            return seconds
 
         for req in self.requests:
             for lane in lanes:
@@ -239,7 +245,7 @@ class _Runner:
 
 
 def replay(session: Session, strategies: Iterable[str] | None = None, *, settings: ReplaySettings | None = None,
-           prices: PriceTable | None = None, summarizer=None, snapshots: bool | None = None,
+           prices: PriceTable | None = None, summarizer: Summarizer | None = None, snapshots: bool | None = None,
            progress: Callable[[str], None] | None = None, recall: bool = True) -> Replay:
     """Replay ``session`` under each of ``strategies`` (default: all registered) and bill every request.
 
@@ -299,7 +305,7 @@ def replay(session: Session, strategies: Iterable[str] | None = None, *, setting
                   model_choice=model_choice)
 
 
-def _recall_collector(session: Session, requests: tuple[Request, ...]):
+def _recall_collector(session: Session, requests: tuple[Request, ...]) -> RecallCollector | None:
     """The context-recall collector (branch ``recall``), or None where that module is not there."""
     try:
         from .recall import RecallCollector

@@ -41,7 +41,7 @@ from ..model import MAIN_CHAIN, Message, Session
 from .bill import Bill, BilledRequest, _add_row, _row, _totals
 from .detect import detect
 from .ledger import LedgerEntry, entries_of
-from .prices import PriceTable, default_prices
+from .prices import ModelPrice, PriceTable, default_prices
 from .recording import cache_models
 from .requests import is_request, timestamp
 from .settings import ReplaySettings
@@ -96,7 +96,7 @@ def _bill(per_chain: list[list[_Found]], prices: PriceTable, model: str | None) 
 
 
 def _ledger(session: Session, chains: dict[str, Session], billed: Bill, numbers: Mapping[tuple[str, int], int],
-            prices: PriceTable, default) -> tuple[LedgerEntry, ...]:
+            prices: PriceTable, default: ModelPrice) -> tuple[LedgerEntry, ...]:
     """``pruner.replay.ledger``'s entries, from the bill already made."""
     models = cache_models(ReplaySettings())
     return entries_of([r for r in billed.requests if not r.aborted], chains, numbers, prices, default, models)
@@ -119,7 +119,7 @@ def _facts_model(m: Message) -> str | None:
 
 def _facts(per_chain: list[list[_Found]], times: list[float]) -> dict[str, Any]:
     """``pruner.logs.row.session_facts``: start, end, models and request counts over every chain."""
-    models: Counter = Counter()
+    models: Counter[str] = Counter()
     main = sub = 0
     for found in per_chain:
         for chain, _, _, _, m in found:

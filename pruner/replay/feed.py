@@ -11,7 +11,7 @@ strategy's own time).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from ..engine.context import Context, ContextChange
 from ..engine.incremental import IncrementalPruner
@@ -32,7 +32,7 @@ class PrunerFeed:
         self.pruner = IncrementalPruner(config, name=session.name, source_format=session.source_format)
         messages = session.messages
         self.index_of, self.call_owner = index_of, call_owner
-        self.message_of = lambda mid: messages[index_of[mid]]
+        self.message_of: Callable[[str], Message] = lambda mid: messages[index_of[mid]]
         self.seconds = 0.0
         self._at: int | None = None
         self._last: tuple[Context, ContextChange] | None = None

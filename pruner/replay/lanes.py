@@ -17,17 +17,22 @@ afresh (a cache belongs to one model).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..model import Message
-from .cache import CacheState, CacheUsage
+from .cache import CacheModel, CacheState, CacheUsage
 from .facts import FactBook, FactCheck
 from .prices import ModelPrice
 from .recording import ChainView, conversation_request
 from .requests import RecordedUsage, Request, price_of, window_of_request
 from .rows import RequestRow, StrategyRun
 from .scale import UNSCALED, TokenScale
+from .settings import ReplaySettings
 from .strategy import ReplayEnv, Step, Strategy
+from .wire import TokenBook, Wire
+
+#: What a lane calls after each strategy step: ``observer(request, wire)`` (context recall).
+Observer = Callable[[Request, Wire], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +76,8 @@ def recorded_dollars(price: ModelPrice, rec: RecordedUsage) -> float:
             + price.dollars(input=0, cached=0, written=rec.cache_write_1h, output=0, ttl="1h"))
 
 
-def _warm(model, state, wire, price, scale, usage: CacheUsage, read: int) -> CacheUsage:
+def _warm(model: CacheModel, state: CacheState, wire: Wire, price: ModelPrice, scale: TokenScale, usage: CacheUsage,
+          read: int) -> CacheUsage:
     """An inherited warm read: the recording read ``read`` tokens where the cache model says the entry
     lapsed (or never was): that much is read here too, no more (and, after a lapse, no more than this
     strategy's own prefix still held)."""
@@ -117,8 +123,9 @@ class ChainLane:
 class Lane:
     """One strategy over every chain, in the session's request order."""
 
-    def __init__(self, name: str, summary: str, make_chain_lane, lens_set: tuple[Lens, ...], snapshots: bool,
-                 settings, book, observer=None):
+    def __init__(self, name: str, summary: str, make_chain_lane: Callable[[str, list[str]], ChainLane],
+                 lens_set: tuple[Lens, ...], snapshots: bool, settings: ReplaySettings, book: TokenBook,
+                 observer: Observer | None = None):
         self.run = StrategyRun(name=name, summary=summary, snapshots=[] if snapshots else None)
         self.lenses = lens_set
         self.make_chain_lane = make_chain_lane

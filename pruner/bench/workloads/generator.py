@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from ...model import Message, Session, ToolCall, canonical_json
 from . import text as T
 from .params import WorkloadParams
 from .values import USER_FACT_SLOTS, ValuePool
 from .world import World
+
+T_item = TypeVar("T_item")
 
 GENERATOR_VERSION = "pruner.workloads/3"  # 3: unique fact values; a call records what it copies (``copies``)
 # 2: a reply using a fact quotes its value and holds it
@@ -49,14 +51,14 @@ class _Generator:
         self.file_order: list[str] = []
 
     # ----- emitting -------------------------------------------------------------------
-    def emit(self, role: str, content: str, *, tool_calls=(), tool_call_id=None, tool_name=None,
-             **truth) -> None:
+    def emit(self, role: str, content: str, *, tool_calls: Iterable[ToolCall] = (), tool_call_id: str | None = None,
+             tool_name: str | None = None, **truth: Any) -> None:
         t = self.world.add(role, **truth)
         self.messages.append(Message(id=f"m{len(self.messages)}", role=role, content=content,
                                      tool_calls=tuple(tool_calls), tool_call_id=tool_call_id,
                                      tool_name=tool_name, metadata=t.as_metadata()))
 
-    def pick(self, seq: list):
+    def pick(self, seq: Sequence[T_item]) -> T_item:
         """An element of ``seq``, usually one of the most recent."""
         if len(seq) > RECENT_WINDOW and self.rng.random() < 0.7:
             return seq[len(seq) - RECENT_WINDOW + self.rng.randrange(RECENT_WINDOW)]
@@ -140,7 +142,7 @@ class _Generator:
         self.emit("retrieved_doc", content, carries=[item], variant=variant)
 
     # ----- tools ----------------------------------------------------------------------
-    def fresh(self, tool: str, make) -> Any:
+    def fresh(self, tool: str, make: Callable[[], Any]) -> Any:
         """Arguments for ``tool`` that no earlier call of it used."""
         while True:
             args = make()
@@ -333,8 +335,8 @@ class _Generator:
             # or as number) disagrees with position: only position may decide which is newer.
             ids.reverse()
             note = "" if rng.random() < 0.5 else f"Let me run {tool} for that."
-            self.emit("assistant", note, tool_calls=[ToolCall(id=i, name=tool, arguments=args) for i in ids],
-                      **{**call_truth, "copies": copied + call_truth.get("copies", [])})
+            truth: dict[str, Any] = {**call_truth, "copies": copied + call_truth.get("copies", [])}  # MessageTruth's
+            self.emit("assistant", note, tool_calls=[ToolCall(id=i, name=tool, arguments=args) for i in ids], **truth)
             for cid in ids:
                 content, truth = self.run(tool, args, cid)
                 self.emit("tool", content, tool_call_id=cid, tool_name=tool, **truth)

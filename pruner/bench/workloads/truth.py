@@ -90,7 +90,7 @@ def session_truth(session: Session) -> SessionTruth:
 def missing_facts(truth: SessionTruth, kept_ids: Iterable[str]) -> LostFacts:
     """Referred-to facts whose final value no kept message carries."""
     kept = dict.fromkeys(kept_ids)
-    def lost(keys):
+    def lost(keys: Iterable[str]) -> tuple[str, ...]:
         return tuple(k for k in keys if not any(c in kept for c in truth.facts[k].carriers))
     return LostFacts(tagged=lost(truth.tagged), untagged=lost(truth.untagged_only))
 

@@ -89,7 +89,7 @@ class World:
     def current(self, item: str) -> int:
         return self.version[item]
 
-    def add(self, role: str, **truth) -> MessageTruth:
+    def add(self, role: str, **truth: Any) -> MessageTruth:
         t = MessageTruth(role=role, **truth)
         self.messages.append(t)
         return t

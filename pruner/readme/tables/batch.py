@@ -7,7 +7,7 @@ from typing import Any
 from . import register_table
 
 
-def _load(r: dict) -> str:
+def _load(r: dict[str, Any]) -> str:
     return f"{r['load_before']:.1f} → {r['load_after']:.1f}"
 
 

@@ -23,7 +23,7 @@ def _turns(n: int) -> str:
 @register_table("bench", source="sample_sessions/bench/results.json", command="pruner bench")
 def render(results: dict[str, Any]) -> str:
     rows, summary, sizes = results["rows"], results["summary"], results["meta"]["sizes"]
-    by_workload: dict[str, list[dict]] = {}
+    by_workload: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_workload.setdefault(r["workload"], []).append(r)
     span = f"{_turns(min(sizes))} → {_turns(max(sizes))} turns" if len(sizes) > 1 else f"{_turns(sizes[0])} turns"

@@ -10,7 +10,7 @@ from . import register_table
 TARGETS = {"bill_ledger": "≥ 100 MB/s", "strategies": "≥ 10 MB/s", "rerun": "< 2 s"}
 
 
-def _load(r: dict) -> str:
+def _load(r: dict[str, Any]) -> str:
     after = r.get("load_after")
     return f"{r['load_before']:.1f}" + (f" → {after:.1f}" if after is not None else "")
 

@@ -7,7 +7,7 @@ from typing import Any
 from . import register_table
 
 
-def _ms(t: dict) -> str:
+def _ms(t: dict[str, Any]) -> str:
     return f"{t['wall_ms']:,.1f} ms ({t['cpu_ms']:,.1f} ms CPU)"
 
 

@@ -166,7 +166,7 @@ class CacheAware(CacheAwarePrune):
         super()._switch(ctx, position)
         self.rent_paid = self.rent_due = 0.0  # what was carried is gone
 
-    def _sent(self, messages: Sequence[Message]) -> list[Message]:
+    def _sent(self, messages: Sequence[Message]) -> Sequence[Message]:
         sent = super()._sent(messages)
         if self.summary_message is None:
             return sent

@@ -54,13 +54,16 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
+from ...engine.context import Context, ContextChange
 from ...engine.index import markers
 from ...model import Message
-from ..cache import CacheState
+from ..cache import CacheState, CacheUsage
+from ..prices import ModelPrice
+from ..requests import Request, price_of, scale_of, window_of_request
 from ..feed import PrunerFeed
-from ..strategy import Event, Step, Strategy, register_strategy
+from ..strategy import Event, ReplayEnv, Step, Strategy, register_strategy
 from ..wire import Wire, lookback_start, system_head
 
 #: A switch must pay back within this share of the requests made so far: a causal guess at how many
@@ -71,7 +74,7 @@ HORIZON = 0.5
 class _SwitchView:
     """The pruner's context as the cache model sees it, were this request to switch to it."""
 
-    def __init__(self, messages, tokens: int, changed_at: int, wire: Wire):
+    def __init__(self, messages: Sequence[Message], tokens: int, changed_at: int, wire: Wire):
         self.messages, self.tokens, self.changed_at, self._wire = messages, tokens, changed_at, wire
         self.length = len(messages)
 
@@ -97,7 +100,7 @@ class _SwitchView:
 class CacheAwarePrune(Strategy):
     uses_pruner = True
 
-    def __init__(self, env):
+    def __init__(self, env: ReplayEnv):
         super().__init__(env)
         self.feed = PrunerFeed.of(env)
         self.state = CacheState()
@@ -125,7 +128,7 @@ class CacheAwarePrune(Strategy):
 
     # -- the pruner's changes ----------------------------------------------------------------
 
-    def _track_pruner(self, ctx, change, start: int) -> None:
+    def _track_pruner(self, ctx: Context, change: ContextChange, start: int) -> None:
         """Update pending / missing from how the pruner's context changed (its ``ContextChange``)."""
         index_of, floor, head = self.env.index_of, self.floor, self.head
         for mid in change.left:
@@ -150,7 +153,7 @@ class CacheAwarePrune(Strategy):
         if change.placeholders:
             self._track_placeholders(ctx.placeholders, change.placeholders)
 
-    def _track_placeholders(self, placeholders, changed) -> None:
+    def _track_placeholders(self, placeholders: Mapping[str, str], changed: Mapping[str, str | None]) -> None:
         """Calls whose placeholder in the pruner's context differs from the one we send (a changed text,
         or one we send that the pruner no longer does): a difference a switch would make."""
         ours, owner, result_of = self.wire.substitutes, self.env.call_owner, self.env.result_of_call.get
@@ -167,10 +170,10 @@ class CacheAwarePrune(Strategy):
                 self.placeholder_changes.pop(cid, None)
 
     @staticmethod
-    def _keys(m) -> tuple[str, ...]:
+    def _keys(m: Message) -> tuple[str, ...]:
         return tuple(m.defines) + markers(m.content)[0]
 
-    def _count_keys(self, messages, sign: int = 1) -> None:
+    def _count_keys(self, messages: Iterable[Message], sign: int = 1) -> None:
         defined = self.defined
         for m in messages:
             for k in self._keys(m):
@@ -180,7 +183,7 @@ class CacheAwarePrune(Strategy):
                 else:
                     del defined[k]
 
-    def _defined_here(self, m) -> bool:
+    def _defined_here(self, m: Message) -> bool:
         """A restored message whose every key some message we send defines too (the pruner restores the
         latest definer; an earlier one we still send holds the same): nothing is missing."""
         keys = self._keys(m)
@@ -191,12 +194,12 @@ class CacheAwarePrune(Strategy):
             self.pending_set.add(i)
             heapq.heappush(self.pending, i)
 
-    def _under_minimum(self, tokens: int, request) -> bool:
+    def _under_minimum(self, tokens: int, request: Request) -> bool:
         """``tokens`` is under the provider's minimum cacheable length: pruning there could leave this
         context uncached at a request where ``full``'s has grown past the minimum and is read cheaply."""
-        return request.scale.provider(tokens) < self.env.cache_model(request).minimum(request.price)
+        return scale_of(request).provider(tokens) < self.env.cache_model(request).minimum(price_of(request))
 
-    def _sent(self, messages):
+    def _sent(self, messages: Sequence[Message]) -> Sequence[Message]:
         """The pruner's messages this strategy may send: the system head and what follows the cut.
         They are in session order, so the cut is one slice found by two binary searches (a filter
         over the whole context cost the session's length at every request after a cut)."""
@@ -204,7 +207,7 @@ class CacheAwarePrune(Strategy):
             return messages
         index_of = self.env.index_of
 
-        def key(m):
+        def key(m: Message) -> int:
             return index_of[m.id]
 
         lo = bisect_left(messages, self.head, key=key)
@@ -226,7 +229,7 @@ class CacheAwarePrune(Strategy):
 
     # -- the request ---------------------------------------------------------------------------
 
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         env, wire = self.env, self.wire
         self.requests += 1
         start = request.position - len(new)
@@ -267,22 +270,22 @@ class CacheAwarePrune(Strategy):
             removable = lazy_tokens - ctx.tokens
             position = bisect_left(wire.messages, first, key=lambda m: index_of.get(m.id, -1))
             reason = self._should_switch(request, ctx, position, removable)
-        events = []
+        events: list[Event] = []
         if reason is not None:
             # 2. Switch: send the pruner's context from here on (one prefix change for all deferred prunes).
             self._switch(ctx, position)
             events.append(Event("prune", before, wire.tokens, wire.changed_at, reason))
-        if request.scale.provider(wire.tokens) > self._limit(request):
+        if scale_of(request).provider(wire.tokens) > self._limit(request):
             events.append(self._cut(request, ctx))  # 4. pruning cannot make room: drop the oldest
         if not events:
             return self._done(before, lazy_tokens, free)
         return Step(events=tuple(events))
 
-    def _limit(self, request) -> int:
+    def _limit(self, request: Request) -> int:
         """Where the agent acts: window minus reserve (provider tokens), as compaction triggers."""
-        return request.window - self.env.settings.reserve_tokens
+        return window_of_request(request) - self.env.settings.reserve_tokens
 
-    def _switch(self, ctx, position: int) -> None:
+    def _switch(self, ctx: Context, position: int) -> None:
         wire, floor, owner = self.wire, self.floor, self.env.call_owner
         if not floor:
             # Its token total is the pruner's (placeholders included), so the context is not counted again.
@@ -311,12 +314,12 @@ class CacheAwarePrune(Strategy):
         self.placeholder_changes.clear()
         self.placeholder_heap.clear()
 
-    def _cut(self, request, ctx) -> Event:
+    def _cut(self, request: Request, ctx: Context) -> Event:
         """Drop the oldest messages after the system head (a call with its results) until the context
         fits twice the reserve under the window; the cut is for good."""
         wire, book, index_of = self.wire, self.env.book, self.env.index_of
         before = wire.tokens
-        target = request.scale.ours(max(1, self._limit(request) - self.env.settings.reserve_tokens))
+        target = scale_of(request).ours(max(1, self._limit(request) - self.env.settings.reserve_tokens))
         msgs = wire.messages
         head = wire.head
         last = len(msgs) - 1  # the newest unit is always kept
@@ -356,8 +359,8 @@ class CacheAwarePrune(Strategy):
                                       "left out new messages the pruner drops (never sent: free)"),))
         return Step()
 
-    def _should_switch(self, request, ctx, position: int, removable: int) -> str | None:
-        env, model, price, scale = self.env, self.env.cache_model(request), request.price, request.scale
+    def _should_switch(self, request: Request, ctx: Context, position: int, removable: int) -> str | None:
+        env, model, price, scale = self.env, self.env.cache_model(request), price_of(request), scale_of(request)
         if self.missing:
             return "the pruner restored a message a later one needs, which this context no longer holds"
         if scale.provider(self.wire.tokens) > self._limit(request) and removable > 0:
@@ -384,8 +387,8 @@ class CacheAwarePrune(Strategy):
                     f"(repaid in {extra / saving:.0f} requests)")
         return None
 
-    def billed(self, request, usage, dollars, *, cold):
-        model, price, scale = self.env.cache_model(request), request.price, request.scale
+    def billed(self, request: Request, usage: CacheUsage, dollars: float, *, cold: bool) -> None:
+        model, price, scale = self.env.cache_model(request), price_of(request), scale_of(request)
         self.own_cost += dollars
         model.commit(self.state, self.wire, price=price, scale=scale, time=request.time, usage=usage)
         shadow_usage = model.quote(self.shadow_state, self.shadow, price=price, scale=scale, time=request.time,
@@ -395,6 +398,6 @@ class CacheAwarePrune(Strategy):
         self.shadow.mark()
 
 
-def _dollars(price, usage) -> float:
+def _dollars(price: ModelPrice, usage: CacheUsage) -> float:
     return price.dollars(input=usage.fresh, cached=usage.cached, written=usage.written, output=0)
 

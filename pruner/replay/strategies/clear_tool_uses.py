@@ -47,8 +47,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import replace
+from typing import Sequence
 
-from ..strategy import Event, Step, Strategy, register_strategy
+from ...model import Message
+from ..requests import Request, scale_of
+from ..strategy import Event, ReplayEnv, Step, Strategy, register_strategy
 
 
 @register_strategy("clear_tool_uses", order=70,
@@ -58,7 +61,7 @@ class ClearToolUses(Strategy):
     providers = ("anthropic",)  # a feature of Anthropic's API: not applicable to OpenAI or Google sessions
     feature = "context editing"  # what the views call it where it does not apply
 
-    def __init__(self, env):
+    def __init__(self, env: ReplayEnv):
         super().__init__(env)
         s = env.settings
         self.trigger = s.clear_trigger
@@ -74,7 +77,7 @@ class ClearToolUses(Strategy):
         self.tool_uses = 0  # tool uses in the context
         self.cleared_positions: list[int] = []  # session positions of the cleared results, in order
 
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         env, wire = self.env, self.wire
         session = env.session.messages
         start = request.position - len(new)
@@ -87,7 +90,7 @@ class ClearToolUses(Strategy):
         before = wire.tokens + env.book.total(new)
         wire.extend(new)
         over = self.tool_uses > self.trigger if self.trigger_type == "tool_uses" else \
-            request.scale.provider(wire.tokens) > self.trigger
+            scale_of(request).provider(wire.tokens) > self.trigger
         if not over:
             return Step()
         # Clear every clearable result older than the newest `keep` tool uses.
@@ -99,7 +102,7 @@ class ClearToolUses(Strategy):
             return Step()
         fresh = self.clearable[self.cleared:target]
         gain = env.book.total(session[i] for i in fresh) - len(fresh) * env.book.text(self.placeholder)
-        if request.scale.part(gain) < self.at_least:
+        if scale_of(request).part(gain) < self.at_least:
             return Step()
         for i in fresh:  # the cleared ones precede it, so its place in the wire is shifted by their count
             position = i - self.cleared
@@ -114,16 +117,19 @@ class ClearToolUses(Strategy):
         return Step(events=(Event("clear", before, wire.tokens, wire.changed_at,
                                   f"{what}; {self.cleared} cleared so far"),))
 
-    def _clear_inputs(self, results) -> int:
+    def _clear_inputs(self, results: Sequence[Message]) -> int:
         """Send the calls of ``results`` with empty inputs (``clear_tool_inputs``); how many were emptied."""
         env, wire = self.env, self.wire
         wanted = self.clear_inputs
         by_owner: dict[int, set[str]] = {}
         for r in results:
-            if wanted is True or (r.tool_name or "") in wanted:
-                owner = env.call_owner.get(r.tool_call_id)
+            call_id = r.tool_call_id
+            if call_id is None:  # a tool result answers a call; one that does not has no call to empty
+                continue
+            if wanted is True or (wanted is not False and (r.tool_name or "") in wanted):
+                owner = env.call_owner.get(call_id)
                 if owner is not None:
-                    by_owner.setdefault(owner, set()).add(r.tool_call_id)
+                    by_owner.setdefault(owner, set()).add(call_id)
         if not by_owner:
             return 0
         messages = list(wire.messages)

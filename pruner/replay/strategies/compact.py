@@ -9,7 +9,11 @@ and it rewrites the prefix after the system messages once.
 
 from __future__ import annotations
 
-from ..strategy import Step, Strategy, register_strategy
+from typing import Sequence
+
+from ...model import Message
+from ..requests import Request
+from ..strategy import ReplayEnv, Step, Strategy, register_strategy
 from .compactor import Compactor
 
 
@@ -17,11 +21,11 @@ from .compactor import Compactor
                    summary="Pi's compaction: when the context exceeds window minus reserve, summarise the older "
                    "history (offline summariser) and keep the newest messages; the summarisation is billed")
 class Compact(Strategy):
-    def __init__(self, env):
+    def __init__(self, env: ReplayEnv):
         super().__init__(env)
         self.compactor = Compactor(env)
 
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         wire = self.wire
         wire.extend(new)
         if not self.compactor.over(wire.tokens, request):

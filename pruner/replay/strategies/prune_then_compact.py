@@ -9,8 +9,12 @@ first kept message on. Compaction triggers as in ``compact``, on the pruned size
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Sequence
 
-from ..strategy import Event, Step, Strategy, register_strategy
+from ...engine.context import Context, ContextChange
+from ...model import Message
+from ..requests import Request
+from ..strategy import Event, ReplayEnv, Step, Strategy, register_strategy
 from .compactor import Compactor
 from ..feed import PrunerFeed
 
@@ -21,17 +25,19 @@ from ..feed import PrunerFeed
 class PruneThenCompact(Strategy):
     uses_pruner = True
 
-    def __init__(self, env):
+    def __init__(self, env: ReplayEnv):
         super().__init__(env)
         self.feed = PrunerFeed.of(env)
         self.compactor = Compactor(env)
 
-    def _send(self, ctx, change=None):
+    def _send(self, ctx: Context, change: ContextChange | None = None) -> None:
         """Send the pruner's context (after a compaction: the part from the first kept message on,
         behind the system messages and the summary); ``change`` is how it changed (None: resync)."""
         wire, env = self.wire, self.env
         done = self.compactor.current
         if done is None:
+            # before any compaction every call passes the pruner's change; the resync (None) follows one
+            assert change is not None
             self.feed.send(wire, ctx, change)
             return
         index_of = env.index_of
@@ -53,13 +59,13 @@ class PruneThenCompact(Strategy):
                 wire.drop_substitute(cid)
                 wire.changed_at = min(wire.changed_at, position)
 
-    def step(self, request, new):
+    def step(self, request: Request, new: Sequence[Message]) -> Step:
         wire = self.wire
         sent_before = len(wire)
         before = wire.tokens + self.env.book.total(new)
         ctx, change = self.feed.advance(request, new)
         self._send(ctx, change)
-        events = []
+        events: list[Event] = []
         if wire.changed_at < sent_before or wire.tokens < before:
             events.append(Event("prune", before, wire.tokens, wire.changed_at, "the pruner's verdicts changed"))
         if not self.compactor.over(wire.tokens, request):
