@@ -83,15 +83,15 @@ def figures(label: str, kind: str, session: Session, settings: ReplaySettings,
             prices: PriceTable) -> dict[str, Any]:
     """One session's row: per strategy its dollars, feasibility and recall, the bound and the targets."""
     r = replay(session, STRATEGIES, settings=settings, prices=prices, snapshots=False)
-    strategies = {}
+    strategies: dict[str, dict[str, Any]] = {}
     for name, run in r.runs.items():
-        t = run.totals
         strategies[name] = _figures(run)
     bound = _bound(r)
-    row = {"label": label, "kind": kind, "requests": len(r.requests), "model": r.price.model,
-           "strategies": strategies, "bound": None if bound is None else round(bound, 6),
-           "targets": targets(strategies, bound)}
-    if not row["targets"]["recall_ok"]:
+    met = targets(strategies, bound)
+    row: dict[str, Any] = {"label": label, "kind": kind, "requests": len(r.requests), "model": r.price.model,
+                           "strategies": strategies, "bound": None if bound is None else round(bound, 6),
+                           "targets": met}
+    if not met["recall_ok"]:
         other = replay(session, ALTERNATIVES, settings=settings, prices=prices, snapshots=False)
         row["alternatives"] = {name: _figures(run) for name, run in other.runs.items() if name != "as_recorded"}
     return row
@@ -220,8 +220,6 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def _below(row: dict[str, Any]) -> str:
-    from ..money import money
-
     others = {**{k: v for k, v in row["strategies"].items() if k not in ("as_recorded", POLICY)},
               **row.get("alternatives", {})}
     feasible_ones = {k: v for k, v in others.items() if v["feasible"] and v["context_recall"] is not None}

@@ -51,10 +51,10 @@ compactor find no cut, the oldest messages are dropped as ``cache_aware_prune`` 
 
 **What the compaction keeps.** What it summarises is what the later replies lose (the summary
 holds few of its terms: on tool_agent at 1,000 turns, one compaction keeping ``keep_recent_tokens``
-left 97.4 % recall, where ``cache_aware_prune``'s cut keeps 99.7 %). So it keeps more of the newest context verbatim, up to ``KEEP_SHARE`` of
-window minus reserve, as far as the savings against ``full`` so far pay for the extra tokens'
-write and their read until the next compaction (``_keep``): the bank rule again. Where the
-policy saved nothing it keeps what ``compact`` keeps.
+left 97.4 % recall, where ``cache_aware_prune``'s cut keeps 99.7 %). So it keeps more of the
+newest context verbatim, up to ``KEEP_SHARE`` of window minus reserve, as far as the savings
+against ``full`` so far pay for the extra tokens' write and their read until the next compaction
+(``_keep``): the bank rule again. Where the policy saved nothing it keeps what ``compact`` keeps.
 
 **Causal.** Every figure a decision reads exists at request k: R and the pruner's context
 (the incremental pruner fed the messages up to k), the quote (the cache state after k-1 and
@@ -80,6 +80,7 @@ from bisect import bisect_left
 from dataclasses import replace
 from typing import Sequence
 
+from ...compaction import CompactionSettings
 from ...engine.context import Context
 from ...model import Message
 from ..cache import CacheUsage
@@ -99,11 +100,11 @@ class _KeepingCompactor(Compactor):
 
     keep: int | None = None
 
-    def settings(self, request):
+    def settings(self, request: Request) -> CompactionSettings:
         s = super().settings(request)
         if self.keep is None:
             return s
-        return replace(s, keep_recent_tokens=max(s.keep_recent_tokens, int(self.keep / request.scale.slope)))
+        return replace(s, keep_recent_tokens=max(s.keep_recent_tokens, int(self.keep / scale_of(request).slope)))
 
 #: The bill's miss reasons that mean the cache went cold for a reason no strategy controls.
 COLD_MISSES = ("ttl", "recorded")
