@@ -5,8 +5,8 @@ each strategy's regret for the strategies table. Pure (no Streamlit); the bound 
 
 >>> computes_at_once(97), computes_at_once(965)
 (True, False)
->>> regret_text(None), regret_text(0.0123), regret_text(-0.5)
-('n/a', '+$0.0123', '−$0.50')
+>>> regret_text(None), regret_text(0.0123), regret_text(-5.0)
+('n/a', '+$0.0123', '−$5.00')
 """
 
 from __future__ import annotations
