@@ -179,3 +179,27 @@ def per_turn_bars(report: dict[str, Any]) -> pd.DataFrame:
     rows.append({"method": "the reference: full re-prune every turn", "seconds":
                  float(report.get("reference_per_turn_s") or REFERENCE.per_turn_s), "source": "measured once here"})
     return pd.DataFrame(rows)
+
+
+def regret_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per configuration: the hindsight bound and each priced strategy's regret against it, as
+    text ("n/a": infeasible; "not computed": above the run's ``bound_turns``; ``pruner.bench.regret``)."""
+    from pruner.money import money
+
+    names = list(dict.fromkeys(n for r in rows for n in (r.get("cost") or {})))
+    out = []
+    for r in rows:
+        bound = r.get("bound") or {}
+        line: dict[str, Any] = {"workload": r["workload"], "turns": r["turns"], "seed": r["seed"]}
+        if not bound.get("computed"):
+            line["bound"] = "not computed"
+        elif bound.get("dollars") is None:
+            line["bound"] = "none feasible"
+        else:
+            line["bound"] = money(bound["dollars"]) + ("" if bound.get("exact") else " ~")
+        for name in names:
+            value = (r.get("regret") or {}).get(name)
+            line[name] = ("" if not bound.get("computed") or bound.get("dollars") is None else
+                          "n/a" if value is None else f"{'+' if value >= 0 else '−'}{money(abs(value))}")
+        out.append(line)
+    return pd.DataFrame(out, columns=["workload", "turns", "seed", "bound", *names])
