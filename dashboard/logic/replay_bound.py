@@ -3,7 +3,7 @@ bound's cumulative dollars and its schedule for the overview, its point for cost
 each strategy's regret for the strategies table. Pure (no Streamlit); the bound itself comes through
 ``pruner.replay.hindsight`` (the one path the Corpus page and ``pruner logs`` share).
 
->>> computes_at_once(97), computes_at_once(965)
+>>> computes_at_once(20), computes_at_once(965)
 (True, False)
 >>> regret_text(None), regret_text(0.0123), regret_text(-5.0)
 ('n/a', '+$0.0123', '−$5.00')
@@ -20,9 +20,11 @@ from pruner.money import money
 from pruner.replay.hindsight import BOUND_LABEL, bound_run, regrets, session_limits
 from pruner.replay.limit.text import bound_line
 
-#: Up to this many requests the page computes the bound with the replay; above it, a button does. The search
-#: took 3.2 s on the 97-request tool_agent sample (2 shared cores, load 7) and grows faster than the session.
-AT_ONCE_MAX_REQUESTS = 120
+#: Up to this many requests the page computes the bound with the replay; above it, a button does, so the first
+#: view stays fast. The search's time follows the contexts' sizes more than the requests: 3.2 s on the
+#: 97-request tool_agent sample, but more than 90 s on the 55-request real Claude Code session
+#: codemie-session-624a4a58 (2 shared cores, load 7 to 9).
+AT_ONCE_MAX_REQUESTS = 40
 
 
 @dataclass(frozen=True)
