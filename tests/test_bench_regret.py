@@ -72,6 +72,10 @@ def test_the_benchmarks_page_shows_the_regret_table():
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value.startswith("Regret:") for s in at.subheader)
     rows = json.loads(COMMITTED.read_text(encoding="utf-8"))["rows"]
-    table = next(d.value for d in at.dataframe if "bound" in getattr(d.value, "columns", []))
-    assert len(table) == len(rows) and list(table["bound"]).count("not computed") == sum(
-        not r["bound"]["computed"] for r in rows)
+    table = next(t.value for t in at.table if "bound" in t.value.index)
+    computed = [r for r in rows if r["bound"]["computed"]]
+    assert list(table.columns) == [f"{r['workload']} {r['turns']:,} turns" for r in computed]
+    assert list(table.loc["bound"]) == [money(r["bound"]["dollars"]) + ("" if r["bound"]["exact"] else " ~")
+                                        for r in computed]
+    skipped = [f"{r['workload']} {r['turns']:,} turns" for r in rows if not r["bound"]["computed"]]
+    assert any(c.value == "Not computed: " + ", ".join(skipped) + "." for c in at.caption)

@@ -185,8 +185,13 @@ def regret_section(results) -> None:
                "search's schedule, the optimum may be lower). n/a: the strategy could not run (a request over "
                "the window)." + (f" Computed up to {limit:,} turns; larger sizes are \"not computed\" because the "
                                  "bound's search is slow on long sessions today." if limit is not None else ""))
+    frame = logic.regret_frame(results.rows)
     with st.container(key="bench_regret_box"):
-        st.dataframe(logic.regret_frame(results.rows), hide_index=True, width="stretch", key="bench_regret")
+        # a wrapping HTML table, one column per configuration: seven strategy columns did not fit 1366 px
+        st.table(logic.regret_table(frame))
+    skipped = logic.not_computed(frame)
+    if skipped:
+        st.caption("Not computed: " + ", ".join(skipped) + ".")
 
 
 def recall_section(results) -> None:
