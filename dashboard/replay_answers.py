@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from .replay_charts import colour
+from .replay_charts import BOUND_COLOUR, colour
 
 #: One marker per cause on the overview (misses of the recording).
 CAUSE_SYMBOLS = {"first_request": "circle-open", "subagent_start": "star", "model_changed": "hexagram",
@@ -93,9 +93,11 @@ def recall_points(r: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["strategy", "recall %", "dollars", "feasible"])
 
 
-def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str | None = None) -> go.Figure:
+def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str | None = None,
+                       bound: dict[str, Any] | None = None) -> go.Figure:
     """Dollars against context recall, one point per strategy (the recording ringed, infeasible ones hollow
-    grey); a click on a point selects that strategy. ``title``: the verdict sentence.
+    grey); a click on a point selects that strategy. ``title``: the verdict sentence. ``bound``: the
+    hindsight bound's point (``strategy``, ``recall %``, ``dollars``), a dark diamond no click selects.
 
     >>> pts = pd.DataFrame({"strategy": ["as_recorded", "compact"], "recall %": [100.0, 90.0],
     ...                     "dollars": [2.0, 1.0], "feasible": [True, True]})
@@ -115,6 +117,13 @@ def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str |
             hovertemplate=f"<b>{html.escape(name)}</b>{' (the recording)' if recording else ''}"
                           f"{'' if row.feasible else ' — infeasible'}<br>recall %{{x:.1f}} %<br>$%{{y:,.2f}}"
                           "<extra></extra>"))
+    if bound is not None:
+        label = html.escape(str(bound["strategy"]))
+        fig.add_trace(go.Scatter(
+            x=[bound["recall %"]], y=[bound["dollars"]], mode="markers+text", name=label, text=[label],
+            textposition="bottom center", marker={"size": 15, "color": BOUND_COLOUR, "symbol": "diamond"},
+            hovertemplate=f"<b>{label}</b>: the cheapest schedule knowing the whole session<br>recall %{{x:.1f}} %"
+                          "<br>$%{y:,.4f}<extra></extra>"))
     fig.update_layout(title={"text": _wrap(title) or "Cost against what each strategy keeps", "font": {"size": 13}},
                       height=420, showlegend=False, margin={"l": 70, "r": 20, "t": 90, "b": 50},
                       clickmode="event+select",

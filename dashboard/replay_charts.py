@@ -29,6 +29,10 @@ STRATEGY_COLOURS = {
 _SPARE = ("#F0E442", "#7F7F7F", "#8C564B", "#17BECF")
 EVENT_SYMBOLS = {"prune": "triangle-down", "compact": "diamond", "truncate": "x", "clear": "square"}
 WINDOW_COLOUR = "#B22222"
+#: The hindsight bound (``pruner.replay.hindsight``): a dashed dark line, its schedule's actions on it.
+BOUND_LABEL, BOUND_COLOUR = "best in hindsight", "#3B2F8F"
+BOUND_SYMBOLS = {"drop": "line-ns-open", "prune": "triangle-down-open", "compact": "diamond-open",
+                 "prune+compact": "star-diamond-open"}
 #: Above this many points a trace is drawn with WebGL.
 WEBGL_THRESHOLD = 2_000
 
@@ -216,13 +220,51 @@ def _marker_traces(frame: pd.DataFrame, y: str, *, row: int) -> list:
     return traces
 
 
+def bound_traces(bound: pd.DataFrame, marks: pd.DataFrame | None = None) -> list:
+    """The hindsight bound on the cumulative-cost chart: its cumulative dollars as a dashed line (thinned as
+    the strategies' are), and each action of its schedule (drop, prune, compact) marked at its request,
+    at most ``MAX_MARKERS`` per action; all in one legend group, so one legend click hides them.
+
+    >>> import pandas as pd
+    >>> b = pd.DataFrame({"strategy": ["best in hindsight"] * 3, "request": [0, 1, 2], "turn": [1, 2, 3],
+    ...                   "cumulative_dollars": [0.1, 0.15, 0.2]})
+    >>> m = pd.DataFrame({"request": [1], "action": ["compact"], "cumulative_dollars": [0.15]})
+    >>> [(t.name, list(t.x)) for t in bound_traces(b, m)]
+    [('best in hindsight', [0, 1, 2]), ('best in hindsight: compact (1)', [1])]
+    """
+    if bound.empty:
+        return []
+    line = thin(bound, y="cumulative_dollars")
+    traces = [go.Scatter(
+        x=line["request"].tolist(), y=line["cumulative_dollars"].tolist(), mode="lines", name=BOUND_LABEL,
+        legendgroup=BOUND_LABEL, line={"color": BOUND_COLOUR, "width": 2.5, "dash": "dash"},
+        customdata=line["turn"].tolist(),
+        hovertemplate=f"<b>{BOUND_LABEL}</b> · request %{{x}} (turn %{{customdata}})<br>$%{{y:,.4f}} so far, "
+                      "the cheapest schedule knowing the whole session<extra></extra>")]
+    for action, part in (marks if marks is not None else pd.DataFrame(columns=["action"])).groupby(
+            "action", sort=False):
+        stride = -(-len(part) // MAX_MARKERS)
+        shown = part.iloc[::stride] if stride > 1 else part
+        traces.append(go.Scatter(
+            x=shown["request"].tolist(), y=shown["cumulative_dollars"].tolist(), mode="markers",
+            name=f"{BOUND_LABEL}: {html.escape(str(action))} ({len(part):,})", legendgroup=BOUND_LABEL,
+            showlegend=False, marker={"color": BOUND_COLOUR, "size": 10, "line": {"width": 1.5},
+                                      "symbol": BOUND_SYMBOLS.get(str(action), "circle-open")},
+            hovertemplate=f"<b>{BOUND_LABEL}</b> · request %{{x}}<br>{html.escape(str(action))} here"
+                          "<extra></extra>"))
+    return traces
+
+
 def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
-                    greyed: dict[str, str] | None = None, context_extra: list | None = None) -> go.Figure:
+                    greyed: dict[str, str] | None = None, context_extra: list | None = None,
+                    bound: pd.DataFrame | None = None, bound_marks: pd.DataFrame | None = None) -> go.Figure:
     """Context sent (top) and cumulative cost (bottom) per strategy, sharing the request axis and ONE
     legend of one entry per strategy: a click on an entry hides or shows that strategy in both.
 
     ``greyed``: strategies drawn grey and dotted with the reason in their hover (infeasible ones);
-    ``context_extra``: more traces for the context chart (the recording's cache misses, by cause).
+    ``context_extra``: more traces for the context chart (the recording's cache misses, by cause);
+    ``bound`` / ``bound_marks``: the hindsight bound's cumulative dollars and its actions (``bound_traces``),
+    drawn on the cost chart.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"strategy": ["full", "full"], "request": [0, 1], "turn": [1, 1],
@@ -252,6 +294,8 @@ def overview_figure(frame: pd.DataFrame, *, window: int, money_label: str = "",
             fig.add_trace(trace, row=r, col=1)
     for trace in context_extra or ():
         fig.add_trace(trace, row=1, col=1)
+    for trace in bound_traces(bound, bound_marks) if bound is not None else ():
+        fig.add_trace(trace, row=2, col=1)
     fig.add_hline(y=window, line={"color": WINDOW_COLOUR, "width": 1.5, "dash": "dash"}, row=1, col=1,
                   annotation_text=f"context window {window:,}", annotation_position="top left")
     fig.update_yaxes(title_text="tokens", tickformat=",~s", row=1, col=1)

@@ -94,7 +94,8 @@ def test_the_four_surfaces_print_the_same_billed_modelled_and_savings(real_data,
     shutil.copyfile(path, home / where)
     p = _cli("logs", "--out", str(out), env={"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert p.returncode == 0, p.stderr
-    tail = p.stdout.splitlines()[-(len(figures["strategies"]) + 3):]
+    lines = p.stdout.splitlines()  # the closing lines start at the figures line (the bound's line follows the verdict)
+    tail = lines[next(i for i, line in enumerate(lines) if line.startswith("Billed ")):]
     assert tail[0].startswith(f"Billed {money(billed)} over 1 sessions") and f"modelled {money(modelled)}" in tail[0]
     assert p.stdout.splitlines()[-1].endswith(f"http://localhost:8501/corpus?corpus={out}")
     for name, s in figures["strategies"].items():

@@ -173,6 +173,27 @@ def cost_section(results) -> None:
                    "are never the cheapest.")
 
 
+def regret_section(results) -> None:
+    """Each strategy's dollars over the best possible in hindsight, per workload and size (pruner.bench.regret)."""
+    if not any("bound" in r for r in results.rows):
+        st.caption("These results have no hindsight bound; run the benchmark again to add it.")
+        return
+    st.subheader("Regret: each strategy's dollars over the best possible in hindsight")
+    limit = (results.meta or {}).get("bound_turns")
+    st.caption("The bound: the cheapest schedule of prunes and compactions knowing the whole session, at the "
+               "same prices and recall bar (docs/explanation/hindsight-bound.md); ~: approximate (a beam "
+               "search's schedule, the optimum may be lower). n/a: the strategy could not run (a request over "
+               "the window)." + (f" Computed up to {limit:,} turns; larger sizes are \"not computed\" because the "
+                                 "bound's search is slow on long sessions today." if limit is not None else ""))
+    frame = logic.regret_frame(results.rows)
+    with st.container(key="bench_regret_box"):
+        # a wrapping HTML table, one column per configuration: seven strategy columns did not fit 1366 px
+        st.table(logic.regret_table(frame))
+    skipped = logic.not_computed(frame)
+    if skipped:
+        st.caption("Not computed: " + ", ".join(skipped) + ".")
+
+
 def recall_section(results) -> None:
     """What each strategy's contexts kept of what the replies used, and how far that agrees with the
     generated ground truth (pruner.bench.recall_agreement)."""
@@ -219,6 +240,7 @@ def render() -> None:
         charts_section(committed, mine)
     speed_section()
     cost_section(mine or committed)
+    regret_section(mine or committed)
     recall_section(mine or committed)
     st.subheader("Summary (computed from the rows)")
     st.dataframe(tables.bench_summary_frame(shown.summary), hide_index=True, width="stretch", key="bench_summary")

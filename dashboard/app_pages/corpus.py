@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard import cache, components, context_views, corpus_charts, links, session_state, ui
 from dashboard import corpus_money_charts as money_charts
 from dashboard.logic import corpus as logic
+from dashboard.logic import corpus_bound as bound_logic
 from dashboard.logic import corpus_money as money_logic
 from pruner.money import money
 
@@ -236,6 +237,23 @@ def _on_matter_select() -> None:
         ss["logs_open"] = shown_rows[rows[0]]
 
 
+def hindsight(frame) -> None:
+    """The best possible in hindsight across the selection, by project and model, and the largest gaps."""
+    st.subheader("The best possible in hindsight")
+    bound = bound_logic.answer(frame)
+    with st.container(key="logs_bound_box"):
+        st.markdown(ui.escape_markdown(bound.text()))
+        if not bound.sessions:
+            return
+        left, right = st.columns(2)
+        for column, group in zip(st.columns(2), ("project", "model")):
+            column.dataframe(bound_logic.by_frame(frame, group), hide_index=True, width="stretch",
+                             key=f"logs_bound_{group}")
+        st.caption(f"Where {ui.escape_markdown(bound.online)} is furthest above the best possible in hindsight "
+                   "(its dollars minus the bound's), largest first:")
+        st.dataframe(bound_logic.gaps_frame(frame), hide_index=True, width="stretch", key="logs_bound_gaps")
+
+
 def logs_view(shown) -> None:
     """The three questions, in order, over the rows the filters keep."""
     requested = ss.pop("logs_open", None)
@@ -288,6 +306,7 @@ def logs_view(shown) -> None:
         if points["recall"].isna().all():
             st.caption("Context recall is not in this table, so the points are placed by strategy.")
     context_views.corpus_lost_section(frame, shown.strategies)
+    hindsight(frame)
 
     st.header("3. Which sessions matter?")
     matter = money_logic.sessions_that_matter(shown, frame)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pruner.replay import ReplaySettings, strategy_names, verdict
+from pruner.replay.verdict import with_bound
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
@@ -13,6 +14,8 @@ from dashboard.controls import control, options
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
+from dashboard.logic import replay_bound
+from dashboard.logic.replay_bound import Bound
 from pruner.money import money
 
 ss = st.session_state
@@ -23,6 +26,8 @@ PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
 #: The charts' container (the browser's script waits for them), the button drawing the rest, its flag.
 CHARTS_BOX, BELOW_KEY, BELOW_DRAWN_FOR = "replay_charts_box", "replay_draw_below", "replay_below_drawn_for"
 SHOW_LAST = 12  # newest messages shown in full at a request (the table lists them all; fewer: a faster step)
+#: The replay whose hindsight bound the visitor asked for (a long session's is computed on a click).
+BOUND_ASKED = "replay_bound_asked"
 
 
 
@@ -109,7 +114,7 @@ def settings_form(loaded) -> logic.ReplayChoice:
     return ss.get("replay_choice") or applied
 
 
-def totals(r, key) -> None:
+def totals(r, key, bound: Bound) -> None:
     st.subheader("Totals per strategy")
     st.caption(f"Dollars: {ui.escape_markdown(r.money_label)}. Cache: {ui.escape_markdown(r.cache_description)}.")
     for note in r.notes:
@@ -120,7 +125,10 @@ def totals(r, key) -> None:
     uncached = cache.shared("replay_uncached", key, lambda: logic.nothing_cached_note(r, frame_of(r, key)))
     if uncached:
         st.info(ui.escape_markdown(uncached), icon=":material/info:")
-    frame = cache.shared("replay_totals", key, lambda: logic.totals_frame(r))
+    regret = None if bound.state != "done" else cache.shared(
+        "replay_regret", key, lambda: replay_bound.regret_column(r, bound.limits))
+    frame = cache.shared("replay_totals_bound" if regret is not None else "replay_totals", key,
+                         lambda: logic.totals_frame(r, regret))
     with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
         st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
                      column_config=logic.totals_columns(frame))
@@ -239,21 +247,30 @@ def _on_chart_click(chart_key: str) -> None:
         go_to(k)
 
 
-def overview_charts(r, key, frame) -> None:
+def overview_charts(r, key, frame, bound: Bound) -> None:
     with st.container(key=CHARTS_BOX):
-        _charts(r, key, frame)
+        _charts(r, key, frame, bound)
 
 
-def _charts(r, key, frame) -> None:
-    overview = cache.shared("replay_overview", key, lambda: replay_charts.overview_figure(
-        frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r),
-        context_extra=answers.miss_markers(r, frame)))
+def _charts(r, key, frame, bound: Bound) -> None:
+    def build():
+        line = marks = None
+        if bound.limits is not None:
+            line = cache.shared("replay_bound_frame", key, lambda: replay_bound.bound_frame(r, bound.limits))
+            marks = replay_bound.schedule_marks(bound.limits, line)
+        return replay_charts.overview_figure(
+            frame, window=r.window, money_label=r.price.model, greyed=logic.infeasible(r),
+            context_extra=answers.miss_markers(r, frame), bound=line, bound_marks=marks)
+
+    overview = cache.shared("replay_overview_bound" if bound.limits is not None else "replay_overview", key, build)
     st.plotly_chart(overview, key="replay_overview_chart", on_select=lambda: _on_chart_click("replay_overview_chart"),
                     selection_mode="points",
                     config={"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
     st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing; red hollow marks: the recording's cache "
                "misses, one legend entry per cause. Click a point to open that request below; click a legend "
-               "entry to hide or show a strategy (double-click: only that one).")
+               "entry to hide or show a strategy (double-click: only that one)."
+               + (" Dashed: the best possible in hindsight, its schedule's actions marked on it (| drop, "
+                  "▽ prune, ◇ compact)." if bound.limits is not None else ""))
     strip = cache.shared("replay_strip", key, lambda: replay_charts.cached_strip_figure(frame))
     st.plotly_chart(strip, key="replay_cached_chart", on_select=lambda: _on_chart_click("replay_cached_chart"),
                     selection_mode="points", config={"displaylogo": False, "displayModeBar": False})
@@ -316,16 +333,17 @@ def _on_recall_click() -> None:
         ss[STRATEGY] = name
 
 
-def cost_against_recall(r, key, sentence: str) -> None:
+def cost_against_recall(r, key, sentence: str, bound: Bound) -> None:
     points = cache.shared("replay_recall_points", key, lambda: answers.recall_points(r))
     if points.empty:
         return
-    fig = answers.cost_recall_figure(points, title=sentence, selected=ss.get(STRATEGY))
+    fig = answers.cost_recall_figure(points, title=sentence, selected=ss.get(STRATEGY),
+                                     bound=replay_bound.bound_point(bound.limits))
     st.plotly_chart(fig, key="replay_recall_chart", on_select=_on_recall_click, selection_mode="points",
                     config={"displaylogo": False, "displayModeBar": False})
     st.caption("One point per strategy: what it costs against the share of the terms the replies used that its "
-               "context still held (★ the recording; hollow grey: infeasible). Click a point to step through "
-               "that strategy below.")
+               "context still held (★ the recording; hollow grey: infeasible; ◆ the best possible in hindsight, "
+               "when computed). Click a point to step through that strategy below.")
 
 
 def losses(r, loaded, strategy: str, k: int) -> None:
@@ -403,10 +421,12 @@ def page(loading_note) -> None:
         st.info("This session has no assistant message, so no request was ever made to a model.")
         return
     frame = frame_of(r, key)
+    bound = hindsight(r, key)
     answer = cache.shared("replay_verdict", key, lambda: verdict(r))
-    sentence = answer.sentence
+    sentence = answer.sentence if bound.line is None else with_bound(answer, bound.line).sentence
     with st.container(key="replay_verdict_box"):
         st.info(ui.escape_markdown(sentence), icon=":material/gavel:")
+        bound_status(r, key, bound)
         seen = cache.shared("replay_figures", key, lambda: logic.figures(r)).visibility
         if seen is None:
             st.caption("Visibility: not measurable (the session records no usage to compare the transcript with).")
@@ -414,13 +434,46 @@ def page(loading_note) -> None:
             st.warning(ui.escape_markdown(seen.sentence()), icon=":material/visibility_off:")
         else:
             st.caption(ui.escape_markdown(seen.sentence()))
-    totals(r, key)
-    overview_charts(r, key, frame)
-    below_charts(r, key, loaded, choice, sentence)
+    totals(r, key, bound)
+    overview_charts(r, key, frame, bound)
+    below_charts(r, key, loaded, choice, sentence, bound)
+
+
+def hindsight(r, key) -> Bound:
+    """The bound of this replay: computed with it up to ``replay_bound.AT_ONCE_MAX_REQUESTS`` requests,
+    above that once the visitor clicks (the search is slow on long sessions today); cached per replay."""
+    if not replay_bound.computes_at_once(len(r.requests)) and ss.get(BOUND_ASKED) != key:
+        return Bound("pending")
+    note = st.empty()
+    if not cache.has("replay_limits", key):
+        note.info("Computing the best possible schedule in hindsight…", icon=":material/hourglass_top:")
+    try:
+        limits = cache.shared("replay_limits", key, lambda: replay_bound.limits(r))
+    except Exception as exc:  # the replay stands without its bound; the message says what to do
+        return Bound("failed", error=ui.error_text(exc))
+    finally:
+        note.empty()
+    return Bound("done", limits, replay_bound.verdict_line(r, limits) if limits is not None else None)
+
+
+def bound_status(r, key, bound: Bound) -> None:
+    """Under the verdict: why the bound is not in it (not computed yet, not measurable, failed)."""
+    if bound.state == "pending":
+        st.caption(f"Best possible in hindsight: not computed yet. Its search is slow on long sessions today, so on "
+                   f"a session of {len(r.requests):,} requests (above {replay_bound.AT_ONCE_MAX_REQUESTS:,}) it "
+                   "runs when you ask; the verdict, the strategies table and the charts then show it.")
+        st.button("Compute the best possible in hindsight", key="replay_bound_button",
+                  on_click=lambda: ss.update({BOUND_ASKED: key}))
+    elif bound.state == "failed":
+        st.warning(f"Best possible in hindsight: could not be computed ({ui.escape_markdown(bound.error)}). The "
+                   "rest of the page stands; change the replay settings above to try again.",
+                   icon=":material/warning:")
+    elif bound.limits is None:
+        st.caption(replay_bound.verdict_line(r, None))
 
 
 @st.fragment
-def below_charts(r, key, loaded, choice, sentence: str) -> None:
+def below_charts(r, key, loaded, choice, sentence: str, bound: Bound) -> None:
     """The ledger, the cost against recall, the stepper and the events. A long replay's first view draws them
     once the browser drew the charts above (its 10,000-row events table, 1.5 MB, arrived while plotly
     drew them and held them back by a second); the click reruns only this part."""
@@ -431,7 +484,7 @@ def below_charts(r, key, loaded, choice, sentence: str) -> None:
                        marks=(".legendtext", ".heatmaplayer image"))
         return
     ledger(r, key)
-    cost_against_recall(r, key, sentence)
+    cost_against_recall(r, key, sentence, bound)
     answer = cache.shared("replay_verdict_answer", key, lambda: verdict(r))
     context_views.lost_section(r, key, answer.best, answer.closest)
     context_views.composition_section(r, key, answer.best)

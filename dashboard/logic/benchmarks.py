@@ -179,3 +179,50 @@ def per_turn_bars(report: dict[str, Any]) -> pd.DataFrame:
     rows.append({"method": "the reference: full re-prune every turn", "seconds":
                  float(report.get("reference_per_turn_s") or REFERENCE.per_turn_s), "source": "measured once here"})
     return pd.DataFrame(rows)
+
+
+def regret_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per configuration: the hindsight bound and each priced strategy's regret against it, as
+    text ("n/a": infeasible; "not computed": above the run's ``bound_turns``; ``pruner.bench.regret``)."""
+    from pruner.money import money
+
+    names = list(dict.fromkeys(n for r in rows for n in (r.get("cost") or {})))
+    out = []
+    for r in rows:
+        bound = r.get("bound") or {}
+        line: dict[str, Any] = {"workload": r["workload"], "turns": r["turns"], "seed": r["seed"]}
+        if not bound.get("computed"):
+            line["bound"] = "not computed"
+        elif bound.get("dollars") is None:
+            line["bound"] = "none feasible"
+        else:
+            line["bound"] = money(bound["dollars"]) + ("" if bound.get("exact") else " ~")
+        for name in names:
+            value = (r.get("regret") or {}).get(name)
+            line[name] = ("" if not bound.get("computed") or bound.get("dollars") is None else
+                          "n/a" if value is None else f"{'+' if value >= 0 else '−'}{money(abs(value))}")
+        out.append(line)
+    return pd.DataFrame(out, columns=["workload", "turns", "seed", "bound", *names])
+
+
+def regret_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """``regret_frame`` turned for a 1366-pixel screen: one column per configuration whose bound was computed
+    (``"tool_agent 50 turns"``, the seed added when there are several), one row for the bound and one per
+    strategy; the configurations not computed are left to the caption (``not_computed``).
+
+    >>> f = pd.DataFrame({"workload": ["w", "w"], "turns": [50, 200], "seed": [0, 0],
+    ...                   "bound": ["$1.00", "not computed"], "full": ["+$0.50", ""]})
+    >>> regret_table(f).to_dict()
+    {'w 50 turns': {'bound': '$1.00', 'full': '+$0.50'}}
+    """
+    done = frame[frame["bound"] != "not computed"]
+    seeds = done["seed"].nunique() > 1
+    names = [c for c in frame.columns if c not in ("workload", "turns", "seed")]
+    columns = {f"{row['workload']} {row['turns']:,} turns" + (f" seed {row['seed']}" if seeds else ""):
+               [row[n] for n in names] for _, row in done.iterrows()}
+    return pd.DataFrame(columns, index=names)
+
+
+def not_computed(frame: pd.DataFrame) -> list[str]:
+    """The configurations whose bound was not computed, as ``"tool_agent 200 turns"``."""
+    return [f"{r.workload} {r.turns:,} turns" for r in frame[frame["bound"] == "not computed"].itertuples()]

@@ -51,6 +51,8 @@ ROW (``to_csv`` writes the same fields, one line per row; ``removed_by_rule`` an
   ``cached_share_<strategy>`` and ``context_recall_<strategy>``;
   ``replay_s``, ``replay_s_by_strategy``: how long those replays took (timings); on tool_agent at 2,000
   turns only, ``recall_cost``: the same replay timed without and with recall (``pruner.bench.cost.recall_cost``)
+* ``bound``, ``regret``: the hindsight bound of the same replay and every priced strategy's dollars over it
+  (``pruner.bench.regret``), computed up to ``meta["bound_turns"]`` turns, ``computed: false`` above
 
 BASELINE: ``workload``, ``turns``, ``seed``, ``method`` (``none`` | ``truncation`` | ``oracle``
 | ``pruner``), ``messages_after``, ``tokens_after``, ``reduction_pct``, ``pct_of_oracle``,
@@ -268,11 +270,16 @@ def summarise(rows: list[dict]) -> dict[str, Any]:
 def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterable[int] = SIZES,
                   seeds: int | Iterable[int] = 1, config: PruneConfig | None = None, timing_runs: int = TIMING_RUNS,
                   progress: Progress | None = None, command: str = "run_benchmark()",
-                  cost: bool = True) -> BenchmarkResults:
+                  cost: bool = True, bound_turns: int | None = None) -> BenchmarkResults:
     """Generate and measure every (workload, size, seed); ``seeds=N`` means seeds 0 .. N-1,
     a sequence names the seeds. ``progress(i, n, what)`` is called before each configuration.
     ``command`` is recorded in ``meta["environment"]`` with the machine, load and date.
-    ``cost`` adds the replay's cost columns (``pruner.bench.cost``) to every row."""
+    ``cost`` adds the replay's cost columns (``pruner.bench.cost``) to every row; ``bound_turns``: with
+    them, the hindsight bound and each strategy's regret up to that many turns (``pruner.bench.regret``;
+    None: ``regret.BOUND_TURNS``; 0: none)."""
+    from . import regret
+
+    bound_turns = regret.BOUND_TURNS if bound_turns is None else bound_turns
     config = config or PruneConfig()
     workloads, sizes = tuple(workloads), tuple(sizes)
     for w in workloads:
@@ -305,6 +312,7 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
                 row["cost"], row["replay_s_by_strategy"], row["replay_s"] = cost_columns.timed(session)
                 if cost_columns.times_recall(session):  # issue 20: what recall adds to a replay's time
                     row["recall_cost"] = cost_columns.recall_cost(session)
+                row.update(regret.for_row(session, t, bound_turns or None))
         finally:
             gc.unfreeze()
         rows.append(row)
@@ -316,12 +324,13 @@ def run_benchmark(*, workloads: Iterable[str] = tuple(WORKLOADS), sizes: Iterabl
             "environment": environment.finish(env)}
     if cost:
         meta["cost"] = cost_columns.meta()
+        meta["bound_turns"] = bound_turns
     return BenchmarkResults(rows=rows, summary=summarise(rows), baselines=baselines, meta=meta)
 
 
 # ----- files ------------------------------------------------------------------------------
 
-_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy", "recall_cost")
+_NESTED = ("removed_by_rule", "restored_by_rule", "cost", "replay_s_by_strategy", "recall_cost", "bound", "regret")
 _COST_COLUMNS = ("dollars", "cached_share", "context_recall")
 
 

@@ -18,7 +18,8 @@ from ..errors import PrunerError
 from ..rules import short_name
 from ..engine.prune import PruneConfig
 from ..bench.workloads import GENERATOR_VERSION, SIZES, WORKLOADS
-from .types import positive_int
+from ..bench.regret import BOUND_TURNS, regret_lines
+from .types import non_negative_int, positive_int
 from .common import refuse_shared_outputs, write_output
 
 NAME = "bench"
@@ -51,6 +52,10 @@ def add_arguments(p) -> None:
                    help="run seeds 0..N-1 and report mean and spread (default 1)")
     p.add_argument("--timing-runs", type=positive_int, default=20, metavar="N",
                    help="timed prune runs per configuration after a warm-up (default %(default)s)")
+    p.add_argument("--bound-turns", type=non_negative_int, default=BOUND_TURNS, metavar="N",
+                   help="compute the hindsight bound and every strategy's regret against it on the configurations "
+                        "of at most N turns (default %(default)s; 0: none); larger ones are marked not computed, "
+                        "since the bound's search is slow on long sessions today")
     p.add_argument("--json", metavar="OUT", help="write the full results (rows, baselines, summary) as JSON "
                    f"(the default run writes {DEFAULT_RESULTS[0]})")
     p.add_argument("--csv", metavar="OUT", help=f"write one CSV line per configuration (the default run writes "
@@ -71,8 +76,8 @@ def add_arguments(p) -> None:
 def is_default_run(args) -> bool:
     """Every selection at its default: only such a run may replace the committed default results."""
     return (list(args.workloads) == list(WORKLOADS) and list(args.sizes) == list(SIZES) and args.seeds == 1
-            and args.timing_runs == 20 and not (args.no_restore or args.no_expire or args.no_dedupe
-                                                 or args.disable_rule))
+            and args.timing_runs == 20 and args.bound_turns == BOUND_TURNS
+            and not (args.no_restore or args.no_expire or args.no_dedupe or args.disable_rule))
 
 
 def _progress(i: int, n: int, what: str) -> None:
@@ -138,6 +143,8 @@ def report_lines(results) -> list[str]:
                        "idempotent"], body, right={1, 2})
     if rows and rows[0].get("cost"):
         out += ["", *cost_lines(results)]
+    if any(r.get("bound") for r in rows):
+        out += ["", *regret_lines(rows)]
     out += ["", *summary_lines(s)]
     return out
 
@@ -245,7 +252,7 @@ def run(args) -> int:
                          disabled_rules=frozenset(args.disable_rule))
     results = run_benchmark(workloads=args.workloads, sizes=args.sizes, seeds=args.seeds, config=config,
                             timing_runs=args.timing_runs, progress=_progress,
-                            command=getattr(args, "command_line", "pruner bench"))
+                            command=getattr(args, "command_line", "pruner bench"), bound_turns=args.bound_turns)
     print("\n".join(report_lines(results)))
     json_out, csv_out = args.json, args.csv
     if is_default_run(args) and not (json_out or csv_out):

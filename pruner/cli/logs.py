@@ -69,6 +69,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="replay every session under these strategies for their dollars (default: all)")
     p.add_argument("--bill-only", action="store_true",
                    help="only the bill and the cache ledger (no strategy replayed): the fast reading")
+    p.add_argument("--bound", action="store_true",
+                   help="also compute each session's hindsight bound (the cheapest schedule knowing the whole "
+                        "session; see docs/explanation/hindsight-bound.md) and end with what it and cache_aware "
+                        "would have saved; slow today on long sessions (about two minutes for 388 requests on a "
+                        "busy 2-core machine), so off by default")
     p.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="read sessions in N processes (default %(default)s)")
     p.add_argument("--list", action="store_true", help="only print what was found; read nothing")
@@ -107,8 +112,11 @@ def dashboard_link(folder: str) -> str:
 
 def closing_lines(target: str, keys: list[str]) -> list[str]:
     """What the run ends with: the bill, each strategy's sum over the sessions it could run on, the verdict
-    across the folder (``pruner.logs.answer``: the Corpus page's same figures) and the link to open."""
+    across the folder (``pruner.logs.answer``: the Corpus page's same figures), the hindsight bound's sums
+    (``pruner.logs.bound``) and the link to open."""
     from ..logs.answer import folder_answer
+    from ..logs.bound import bound_answer, largest_gaps
+    from ..money import money
     from ..logs.table import load_rows
 
     wanted = set(keys)
@@ -117,7 +125,12 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
         return []
     folder = folder_answer(rows, strategy_names())
     sums = [f"  {s.text()}" for s in folder.sums if s.strategy != "as_recorded"]
-    return ([folder.figures_line()] + sums + [f"Verdict: {folder.verdict()}",
+    bound = bound_answer(rows)
+    gaps = [f"  {printable(g['session_key'])}: {money(g[bound.online])} against {money(g['bound'])} "
+            f"(+{money(g['gap'])})" for g in largest_gaps(rows, bound.online, limit=5)]
+    if gaps:
+        gaps.insert(0, f"Largest gaps between {bound.online} and the best possible in hindsight:")
+    return ([folder.figures_line()] + sums + [f"Verdict: {folder.verdict()}", bound.text()] + gaps + [
             "Open it: pruner dashboard (the dashboard extra: pip install 'pruner[dashboard]'), then "
             f"{dashboard_link(target)}"])
 
@@ -145,7 +158,10 @@ def run(args: argparse.Namespace) -> int:
     sessions = [s for loc in locations for s in loc.sessions]
     target = os.path.abspath(args.out or default_out())
     strategies = () if args.bill_only else tuple(args.strategies)
-    summary = run_logs(sessions, target, strategies=strategies, workers=args.workers, progress=_Progress(sys.stderr))
+    if args.bound and not strategies:
+        raise ConfigurationError("--bound needs the strategies' replay; drop --bill-only to compute it")
+    summary = run_logs(sessions, target, strategies=strategies, workers=args.workers, progress=_Progress(sys.stderr),
+                       bound=args.bound)
     if args.json:
         print(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
     else:

@@ -20,6 +20,9 @@ Built on the money modules' own results, never re-derived here:
   version is billed again by the next run.
 * ``<strategy>_lost``: the terms its context lacked at the most requests
   (``pruner.replay.lost.top_lost``), only when strategies are asked for.
+* ``bound_*``: the hindsight bound (``pruner.replay.hindsight.bound_cells``), only with ``bound=True``
+  (``pruner logs --bound``: slow on long sessions today); ``bound_version`` is ``pruner.logs.bound.BOUND_VERSION``,
+  and a row of another version (or none) is computed again by the next run that asks for the bound.
 """
 
 from __future__ import annotations
@@ -68,6 +71,13 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("modelled", _F),  # USD, the recorded requests under the cache model (``pruner.replay.answer``)
     ("visibility", _F),  # the share of the billed input tokens the transcript accounts for
     *strategy_columns(),
+    ("bound_version", _S),  # null: the bound was not computed (pruner logs --bound); see pruner.logs.bound
+    ("bound_dollars", _F),  # USD, the combined family's cheapest schedule in hindsight (null: none feasible)
+    ("bound_exact", _B),  # the search was exact (false: a beam search's schedule, the optimum may be lower)
+    ("bound_schedule", _S),  # JSON [[request, action], ...]
+    ("bound_note", _S),  # why there is no figure, or why it could not be computed
+    ("bound_min_recall", _F),  # the recall bar the bound kept
+    ("bound_prune_dollars", _F), ("bound_compaction_dollars", _F), ("bound_clearing_dollars", _F),
     ("money_error", _S),  # null unless the bill, ledger or replay failed (the row keeps its facts)
 )
 
@@ -142,7 +152,21 @@ def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, facts
 
 
-def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
+def _bound_columns(r) -> dict[str, Any]:
+    """The bound's cells for the replay ``r`` (an error is the row's note, and the bound is tried again)."""
+    from ..replay.hindsight import bound_cells, session_limits
+    from .bound import BOUND_VERSION
+
+    try:
+        limits = session_limits(r)
+    except Exception as exc:  # the row keeps its dollars; no version, so the next --bound run tries again
+        return {"bound_note": f"could not be computed: {_error(exc)}"}
+    if limits is None:
+        return {"bound_version": BOUND_VERSION, "bound_note": "not computed: the replay measured no context recall"}
+    return {**bound_cells(limits), "bound_version": BOUND_VERSION}
+
+
+def money_columns(session: Session, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
     prices = default_prices()
     row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None,
                            "prices_version": prices_version()}
@@ -163,6 +187,8 @@ def money_columns(session: Session, strategies: tuple[str, ...] = ()) -> dict[st
                 row[f"{name}_applicable"] = bool(r.runs[name].totals.get("applicable", True))
                 if r.recall is not None:
                     row[f"{name}_lost"] = json.dumps(top_lost(lost_terms(r, name)), ensure_ascii=False)
+            if bound:
+                row.update(_bound_columns(r))
     except Exception as exc:  # the row keeps its facts and says why it has no (or not all) dollars
         row["money_error"] = _error(exc)
     return row

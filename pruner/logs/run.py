@@ -42,7 +42,7 @@ from .row import base_row, damaged_lines, digest_file, recorded_cwd, session_fac
 from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summary, schema, tidy
 
 #: The columns ``plan`` reads (and the run's summary of what the table holds).
-PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed", "prices_version",
+PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed", "prices_version", "bound_version",
                 "damaged_lines")
 #: How often a run writes what it has so far (seconds).
 COMMIT_SECONDS = 5.0
@@ -66,9 +66,12 @@ class Plan:
 
 
 def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = (),
-         prices: str | None = None) -> Plan:
+         prices: str | None = None, bound: bool = False) -> Plan:
     """``strategies``: what this run replays; a row made with other strategies is read again.
-    ``prices``: the price table's version (``money.prices_version``); a row of another is read again."""
+    ``prices``: the price table's version (``money.prices_version``); a row of another is read again.
+    ``bound``: this run computes the hindsight bound; a row without it (or of another ``BOUND_VERSION``)
+    is read again (a run without ``bound`` keeps the bound a row holds)."""
+    from .bound import BOUND_VERSION
     from .money import prices_version
 
     prices = prices_version() if prices is None else prices
@@ -88,7 +91,8 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             todo.append(s)
             new += 1
             continue
-        if row.get("error") or row.get("prices_version") != prices or (row.get("strategies") or "") != wanted:
+        if row.get("error") or row.get("prices_version") != prices or (row.get("strategies") or "") != wanted \
+                or (bound and row.get("bound_version") != BOUND_VERSION):
             todo.append(s)
             changed += 1
             retried += bool(row.get("error"))
@@ -136,7 +140,7 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
                 tuple(returned), tuple(merged))
 
 
-def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[str, Any]:
+def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
     """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed).
 
     Without strategies a Claude Code session is read by the bill-only reader
@@ -180,7 +184,7 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = ()) -> dict[st
         row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
         return row
     if strategies:
-        money, facts = money_columns(session, strategies), session_facts(session)
+        money, facts = money_columns(session, strategies, bound), session_facts(session)
     else:
         money, facts = usage_columns(session)
     row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session),
@@ -228,9 +232,10 @@ def _on_term(signum: int, frame: FrameType | None) -> NoReturn:  # pragma: no co
 
 
 def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ...] = (), workers: int = 1,
-             progress: Progress | None = None) -> LogsSummary:
+             progress: Progress | None = None, bound: bool = False) -> LogsSummary:
     """Bring ``out``'s table up to date with ``found`` (see the module docstring); ``strategies``:
-    the replay strategies whose dollars each row holds (none: the bill and the ledger only)."""
+    the replay strategies whose dollars each row holds (none: the bill and the ledger only); ``bound``:
+    each row also holds the hindsight bound (``pruner.logs.bound``; needs ``strategies``)."""
     from .money import COLUMNS as MONEY_COLUMNS
 
     start = time.perf_counter()
@@ -241,7 +246,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         tidy(out)
         # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
         index = load_rows(out, columns=PLAN_COLUMNS)
-        p = plan(found, index, strategies)
+        p = plan(found, index, strategies, bound=bound)
         changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged)
         rows = load_rows(out) if changes else dict(index)
         for key, files in p.touched:
@@ -263,7 +268,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         try:
             if progress:
                 progress(0, len(p.todo), 0, total_files, 0, total_bytes, 0.0)
-            for found_session, row in _rows(p.todo, workers, strategies):
+            for found_session, row in _rows(p.todo, workers, strategies, bound):
                 rows[found_session.key] = row
                 done += 1
                 done_files += len(found_session.files)
@@ -314,12 +319,12 @@ def _worker_start(parent: int) -> None:
         os._exit(1)
 
 
-def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...]
+def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...], bound: bool = False
           ) -> Iterator[tuple[LogSession, dict[str, Any]]]:
     """(session, row) in order; with more than one worker, read in worker processes."""
     if workers <= 1 or len(todo) < 2:
         for s in todo:
-            yield s, read_session(s, strategies)
+            yield s, read_session(s, strategies, bound)
         return
     # Largest first: the last tasks are small, so no worker sits idle while another reads a big session
     # (the table is saved sorted by key, so the order of reading changes nothing in it).
@@ -329,7 +334,8 @@ def _rows(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...
         # chunks keep the per-task overhead small for thousands of small files; a replay takes seconds, so
         # one session per task there (chunks of big sessions would leave a worker idle at the end)
         chunk = 1 if strategies else max(1, min(64, len(todo) // (8 * workers)))
-        for s, row in zip(todo, pool.map(partial(read_session, strategies=strategies), todo, chunksize=chunk)):
+        read = partial(read_session, strategies=strategies, bound=bound)
+        for s, row in zip(todo, pool.map(read, todo, chunksize=chunk)):
             yield s, row
     finally:  # an interrupted run does not wait for the sessions not yet started
         pool.shutdown(wait=True, cancel_futures=True)

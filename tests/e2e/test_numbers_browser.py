@@ -32,7 +32,8 @@ CLIPPED_LABELS = """() => [...document.querySelectorAll('[data-testid=stMetricLa
     .filter(el => [el, ...el.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
     .map(el => el.textContent)"""
 #: The summary tables that must show every column at this width (long message tables scroll sideways).
-SUMMARY_TABLES = ("replay_totals_box", "replay_ledger_box", "bench_findings_box", "bench_reference_box")
+SUMMARY_TABLES = ("replay_totals_box", "replay_ledger_box", "bench_findings_box", "bench_reference_box",
+                  "bench_regret_box")
 #: A data grid that scrolls sideways, an HTML table wider than its box, or a cell whose text overflows it.
 CUT_TABLES = """(keys) => keys.flatMap(key => [
     ...[...document.querySelectorAll(`.st-key-${key} .dvn-scroller`)]
@@ -122,6 +123,7 @@ def test_explorer_replay_and_compaction_show_one_recorded_context_and_nothing_is
         if path == "benchmarks":  # its two summary tables are HTML tables: they are measured
             page.locator(".st-key-bench_findings_box td").first.wait_for()
             page.locator(".st-key-bench_reference_box td").first.wait_for()
+            page.locator(".st-key-bench_regret_box td").first.wait_for()
         found = (page.evaluate(CLIPPED_METRICS) + page.evaluate(CLIPPED_LABELS)
                  + page.evaluate(CUT_TABLES, SUMMARY_TABLES) + page.evaluate(CUT_LINKS))
         if found:
