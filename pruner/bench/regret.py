@@ -89,7 +89,7 @@ def add_to_results(path: str, limit: int = BOUND_TURNS) -> dict[str, Any]:
     from .workloads import generate
 
     with open(path, encoding="utf-8") as fh:
-        results = json.load(fh)
+        results: dict[str, Any] = json.load(fh)
     for row in results["rows"]:
         session = generate(row["workload"], turns=row["turns"], seed=row["seed"])
         digest = hashlib.sha256(native_dumps(session).encode()).hexdigest()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..money import money
 from ..replay.hindsight import ONLINE
@@ -96,7 +96,8 @@ def online_of(rows: list[Mapping[str, Any]]) -> str:
     return next((n for n in ONLINE if any(f"{n}_dollars" in r for r in rows)), ONLINE[0])
 
 
-def _paired(rows: Iterable[Mapping[str, Any]], online: str):
+def _paired(rows: Iterable[Mapping[str, Any]], online: str
+            ) -> Iterator[tuple[Mapping[str, Any], float, float, float]]:
     """(row, modelled, bound, online dollars) of every row with all three figures."""
     for r in rows:
         modelled, bound, dollars = _number(r.get("modelled")), _number(r.get("bound_dollars")), \
@@ -136,7 +137,7 @@ def bound_by(rows: Iterable[Mapping[str, Any]], group: str, online: str | None =
     return sorted(groups, key=lambda g: (-g["at most saved"], g[group]))
 
 
-def largest_gaps(rows: Iterable[Mapping[str, Any]], online: str | None = None, limit: int = 20) -> list[dict]:
+def largest_gaps(rows: Iterable[Mapping[str, Any]], online: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
     """The sessions where the online strategy is furthest above the bound (its dollars minus the bound's)."""
     rows = [r for r in rows if not isinstance(r.get("error"), str) and r.get("bound_version")]
     online = online or online_of(rows)

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from ..model import Session
-from ..replay import CAUSES, bill, default_prices, ledger, ledger_summary, replay, strategy_names
+from ..replay import CAUSES, Replay, bill, default_prices, ledger, ledger_summary, replay, strategy_names
 from ..replay.answer import answer
 from ..replay.bill import Bill, price_request
 from ..replay.ledger import LedgerEntry
@@ -152,7 +152,7 @@ def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     return row, facts
 
 
-def _bound_columns(r) -> dict[str, Any]:
+def _bound_columns(r: Replay) -> dict[str, Any]:
     """The bound's cells for the replay ``r`` (an error is the row's note, and the bound is tried again)."""
     from ..replay.hindsight import bound_cells, session_limits
     from .bound import BOUND_VERSION

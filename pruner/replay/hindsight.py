@@ -57,7 +57,7 @@ def regret(limits: "Limits | None", totals: Mapping[str, Any]) -> float | None:
     not apply, or has unpriced requests, so its dollars are no whole session's)."""
     if limits is None:
         return None
-    comparable = feasible(totals) and totals.get("applicable", True) is not False \
+    comparable = feasible(dict(totals)) and totals.get("applicable", True) is not False \
         and not totals.get("unpriced_requests", 0)
     return limits.regret(totals.get("dollars"), comparable)
 
