@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from ..model import Message, parse_arguments
+from .model import Message, parse_arguments
 
 # A number with thousands separators (``40,442``, ``1,200.50``) is one term: split at the comma, ``442``
 # would match any other number ending so (``45,442``), a chance match, not the value. For the same reason
