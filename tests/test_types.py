@@ -11,6 +11,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
 from tests.support.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,6 +21,7 @@ def _mypy_config() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
 
 
+@pytest.mark.slow
 def test_mypy_finds_nothing_in_pruner():
     # mypy is in the test extra: a missing mypy is a broken install, not a reason to skip.
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "pruner"], cwd=ROOT,
