@@ -23,6 +23,7 @@ from pruner import ENCODINGS, PruneConfig
 from pruner.errors import ConfigurationError, FormatError
 
 from .loading import LoadedFile, LoadedSession, load_sample_file, load_upload, load_workload
+from .logic import corpus
 
 #: Every parameter this module reads or writes (a page's own ones are added by the page).
 SOURCE_KEYS = ("sample", "workload", "turns", "seed", "upload", "format", "dialogue", "batch", "batch_session")
@@ -115,8 +116,6 @@ def open_source(params: Mapping[str, str]) -> Opened:
                                seed=_whole(params, "seed", 0))
         return Opened(loaded=loaded, file=None)
     if "batch" in params:  # a session of a batch folder, as the Corpus page opened it
-        from .logic import corpus  # imported here: the corpus logic imports this module's users
-
         folder = corpus.read_corpus(params["batch"])
         loaded = replace(corpus.open_session(folder, params.get("batch_session", "")),
                          link=(("batch", params["batch"]), ("batch_session", params.get("batch_session", ""))))

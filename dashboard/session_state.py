@@ -9,7 +9,8 @@ back into the URL, so a reload or a copied link reopens the same view.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from dataclasses import replace
+from typing import Any, Callable, Mapping, MutableMapping
 
 import streamlit as st
 
@@ -17,6 +18,7 @@ from pruner import PruneConfig
 from pruner.errors import FormatError, InvalidSessionError
 
 from . import links, ui
+from .logic import corpus as corpus_logic
 from .loading import DEFAULT_SAMPLE, LoadedFile, LoadedSession, list_samples, load_sample
 
 LOADED = "pruner_loaded"  # the session_state key holding the LoadedSession
@@ -231,3 +233,19 @@ def write_link(page: Mapping[str, str | None] | None = None, page_keys: tuple[st
     ss[_SOURCE_SEEN] = _source_in(wanted)
     if wanted != st.query_params.to_dict():
         st.query_params.from_dict(wanted)
+
+
+#: The explorer's settings widgets: dropped when a session is opened from the Corpus page, so its form
+#: shows the batch's settings instead of the ones typed before.
+EXPLORER_SETTING_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
+
+
+def open_in_explorer(corpus: corpus_logic.Corpus, session_id: str, state: MutableMapping[Any, Any]) -> LoadedSession:
+    """Make ``session_id`` the explorer's session, pruned with the batch's settings (``state``: session state)."""
+    loaded = replace(corpus_logic.open_session(corpus, session_id),  # a reload or a link reopens it from the batch
+                     link=(("batch", str(corpus.folder)), ("batch_session", session_id)))
+    set_settings(corpus_logic.batch_config(corpus))
+    for key in EXPLORER_SETTING_WIDGETS:
+        state.pop(key, None)
+    set_current(loaded)
+    return loaded

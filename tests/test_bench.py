@@ -86,6 +86,7 @@ def test_a_pruner_that_keeps_everything_gets_zero_percent_of_the_oracle():
     assert res.passed  # ...which is why "facts preserved" alone proves nothing
 
 
+@pytest.mark.slow
 def test_the_benchmark_fails_when_restoration_is_switched_off():
     # The built-in rules no longer remove the last copy of a needed fact in any generated workload (issue
     # 20: an edit no longer makes a read stale, and a reply that uses a fact holds a copy of it), so a

@@ -44,6 +44,7 @@ def test_seeds_print_mean_and_spread(capsys):
     assert "ACROSS SEEDS" in out and " ± " in out
 
 
+@pytest.mark.slow
 def test_exit_status_is_non_zero_when_a_pass_is_broken(capsys):
     # A deliberately unsafe rule (registered through the public hook) drops every tool result that defines
     # a fact; with restoration switched off the benchmark must fail, and say so. (The built-in rules never

@@ -22,6 +22,8 @@ from pruner.engine.prune import PruneConfig, message_tokens
 from pruner.tokens import get_counter
 from tests.support.paths import SAMPLES
 
+pytestmark = pytest.mark.slow  # CONTRIBUTING.md, "Running the tests": out of the fast lane
+
 RESULTS = SAMPLES / "bench" / "results.json"
 TIMING_KEYS = {"prune_ms", "prune_ms_min", "prune_ms_max", "ms_per_1000_messages", "timing_runs", "replay_s",
                "replay_s_by_strategy", "recall_cost",

@@ -83,6 +83,7 @@ def _check(row: dict, data: dict) -> None:
 @pytest.mark.parametrize("rel", ["claude-code/codemie-session-624a4a58.jsonl",
                                  "swe-agent/marshmallow-1867.function_calling_replace.traj",
                                  "tau-bench/gpt-4o-airline.json"])
+@pytest.mark.slow
 def test_a_real_logs_figures_match_the_replay_json_summed_row_by_row(rel, real_data, tmp_path):
     label = rel if not rel.startswith("tau-bench/") else f"{rel} (dialogue 0)"
     _check(_row(label), _replayed_by_the_cli(real_data / rel, tmp_path))

@@ -82,6 +82,7 @@ def test_refuses_to_overwrite_its_input(tmp_path):
     assert src.read_bytes() == DEMO.read_bytes()
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_across_hash_seeds(tmp_path):
     outputs = []
     for seed in ("0", "1", "12345"):

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+import pytest
 from tests.support.paths import REAL_DATA, ROOT
 
 SEEDS = ("0", "1", "4242")
@@ -50,6 +51,7 @@ def _run(seed: str, files: list[Path]) -> list[str]:
     return proc.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_every_sample_and_real_file_prunes_to_the_same_bytes_under_every_hash_seed():
     """Without ../shared (the real transcripts), the samples alone are checked."""
     files = _files()

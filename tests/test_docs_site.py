@@ -23,6 +23,8 @@ import pytest
 import pruner
 from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.slow  # CONTRIBUTING.md, "Running the tests": out of the fast lane
+
 OUTBOUND_AUDIT = ROOT / "tests" / "support" / "outbound"
 TIMEOUT_S = 300
 

@@ -250,6 +250,7 @@ _documents = (st.lists(_record(), max_size=6)
 
 
 @given(_documents, st.sampled_from(sorted(FORMATS)), st.booleans())
+@pytest.mark.slow
 def test_random_json_in_any_format_gives_a_session_or_a_format_error(value, fmt, as_lines):
     if as_lines and isinstance(value, list):
         text = "\n".join(json.dumps(v) for v in value)

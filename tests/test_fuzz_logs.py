@@ -343,6 +343,7 @@ def _no_fsync():
 
 @FUZZ
 @given(homes(), st.data())
+@pytest.mark.slow
 def test_logs_on_a_hostile_home_folder_keeps_its_invariants(plan, data):
     _counted[0] += 1
     base = Path(tempfile.mkdtemp(prefix="pruner-logs-fuzz-"))

@@ -157,6 +157,7 @@ def test_a_second_run_on_the_same_folder_is_refused(home, tmp_path):
             run_logs(_found(home), str(out))
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_losing_or_duplicating_a_session(home, tmp_path):
     """SIGKILL after the first commit: the rows committed stay, the rerun reads only the others."""
     out = tmp_path / "out"
@@ -179,6 +180,7 @@ def test_killed_run_resumes_without_losing_or_duplicating_a_session(home, tmp_pa
     assert len(keys) == len(set(keys)) == sum(SESSIONS.values())
 
 
+@pytest.mark.slow
 def test_cli_lists_what_it_found_and_a_rerun_reads_nothing(home, tmp_path):
     out = tmp_path / "out"
     env = {**os.environ, "HOME": str(home)}
@@ -200,6 +202,7 @@ def test_cli_lists_what_it_found_and_a_rerun_reads_nothing(home, tmp_path):
     assert json.loads(second.stdout)["read"] == 0
 
 
+@pytest.mark.slow
 def test_done_when_the_billed_total_is_the_sum_of_every_files_own_bill_subagents_included(home, tmp_path):
     """Done when (issue 22): HOME laid out like a real machine's; the command finds every session and its
     billed total equals each session's raw-file sum (tests/support/raw_bill.py), subagent file included."""

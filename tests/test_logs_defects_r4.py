@@ -143,6 +143,7 @@ def test_defect_r4_04_damaged_lines_are_counted_in_the_row_and_summarised(tmp_pa
     assert row["billed"] == pytest.approx(raw_claude_bill([clean]), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_defect_r4_07_a_name_that_is_not_utf8_is_one_error_row_and_the_rest_are_read(tmp_path):
     home, out = _home(tmp_path), tmp_path / "out"
     project = os.fsencode(home / ".claude" / "projects" / "-p")

@@ -8,6 +8,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
 from pruner.bench.near_search import adversarial_session, judge, measure_misses
 from pruner.engine.near import HOLDERS, NearRelation
 from pruner.engine.text import features_of
@@ -87,6 +88,7 @@ def test_the_issue_case_a_copy_of_one_of_20_templated_documents_is_never_kept():
     assert kept == 0
 
 
+@pytest.mark.slow
 def test_no_copy_above_0_9_containment_is_missed_among_templated_documents():
     r = measure_misses(seeds=range(3), documents=(200, 1000), copies=60)
     assert r["copies"] > 100 and r["missed_above_0.9"] == 0, r
@@ -95,6 +97,7 @@ def test_no_copy_above_0_9_containment_is_missed_among_templated_documents():
 @given(st.lists(st.lists(st.sampled_from(["ab", "cd", "ef"]), min_size=8, max_size=30), min_size=40, max_size=70),
        st.lists(st.lists(st.sampled_from(["ab", "cd"]), min_size=8, max_size=30), min_size=40, max_size=70),
        st.sampled_from([0.5, 0.8]))
+@pytest.mark.slow
 def test_the_same_when_most_shingles_are_crowded(three, two, threshold):
     # Two or three words make only 8 or 27 different 3-grams, held by dozens of texts: building at
     # once falls back to looking up every shingle's first holders for most texts, and must agree.

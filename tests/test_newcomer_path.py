@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from tests.test_readme_examples import examples, example_env, run_console, run_python  # noqa: F401
 from tests.support.paths import ROOT
 
@@ -52,6 +53,7 @@ def test_defect_r4_16_the_readmes_dashboard_command_installs_its_extra_and_is_wh
     assert start.split() == [f".venv/bin/{argv[0]}", *argv[1:]], (start, argv)
 
 
+@pytest.mark.slow
 def test_the_three_examples_run_and_print_what_the_readme_shows(example_env):  # noqa: F811
     section = _section(_readme(), "Three examples")
     parts = re.split(r"^### ", section, flags=re.M)[1:]

@@ -49,6 +49,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("source,agent,where", LOGS, ids=[x[0].split("/")[-1] for x in LOGS])
+@pytest.mark.slow
 def test_the_four_surfaces_print_the_same_billed_modelled_and_savings(real_data, tmp_path, source, agent, where):
     from dashboard.logic import corpus, corpus_money
     from dashboard.logic import replay as page

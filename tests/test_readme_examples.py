@@ -207,6 +207,7 @@ def test_each_example_lives_in_one_place():
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if examples(_lines(p), p)[0]])
+@pytest.mark.slow
 def test_examples_print_what_the_page_shows(page, example_env):
     lines = _lines(page)
     found, problems = examples(lines, page)

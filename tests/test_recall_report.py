@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from pruner.replay import recall_report
 
 
+@pytest.mark.slow
 def test_committed_recall_report_equals_a_fresh_generation(real_data):
     report = recall_report.build()
     fresh_json = json.dumps(report, ensure_ascii=False, indent=1) + "\n"

@@ -166,6 +166,7 @@ class _DripServer:
         self.thread.join(5)
 
 
+@pytest.mark.slow
 def test_defect_r3_09_the_timeout_bounds_the_whole_request_not_each_read():
     from pruner.compaction import OpenAISummarizer
     from pruner.errors import SummarizerError

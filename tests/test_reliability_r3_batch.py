@@ -27,6 +27,8 @@ from pruner.replay import ReplaySettings
 from tests.support.paths import SAMPLES
 from tests.support.r3 import finishes, make_fifo, run_cli
 
+pytestmark = pytest.mark.slow  # CONTRIBUTING.md, "Running the tests": out of the fast lane
+
 NATIVE = SAMPLES / "native_demo.jsonl"
 
 

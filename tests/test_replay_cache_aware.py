@@ -35,6 +35,7 @@ def worst_prefix(session) -> tuple[float, int, dict[str, float]]:
 
 
 @pytest.mark.parametrize("workload", list(WORKLOADS))
+@pytest.mark.slow
 def test_never_more_than_one_percent_dearer_than_full_at_any_request_of_any_workload_size(workload):
     session = generate(workload, turns=max(SIZES), seed=0)
     worst, at, totals = worst_prefix(session)
@@ -42,6 +43,7 @@ def test_never_more_than_one_percent_dearer_than_full_at_any_request_of_any_work
     assert totals["cache_aware_prune"] <= totals["full"]
 
 
+@pytest.mark.slow
 def test_never_more_than_one_percent_dearer_on_the_shipped_real_sessions(real_data):
     sessions = [load_session(real_data / "pi" / "large-session.jsonl"),
                 load_session(real_data / "swe-agent" / "marshmallow-1867.function_calling_replace.traj")]

@@ -104,6 +104,7 @@ def test_prune_bound_equals_the_brute_force_optimum(case):
 
 @_FAST
 @given(cases(max_requests=8))
+@pytest.mark.slow
 def test_compaction_bound_equals_the_brute_force_optimum(case):
     _check(case, "compaction")
 

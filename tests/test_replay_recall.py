@@ -96,6 +96,7 @@ def ids_at(r, name, k):
 
 
 @pytest.mark.parametrize("workload", ["tool_agent", "rag_assistant", "plain_chat"])
+@pytest.mark.slow
 def test_incremental_recall_equals_recomputing_every_context(workload):
     """The collector follows contexts from their changes; recomputing each from scratch agrees."""
     r = replay(generate(workload, turns=60, seed=1), settings=SMALL, snapshots=True)
@@ -271,6 +272,7 @@ def _holds(messages, value: str) -> bool:
     return any(pattern.search(message_text(m)) for m in messages)
 
 
+@pytest.mark.slow
 def test_missing_fact_replies_lose_recall_and_orders_agree_on_a_benchmark_configuration():
     """Issue 20's validation, counted here from the replay's own contexts: on tool_agent at 500 turns
     (the benchmark's settings) every request whose reply uses a fact (REF tag, the value quoted) that
@@ -363,6 +365,7 @@ def _own_reply_kind(messages, p: int, earlier_calls: set) -> str:
     return "new"
 
 
+@pytest.mark.slow
 def test_lost_terms_split_by_the_kind_of_reply_and_the_labelled_order_agrees():
     """The benchmark's account of an order disagreement: each strategy's lost terms, split by the reply they
     were lost at, add up to its terms missing, match the test's own classification of the replies, and at

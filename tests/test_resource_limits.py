@@ -16,7 +16,8 @@ import pytest
 from pruner.bench.limits import CASES, MB, measure_command, per_10mb, run_limits
 from pruner.readme.tables import TABLES
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_CPU and wait4's peak memory: Linux")
+pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_CPU and wait4's peak memory: Linux"),
+              pytest.mark.slow]  # each case runs a process to its limit: out of the fast lane
 
 
 def test_defect_07_ten_megabytes_without_whitespace_stay_within_the_issues_bound(tmp_path):

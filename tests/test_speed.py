@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from pruner.bench.speed import measure_warm, session_of_size, time_runs
 from pruner.bench.workloads import generate
 from tests.support.paths import ROOT
@@ -34,6 +35,7 @@ def test_time_runs_takes_the_median_of_its_runs():
     assert len(calls) == 5 and t.runs == 5 and t.wall_ms >= 0
 
 
+@pytest.mark.slow
 def test_cli_prints_every_section_and_writes_them_as_json(tmp_path):
     out_file = tmp_path / "speed.json"
     proc = subprocess.run([sys.executable, "-m", "pruner", "bench-speed", "--base", "300", "--factors", "1,2",

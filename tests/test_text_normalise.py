@@ -8,6 +8,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
 from pruner.engine.text import normalise, normalise_many
 
 # Characters whose case folding, NFKC or word test is unusual: final sigma, sharp s, dotted I,
@@ -21,6 +22,7 @@ def test_batch_normalise_equals_per_text_definition(batch):
     assert normalise_many(batch) == [normalise(t) for t in batch]
 
 
+@pytest.mark.slow
 def test_batch_normalise_on_every_code_point():
     # Each code point between letters (its word test and case folding decide the result), a
     # block of them per text.

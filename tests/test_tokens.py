@@ -99,6 +99,7 @@ def test_texts_without_long_runs_are_counted_exactly_even_when_segmented(words, 
 
 @given(st.sampled_from(_RUN_ALPHABETS), st.integers(1_001, 6_000), st.randoms(use_true_random=False),
        st.sampled_from(ENCODINGS))
+@pytest.mark.slow
 def test_a_long_run_is_cut_and_its_count_stays_at_or_above_the_exact_one(alphabet, n, rnd, encoding):
     text = "".join(rnd.choice(alphabet) for _ in range(n))
     parts, inexact = tokens.split_for_counting(text)

@@ -12,6 +12,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
 from tests.support.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +22,7 @@ def _mypy_config() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
 
 
+@pytest.mark.slow
 def test_mypy_finds_nothing_in_pruner_and_dashboard():
     # mypy is in the test extra: a missing mypy is a broken install, not a reason to skip.
     assert _mypy_config()["files"] == ["pruner", "dashboard"]  # what a bare `mypy` (and this run) checks

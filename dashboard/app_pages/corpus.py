@@ -67,7 +67,7 @@ def open_requested(shown) -> None:
     if not session_id:
         return
     try:
-        logic.open_in_explorer(shown, session_id, ss)
+        session_state.open_in_explorer(shown, session_id, ss)
     except Exception as exc:
         ss["corpus_open_error"] = ui.error_text(exc)
         return

@@ -9,9 +9,9 @@ the file still has the content the batch read.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, MutableMapping
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,6 @@ from pruner.files import read_limited
 from pruner.formats import DEFAULT_MAX_BYTES, load_bytes
 from pruner.jsonio import load_json_file
 
-from .. import session_state
 from . import corpus_money
 from ..loading import LoadedSession, digest
 
@@ -272,19 +271,3 @@ def batch_config(corpus: Corpus) -> PruneConfig:
                                                            defaults.near_duplicate_threshold),
                        orphan_policy=config.get("orphan_policy", defaults.orphan_policy),
                        encoding=config.get("encoding", defaults.encoding))
-
-
-#: The explorer's settings widgets: dropped when a session is opened from here, so its form
-#: shows the batch's settings instead of the ones typed before.
-EXPLORER_SETTING_WIDGETS = ("set_expire", "set_deduplicate", "set_restore", "set_threshold", "set_encoding")
-
-
-def open_in_explorer(corpus: Corpus, session_id: str, state: MutableMapping[Any, Any]) -> LoadedSession:
-    """Make ``session_id`` the explorer's session, pruned with the batch's settings (``state``: session state)."""
-    loaded = replace(open_session(corpus, session_id),  # a reload or a link reopens it from the batch
-                     link=(("batch", str(corpus.folder)), ("batch_session", session_id)))
-    session_state.set_settings(batch_config(corpus))
-    for key in EXPLORER_SETTING_WIDGETS:
-        state.pop(key, None)
-    session_state.set_current(loaded)
-    return loaded

@@ -24,6 +24,8 @@ import re
 from typing import Sequence
 
 from ..model import Message
+from ..terms import message_text, reply_terms
+from .flatten import one_line
 
 #: The longest quoted line; a longer one is cut to a window around its term.
 LINE_CHARS = 120
@@ -35,10 +37,8 @@ _GUTTER = re.compile(r"^\s*\d{1,7}(?:→|\t)")
 
 def key_terms(messages: Sequence[Message]) -> list[str]:
     """The history's distinctive terms (paths, identifiers, numbers, quoted literals: the ones
-    ``pruner.replay.terms`` counts as used), most reused first: what the conversation wrote itself
+    ``pruner.terms`` counts as used), most reused first: what the conversation wrote itself
     (user and assistant, tool-call arguments) counts twice what a tool returned, ties go to the newest."""
-    from ..replay.terms import message_text, reply_terms  # the replay package imports compaction
-
     score: dict[str, list[int]] = {}
     for p, m in enumerate(messages):
         weight = 1 if m.role == "tool" or m.tool_call_id is not None else 2
@@ -62,9 +62,6 @@ def _window(line: str, term: str) -> str:
 def key_lines(messages: Sequence[Message], *, skip: frozenset[str] = frozenset()) -> list[str]:
     """The lines to quote, most important first: for each key term (``skip``: already in the summary)
     not yet held by a chosen line, the newest line of the history holding it, on one line."""
-    from ..replay.terms import message_text, reply_terms
-    from .offline import one_line
-
     newest: dict[str, str] = {}  # term -> the newest line holding it (later messages overwrite)
     terms_of: dict[str, set[str]] = {}
     for m in messages:

@@ -25,18 +25,14 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..engine.index import markers
 from ..engine.fileops import file_operations
 from ..model import Message
+from ..terms import reply_terms
 from .base import SummaryTask
+from .flatten import one_line
 from .key_lines import key_lines
 from .sections import (PREFIX_SECTIONS, PROGRESS_SUBSECTIONS, SUMMARY_SECTIONS, parse_sections, parse_subsections,
                        strip_file_lists)
 
 NONE = "(none)"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# Terminal residue pasted from or printed by a TUI: colour codes (with or without their ESC),
-# spinner glyphs (Braille patterns), box-drawing lines and block elements. Quoted into a
-# summary they are noise that costs tokens and reads as garbage.
-_TERMINAL_NOISE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|(?<![\w\]])\[[0-9;]{1,12}m|[\u2800-\u28ff\u2500-\u259f]+")
-_TAGS = re.compile(r"</?(?:summary|read-files|modified-files|conversation|previous-summary)>")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONSTRAINT = re.compile(r"\b(prefer\w*|must|mustn't|don't|do not|never|always|avoid|make sure|only use|"
                          r"no need|instead of|should(?:n't)?|required?|please use|keep)\b", re.IGNORECASE)
@@ -52,20 +48,6 @@ _IDENTIFIER = re.compile(r"`([A-Za-z_][\w.:]{2,60}(?:\(\))?)`")
 CAP = {"Goal": 6, "Constraints & Preferences": 20, "Done": 30, "In Progress": 10, "Blocked": 15,
        "Key Decisions": 20, "Next Steps": 10, "Critical Context": 40, "Original Request": 3,
        "Early Progress": 20, "Context for Suffix": 30}
-
-
-def one_line(text: str, limit: int = 240) -> str:
-    """``text`` on one line: terminal residue and control characters dropped, whitespace collapsed, cut at ``limit``.
-
-    >>> one_line("crashed. ⠇ Working... (esc to interrupt) ─────── \x1b[2mdark\x1b[0m [39mlight")
-    'crashed. Working... (esc to interrupt) dark light'
-
-    The tags the compacted message relies on are broken up, so transcript text
-    cannot end the summary early or add files to its lists.
-    """
-    text = _TERMINAL_NOISE.sub(" ", text)
-    flat = " ".join(_CONTROL.sub(" ", _TAGS.sub(lambda m: m.group(0).replace("<", "< "), text)).split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _code(text: str) -> str:
@@ -341,8 +323,6 @@ class OfflineSummarizer:
 
     def _with_lines(self, sections: dict[str, list[str]], messages: Sequence[Message], order: Sequence[str]) -> str:
         plain = render(sections, order)
-        from ..replay.terms import reply_terms  # the replay package imports compaction
-
         present = frozenset(_IDENTIFIER.findall(plain)) | frozenset(_PATH.findall(plain)) | reply_terms(plain)
         lines = [_code(x) for x in key_lines(messages, skip=present) if x not in plain]
         key = "Critical Context" if "Critical Context" in order else "Context for Suffix"

@@ -21,7 +21,7 @@ from ..tokens import get_counter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import SessionIndex
-    from .prune import PruneConfig
+    from .config import PruneConfig
 
 #: The reason a kept message's decision gives when a rule's removal would not have paid.
 PLACEHOLDER_LONGER = "placeholder would be longer"

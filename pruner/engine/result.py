@@ -22,7 +22,7 @@ from ..tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import SessionIndex
-    from .prune import PruneConfig
+    from .config import PruneConfig
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..errors import ConfigurationError
 if TYPE_CHECKING:  # pragma: no cover
     from ..rules import Removal, Rule
     from .index import SessionIndex
-    from .prune import PruneConfig
+    from .config import PruneConfig
 
 
 @runtime_checkable

@@ -23,8 +23,12 @@ from typing import Any, Iterable
 
 from ..errors import FormatError, InvalidSessionError
 from ..model import Message, Session, ToolCall, parse_arguments, validate_session
-from .common import RETRIEVAL_TOOLS
 from .repairing import Repairs
+
+#: Tool names whose results become ``retrieved_doc`` messages by default: none.
+#: Pass ``retrieval_tools=frozenset({"search_docs"})`` to any importer (or
+#: ``pruner.formats.load_session``) to treat a retrieval tool's results as documents.
+RETRIEVAL_TOOLS: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -10,15 +10,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import FormatError
 from ..jsonio import JsonProblem, loads_json
+from .builder import RETRIEVAL_TOOLS  # the builder applies it; exported here, where importers look
 from .repairing import Repairs
 
 if TYPE_CHECKING:
     from .builder import SessionBuilder
-
-#: Tool names whose results become ``retrieved_doc`` messages by default: none.
-#: Pass ``retrieval_tools=frozenset({"search_docs"})`` to any importer (or
-#: ``pruner.formats.load_session``) to treat a retrieval tool's results as documents.
-RETRIEVAL_TOOLS: frozenset[str] = frozenset()
 
 
 def jpath(*parts: Any) -> str:

@@ -16,18 +16,37 @@ in the agents' order and then path order. Its key, project and subagent files ar
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .discover import LogSession
+from typing import Iterable, Protocol, TypeVar
 
 
-def _preferred(session: "LogSession", order: int) -> tuple[bool, int]:
+class _MainFile(Protocol):
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def device(self) -> int: ...
+
+    @property
+    def inode(self) -> int: ...
+
+
+class _Session(Protocol):
+    """What ``distinct`` reads of a ``pruner.logs.discover.LogSession`` (named by shape: discover
+    imports this module to list each session once)."""
+
+    @property
+    def main(self) -> _MainFile: ...
+
+
+S = TypeVar("S", bound=_Session)
+
+
+def _preferred(session: _Session, order: int) -> tuple[bool, int]:
     path = session.main.path
     return os.path.realpath(path) != path, order
 
 
-def distinct(sessions: Iterable["LogSession"]) -> list["LogSession"]:
+def distinct(sessions: Iterable[S]) -> list[S]:
     """``sessions`` with one per main file (device and inode), in their order (see the module)."""
     listed = list(sessions)
     groups: dict[tuple[int, int], list[int]] = {}

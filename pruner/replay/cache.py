@@ -87,15 +87,24 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from ..errors import ConfigurationError
 from ..registry import Registry, origin_of
 from .prices import ModelPrice
 from .scale import UNSCALED, TokenScale
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .settings import ReplaySettings
+
+class CacheSettings(Protocol):
+    """What a cache model reads of the replay's settings (``ReplaySettings``, which imports this
+    module for the TTL and retention names it checks, so it is named here by shape)."""
+
+    @property
+    def ttl(self) -> str: ...
+
+    @property
+    def openai_retention(self) -> str: ...
+
 
 #: How many block positions Anthropic checks back from a breakpoint (prompt-caching page).
 ANTHROPIC_LOOKBACK_BLOCKS = 20
@@ -208,7 +217,7 @@ class CacheModel(ABC):
         self.ttl_name = ttl
 
     @classmethod
-    def from_settings(cls, settings: ReplaySettings) -> CacheModel:
+    def from_settings(cls, settings: CacheSettings) -> CacheModel:
         """The model as the replay's settings configure it (default: their cache TTL)."""
         return cls(ttl=settings.ttl)
 
@@ -352,7 +361,7 @@ class OpenAICache(CacheModel):
         self.retention_name = retention
 
     @classmethod
-    def from_settings(cls, settings: ReplaySettings) -> CacheModel:
+    def from_settings(cls, settings: CacheSettings) -> CacheModel:
         return cls(ttl=settings.ttl, retention=settings.openai_retention)
 
     def minimum(self, price: ModelPrice) -> int:

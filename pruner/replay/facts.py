@@ -29,7 +29,7 @@ from typing import Iterable
 
 from ..compaction.cut import SUMMARY_KINDS
 from ..model import Message, Session
-from .terms import reply_terms
+from ..terms import reply_terms
 
 _SENTENCE_END = re.compile(r"[.!?]\s|\n")
 

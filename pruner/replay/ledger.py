@@ -31,7 +31,7 @@ and dollars. See ``docs/cache-ledger.md``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 from ..compaction.cut import context_window, is_summary_message
 from ..model import MAIN_CHAIN, Message, Session
@@ -46,7 +46,28 @@ from .settings import ReplaySettings
 from .wire import lookback_start
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Replay
+    from .requests import Request
+
+
+class ReplayedRequests(Protocol):
+    """What ``ledger_of`` reads of a ``Replay``: named by shape, because ``pruner.replay.engine``
+    imports this module for ``Replay.ledger``."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def settings(self) -> ReplaySettings: ...
+
+    @property
+    def price(self) -> ModelPrice: ...
+
+    @property
+    def prices_label(self) -> str: ...
+
+    @property
+    def requests(self) -> tuple[Request, ...]: ...
+
 
 #: The causes, in order of precedence (the first that applies is the one reported), each with the
 #: sentence the CLI and the dashboard show.
@@ -386,7 +407,7 @@ def _entry(rec: _Rec, prev: _Rec | None, done: Sequence[_Rec], sub: Session, def
                        changed_message_id=sub.messages[changed].id if changed is not None else None)
 
 
-def ledger_of(replay: Replay, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
+def ledger_of(replay: ReplayedRequests, prices: PriceTable | None = None) -> tuple[LedgerEntry, ...]:
     """The ledger of a ``Replay``'s session, numbered as the replay numbers its requests, priced with
     ``prices``, else with the rows the replay priced its requests at (so a user's prices file carries
     over), its settings' model for requests that record none."""

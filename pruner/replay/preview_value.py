@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .prices import ModelPrice
-from .terms import context_terms, message_text, reply_terms
+from ..terms import context_terms, message_text, reply_terms
 
 _PER = 1_000_000
 

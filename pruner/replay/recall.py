@@ -53,7 +53,7 @@ each term. ``replay`` computes it as it runs (``Replay.recall``);
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ..compaction.cut import context_window
 from ..model import Message, Session
@@ -64,9 +64,25 @@ __all__ = ["Loss", "RecallCollector", "RecallReport", "StrategyRecall", "Summary
            "is_summary", "measures"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Replay
     from .requests import Request
+    from .rows import StrategyRun
     from .wire import Wire
+
+
+class ReplayedContexts(Protocol):
+    """What ``context_recall`` reads of a ``Replay``: named by shape, because ``pruner.replay.engine``
+    imports this module to measure recall as it runs."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def requests(self) -> tuple[Request, ...]: ...
+
+    @property
+    def runs(self) -> Mapping[str, StrategyRun]: ...
+
+    def context(self, strategy: str, request: int) -> list[Message]: ...
 
 #: Losses kept per request and strategy (the counts are always exact).
 LOSSES_PER_REQUEST = 50
@@ -362,7 +378,7 @@ def measures(s: StrategyRecall) -> dict[str, Any]:
             "summary_recall": [c.as_dict() for c in s.compactions]}
 
 
-def context_recall(replay: "Replay") -> RecallReport:
+def context_recall(replay: ReplayedContexts) -> RecallReport:
     """The replay's recall report: the one computed while it ran, else from its snapshots (or its contexts)."""
     recorded: RecallReport | None = getattr(replay, "recall", None)
     if recorded is not None:

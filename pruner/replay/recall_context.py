@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from ..compaction.cut import SUMMARY_KINDS
 from ..model import Message
-from .terms import context_terms, message_text, reply_terms
+from ..terms import context_terms, message_text, reply_terms
 
 
 def is_summary(m: Message) -> bool:

@@ -43,7 +43,7 @@ from ..registry import Registry, origin_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine.index import SessionIndex
-    from ..engine.prune import PruneConfig
+    from ..engine.config import PruneConfig
 
 #: The stages in pass order, and the status their decisions get.
 STAGES = {"expired": "expired", "duplicate": "duplicate", "restored": "restored"}

@@ -29,7 +29,7 @@ from ..model import Message
 from . import Alive, Emits, Removal, explains, register_rule
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.prune import PruneConfig
+    from ..engine.config import PruneConfig
 
 
 def needs_of(index: SessionIndex, i: int, alive: Alive, definers: dict[str, list[int]],

@@ -19,7 +19,7 @@ from . import Alive, Emits, Removal, explains, register_rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine.near import NearRelation
-    from ..engine.prune import PruneConfig
+    from ..engine.config import PruneConfig
 
 
 def _what(m: Message) -> str:

@@ -19,7 +19,7 @@ from ..model import Message
 from . import Alive, Removal, explains, register_rule
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.prune import PruneConfig
+    from ..engine.config import PruneConfig
 
 
 def _short(key: str, limit: int = 60) -> str:
