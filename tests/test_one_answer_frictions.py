@@ -111,3 +111,28 @@ def test_defect_r4_33_an_infeasible_strategy_is_bracketed_never_the_smallest_fig
     assert table.loc["full (infeasible)", "vs modelled"] == "-"
     plain = [v for v in table["dollars"] if not v.startswith("(") and v != "n/a"]
     assert plain and all(v.startswith("$") for v in plain)
+
+
+def test_defect_r4_33_the_visibility_line_does_not_depend_on_the_strategies_asked_for():
+    """``pruner replay FILE --strategies full`` printed "Visibility: not measurable (the session records
+    no usage …)" on a Codex rollout that records usage on every request, because the share was read
+    from the ``as_recorded`` run alone: the warning a redacted rollout needs vanished with a flag."""
+    sample = str(ROOT / "sample_sessions" / "codex_rollout.jsonl")
+
+    def visibility(*extra: str) -> str:
+        p = subprocess.run([sys.executable, "-m", "pruner", "replay", sample, *extra], capture_output=True,
+                           text=True, cwd=ROOT, check=True)
+        return next(line for line in p.stdout.splitlines() if line.startswith("Visibility"))
+
+    every = visibility()
+    # The billed input tokens, summed here from the rollout's own token_count events (last_token_usage).
+    billed = 0
+    with open(sample, encoding="utf-8") as fh:
+        for line in fh:
+            event = json.loads(line)
+            payload = event.get("payload") or {}
+            if payload.get("type") == "token_count" and (payload.get("info") or {}).get("last_token_usage"):
+                billed += payload["info"]["last_token_usage"]["input_tokens"]
+    assert f"of the {billed:,} input tokens billed" in every
+    for subset in ("full", "full,truncate", "compact"):
+        assert visibility("--strategies", subset) == every, subset

@@ -185,12 +185,20 @@ def status_of(totals: dict[str, Any]) -> tuple[str, str]:
 
 
 def visibility(r: "Replay") -> Visibility | None:
-    """The share of billed input tokens the transcript accounts for (``None``: no usage, or
-    ``as_recorded`` not replayed)."""
-    if not r.recorded_usage or "as_recorded" not in r.runs:
+    """The share of billed input tokens the transcript accounts for (``None``: the session records no
+    usage). The recording's own contexts are ``as_recorded``'s: when the caller did not replay it
+    (``pruner replay --strategies full``), it is replayed here alone, with the same settings and
+    prices, rather than reporting a session that records usage as one that does not."""
+    if not r.recorded_usage:
         return None
+    run = r.runs.get("as_recorded")
+    if run is None:
+        from .engine import replay
+
+        run = replay(r.session, ["as_recorded"], settings=r.settings, prices=r.price_table,
+                     snapshots=False).runs["as_recorded"]
     seen = billed = 0
-    for req, row in zip(r.requests, r.runs["as_recorded"].rows):
+    for req, row in zip(r.requests, run.rows):
         rec = req.recorded
         if rec is None or rec.aborted:
             continue
