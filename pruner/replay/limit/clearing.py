@@ -21,12 +21,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Replay
 
 #: The grid: trigger (input tokens), keep (tool uses), clear_at_least (tokens), exclude_tools (none, or the
-#: session's most called tool). 4 x 3 x 2 x 2 = 48 points; the documented defaults (100,000; 3; 0; none) are one.
+#: session's most called tool). 4 x 3 x 2 x 2 = 48 points; the documented defaults (100,000; 3; 0; none) are one;
+#: a session whose peak passes every trigger adds one above its peak (never clearing: full).
 TRIGGERS = (25_000, 50_000, 100_000, 150_000)
 KEEPS = (1, 3, 8)
 AT_LEAST = (0, 10_000)
 GRID_TEXT = ("trigger 25k/50k/100k/150k input tokens x keep 1/3/8 tool uses x clear_at_least 0/10k tokens x "
-             "exclude_tools none/the most called tool")
+             "exclude_tools none/the most called tool; on a session past every trigger, one above its peak (never clears)")
 
 
 def _most_called_tool(replay: "Replay") -> str | None:
@@ -58,7 +59,12 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
     peak = full.totals["peak_context"] if full is not None else None
     best: tuple[float, float, int, dict[str, Any], Any] | None = None
     tried, never_done = 0, False
-    for n, point in enumerate(grid(replay)):
+    points = grid(replay)
+    if peak is not None and peak >= max(TRIGGERS):
+        # Never clearing (full) is one of the family's settings: a trigger above the session's peak. Left
+        # out, a session past every trigger of the grid could have a bound above full.
+        points.append({"clear_trigger": peak + 1, "clear_keep": 3, "clear_at_least": 0, "clear_exclude_tools": ()})
+    for n, point in enumerate(points):
         never = peak is not None and point["clear_trigger"] >= peak
         if never and never_done:
             continue  # never triggers: it is full, whatever the other parameters; replayed once
