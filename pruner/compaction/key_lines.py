@@ -38,7 +38,7 @@ def key_terms(messages: Sequence[Message]) -> list[str]:
     """The history's distinctive terms (paths, identifiers, numbers, quoted literals: the ones
     ``pruner.replay.terms`` counts as used), most reused first: what the conversation wrote itself
     (user and assistant, tool-call arguments) counts twice what a tool returned, ties go to the newest."""
-    from ..replay.terms import message_text, reply_terms  # the replay package imports compaction
+    from ..replay.terms import message_text  # the replay package imports compaction
 
     score: dict[str, list[int]] = {}
     for p, m in enumerate(messages):
@@ -93,7 +93,7 @@ def key_lines(messages: Sequence[Message], *, skip: frozenset[str] = frozenset()
             for t in found:
                 newest[t] = line
             if found:
-                terms_of[line] = terms_of.get(line, set()) | found
+                terms_of[line] = terms_of.get(line, frozenset()) | found
     out: list[str] = []
     held: set[str] = set(skip)
     for term in key_terms(messages):

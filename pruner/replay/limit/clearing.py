@@ -27,7 +27,8 @@ TRIGGERS = (25_000, 50_000, 100_000, 150_000)
 KEEPS = (1, 3, 8)
 AT_LEAST = (0, 10_000)
 GRID_TEXT = ("trigger 25k/50k/100k/150k input tokens x keep 1/3/8 tool uses x clear_at_least 0/10k tokens x "
-             "exclude_tools none/the most called tool; on a session past every trigger, one above its peak (never clears)")
+             "exclude_tools none/the most called tool; on a session past every trigger, one above its peak "
+             "(never clears)")
 
 
 def _most_called_tool(replay: "Replay") -> str | None:
