@@ -51,10 +51,17 @@ def _check(doc: dict) -> None:
             if name not in strategies:
                 continue
             t = strategies[name]["totals"]
-            if not (t["feasible"] and t["applicable"]) or t["context_recall"] < bar or t["unpriced_requests"]:
+            rows = strategies[name]["requests"]
+            # The strategy's figures from its rows: dollars summed request by request, recall from the
+            # terms counts (rounded as the verdict reads it); an unpriced or rejected row rules it out.
+            if not t["applicable"] or any(r["rejected"] or not r["priced"] for r in rows):
                 continue
+            recall = round(1 - t["terms_missing"] / t["used_terms"], 6) if t["used_terms"] else 1.0
+            if recall < bar:
+                continue
+            dollars = sum(r["dollars"] for r in rows)
             assert entry["feasible"] and entry["dollars"] is not None, (family, name)
-            assert entry["dollars"] <= t["dollars"] + 1e-6, (family, name, entry["dollars"], t["dollars"])
+            assert entry["dollars"] <= dollars + 1e-6, (family, name, entry["dollars"], dollars)
         if entry["dollars"] is not None:
             assert entry["recall"] >= bar
             combined = limit["combined"]
