@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Callable, Mapping, Sequence, cast
 
-from ..cache import CacheState, _Entry
+from ..cache import CacheState
 from ..lanes import Lane, Lens
 from ..recall import RecallCollector
 from ..recall_context import _Holder
@@ -102,8 +103,11 @@ def _copy_wire(w: Wire) -> Wire:
 
 
 def _copy_state(s: CacheState) -> CacheState:
-    system = None if s.system is None else _Entry(s.system.position, s.system.tokens, s.system.expires)
-    return CacheState([_Entry(e.position, e.tokens, e.expires) for e in s.entries], system, s.requests)
+    # The cache models replace an entry, never change one (pruner.replay.cache), so states share them.
+    return CacheState(list(s.entries), s.system, s.requests)
+
+
+_ENTRY = attrgetter("position", "tokens", "expires")
 
 
 def _copy_holder(h: _Holder) -> _Holder:
@@ -119,7 +123,7 @@ def _copy_holder(h: _Holder) -> _Holder:
 
 def _state_key(s: CacheState) -> tuple[Any, ...]:
     system = None if s.system is None else (s.system.position, s.system.tokens, s.system.expires)
-    return (tuple((e.position, e.tokens, e.expires) for e in s.entries), system, s.requests > 0)
+    return (tuple(map(_ENTRY, s.entries)), system, s.requests > 0)
 
 
 class _Fork:
