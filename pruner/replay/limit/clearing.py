@@ -50,7 +50,10 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
     from ..engine import replay as run_replay
 
     started = time.perf_counter()
-    providers = {r.price.provider for r in replay.requests if r.price is not None}
+    from ..requests import price_of
+
+    # The rule the replay applies to clear_tool_uses itself: an aborted request reached no provider.
+    providers = {price_of(r).provider for r in replay.requests if r.recorded is None or not r.recorded.aborted}
     if providers - {"anthropic"}:
         return Limit("clearing", None, None, (), min_recall, None, True, None, False, parameters=None,
                      seconds=time.perf_counter() - started, applicable=False,
