@@ -88,9 +88,8 @@ def _check(case, family: str) -> None:
 
 
 _FAST = hsettings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-#: Too slow for CI on 2 cores (thousands of replays per example; minutes per real log with the beam):
-#: run with PRUNER_LIMIT_NIGHTLY=1. The real-log check fails on three Claude Code logs today (the
-#: combined beam above the prune or compaction beam): see docs/explanation/hindsight-bound.md.
+#: Too slow for CI on 2 cores (thousands of replays per example; tens of seconds per large real log):
+#: run with PRUNER_LIMIT_NIGHTLY=1. See docs/explanation/hindsight-bound.md.
 NIGHTLY = pytest.mark.skipif(not os.environ.get("PRUNER_LIMIT_NIGHTLY"),
                              reason="nightly: set PRUNER_LIMIT_NIGHTLY=1 (too slow for CI on 2 cores)")
 _SLOW = hsettings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
