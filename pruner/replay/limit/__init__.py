@@ -65,7 +65,7 @@ def compute_limits(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL,
         if name == "clearing":
             out[name] = clearing_limit(replay, min_recall, recorded)
         elif name == "combined":
-            for part in SUBFAMILIES:
+            for part in _SUBFAMILIES:
                 if part not in parts:
                     parts[part] = _family_limit(replay, part, min_recall, recorded, max_states, beam)
             out[name] = _combined_limit(replay, parts, min_recall, recorded, max_states, beam)
@@ -75,7 +75,7 @@ def compute_limits(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL,
 
 
 #: The families whose every schedule is one of combined's: their bounds seed its search.
-SUBFAMILIES = ("prune", "compaction")
+_SUBFAMILIES = ("prune", "compaction")
 
 
 def _combined_limit(replay: "Replay", parts: dict[str, Limit], min_recall: float, recorded: float,
@@ -87,7 +87,7 @@ def _combined_limit(replay: "Replay", parts: dict[str, Limit], min_recall: float
              for name, limit in parts.items() if limit.dollars is not None}
     own = _family_limit(replay, "combined", min_recall, recorded, max_states, beam, seeds)
     best = own
-    for name in SUBFAMILIES:
+    for name in _SUBFAMILIES:
         limit = parts[name]
         if limit.dollars is not None and (best.dollars is None or limit.dollars < best.dollars - 1e-9):
             best = replace(limit, family="combined", exact=own.exact and limit.exact,
