@@ -61,7 +61,7 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
                           f"{', '.join(sorted(providers - {'anthropic'}))}: not applicable")
     full = replay.runs.get("full")
     peak = full.totals["peak_context"] if full is not None else None
-    best: tuple[float, float, int, dict[str, Any], Any] | None = None
+    best: tuple[float, float, int, dict[str, Any], Any, tuple[int, ...]] | None = None
     tried, never_done = 0, False
     points = grid(replay)
     if peak is not None and peak >= max(TRIGGERS):
@@ -80,7 +80,9 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
         t = r.runs["clear_tool_uses"].totals
         if not t["feasible"] or t.get("context_recall", 1.0) < min_recall:
             continue
-        key = (t["dollars"], -t.get("context_recall", 1.0), n, point, t)
+        rows = r.runs["clear_tool_uses"].rows
+        key = (t["dollars"], -t.get("context_recall", 1.0), n, point, t,
+               tuple(row.request for row in rows if any(e.kind == "clear" for e in row.events)))
         if best is None or key[:3] < best[:3]:
             best = key
     seconds = time.perf_counter() - started
@@ -88,22 +90,11 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
         return Limit("clearing", None, None, (), min_recall, None, True, None, False, parameters=None,
                      seconds=seconds, note=f"no point of the grid ({GRID_TEXT}) is feasible with context recall "
                                            f">= {min_recall:g}")
-    dollars, _, _, point, t = best
-    schedule = tuple(ScheduledAction(row["request"], "clear") for row in _clears(replay, point))
+    dollars, _, _, point, t, clears = best
+    schedule = tuple(ScheduledAction(k, "clear") for k in clears)  # where the winning settings cleared
     parameters = {"trigger": {"type": "input_tokens", "value": point["clear_trigger"]},
                   "keep": {"type": "tool_uses", "value": point["clear_keep"]},
                   "clear_at_least": {"type": "input_tokens", "value": point["clear_at_least"]},
                   "exclude_tools": list(point["clear_exclude_tools"]), "grid": GRID_TEXT, "points_replayed": tried}
     return Limit("clearing", dollars, saving(recorded, dollars), schedule, min_recall, t.get("context_recall"),
                  True, None, True, parameters=parameters, seconds=seconds)
-
-
-def _clears(replay: "Replay", point: dict[str, Any]) -> list[dict[str, Any]]:
-    """The requests at which the winning settings clear (from a replay of them)."""
-    from ..engine import replay as run_replay
-
-    settings = replace(replay.settings, clear_trigger_type="input_tokens", **point)
-    r = run_replay(replay.session, ["clear_tool_uses"], settings=settings, prices=replay.price_table,
-                   summarizer=replay.summarizer, snapshots=False, recall=False)
-    return [{"request": row.request} for row in r.runs["clear_tool_uses"].rows
-            if any(e.kind == "clear" for e in row.events)]
