@@ -21,6 +21,7 @@ line that holds it, cut to ``LINE_CHARS`` around the term. Deterministic: same h
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Sequence
 
 from ..model import Message
@@ -42,11 +43,28 @@ def key_terms(messages: Sequence[Message]) -> list[str]:
     score: dict[str, list[int]] = {}
     for p, m in enumerate(messages):
         weight = 1 if m.role == "tool" or m.tool_call_id is not None else 2
-        for t in reply_terms(message_text(m)):
+        for t in _terms(message_text(m)):
             entry = score.setdefault(t, [0, 0])
             entry[0] += weight
             entry[1] = p
     return [t for t, _ in sorted(score.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))]
+
+
+# The hindsight bound's search compacts the same messages again and again (one history per state
+# and request): the terms of a text are a pure function of it, so they are read once per text.
+@lru_cache(maxsize=16_384)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(reply_terms(text))
+
+
+@lru_cache(maxsize=16_384)
+def _lines(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each line of ``text`` on one line (gutter and terminal residue dropped), with its terms."""
+    out = []
+    for raw in text.splitlines():
+        line = one_line(_GUTTER.sub("", raw), 10 ** 6)
+        out.append((line, _terms(line) if line else frozenset()))
+    return tuple(out)
 
 
 def _window(line: str, term: str) -> str:
@@ -63,15 +81,13 @@ def key_lines(messages: Sequence[Message], *, skip: frozenset[str] = frozenset()
     """The lines to quote, most important first: for each key term (``skip``: already in the summary)
     not yet held by a chosen line, the newest line of the history holding it, on one line."""
     newest: dict[str, str] = {}  # term -> the newest line holding it (later messages overwrite)
-    terms_of: dict[str, set[str]] = {}
+    terms_of: dict[str, frozenset[str]] = {}
     for m in messages:
-        for raw in message_text(m).splitlines():
-            line = one_line(_GUTTER.sub("", raw), 10 ** 6)
-            found = reply_terms(line) if line else set()
+        for line, found in _lines(message_text(m)):
             for t in found:
                 newest[t] = line
             if found:
-                terms_of[line] = terms_of.get(line, set()) | found
+                terms_of[line] = terms_of.get(line, frozenset()) | found
     out: list[str] = []
     held: set[str] = set(skip)
     for term in key_terms(messages):

@@ -333,9 +333,10 @@ class AnthropicCache(CacheModel):
         expires = self._expires(time)
         total = scale.provider(view.tokens)
         if usage.cached:
-            for e in reversed(entries):  # the entry read is refreshed
+            for i in range(len(entries) - 1, -1, -1):  # the entry read is refreshed
+                e = entries[i]
                 if e.position == usage.hit_position:
-                    e.expires = expires
+                    entries[i] = _Entry(e.position, e.tokens, expires)  # replaced, never changed: states share entries
                     break
         if total >= minimum:
             if entries and entries[-1].position == view.length:
@@ -443,9 +444,10 @@ class OpenAICache(CacheModel):
         while entries and entries[-1].position > p:
             entries.pop()
         if usage.cached:
-            for e in reversed(entries):  # the prefix read is refreshed
+            for i in range(len(entries) - 1, -1, -1):  # the prefix read is refreshed
+                e = entries[i]
                 if e.position <= usage.hit_position:
-                    e.expires = expires
+                    entries[i] = _Entry(e.position, e.tokens, expires)  # replaced, never changed: states share entries
                     break
         total = scale.provider(view.tokens)
         if total >= self.minimum(price):

@@ -21,12 +21,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Replay
 
 #: The grid: trigger (input tokens), keep (tool uses), clear_at_least (tokens), exclude_tools (none, or the
-#: session's most called tool). 4 x 3 x 2 x 2 = 48 points; the documented defaults (100,000; 3; 0; none) are one.
+#: session's most called tool). 4 x 3 x 2 x 2 = 48 points; the documented defaults (100,000; 3; 0; none) are one;
+#: a session whose peak passes every trigger adds one above its peak (never clearing: full).
 TRIGGERS = (25_000, 50_000, 100_000, 150_000)
 KEEPS = (1, 3, 8)
 AT_LEAST = (0, 10_000)
 GRID_TEXT = ("trigger 25k/50k/100k/150k input tokens x keep 1/3/8 tool uses x clear_at_least 0/10k tokens x "
-             "exclude_tools none/the most called tool")
+             "exclude_tools none/the most called tool; on a session past every trigger, one above its peak "
+             "(never clears)")
 
 
 def _most_called_tool(replay: "Replay") -> str | None:
@@ -48,7 +50,10 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
     from ..engine import replay as run_replay
 
     started = time.perf_counter()
-    providers = {r.price.provider for r in replay.requests if r.price is not None}
+    from ..requests import price_of
+
+    # The rule the replay applies to clear_tool_uses itself: an aborted request reached no provider.
+    providers = {price_of(r).provider for r in replay.requests if r.recorded is None or not r.recorded.aborted}
     if providers - {"anthropic"}:
         return Limit("clearing", None, None, (), min_recall, None, True, None, False, parameters=None,
                      seconds=time.perf_counter() - started, applicable=False,
@@ -56,9 +61,14 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
                           f"{', '.join(sorted(providers - {'anthropic'}))}: not applicable")
     full = replay.runs.get("full")
     peak = full.totals["peak_context"] if full is not None else None
-    best: tuple[float, float, int, dict[str, Any], Any] | None = None
+    best: tuple[float, float, int, dict[str, Any], Any, tuple[int, ...]] | None = None
     tried, never_done = 0, False
-    for n, point in enumerate(grid(replay)):
+    points = grid(replay)
+    if peak is not None and peak >= max(TRIGGERS):
+        # Never clearing (full) is one of the family's settings: a trigger above the session's peak. Left
+        # out, a session past every trigger of the grid could have a bound above full.
+        points.append({"clear_trigger": peak + 1, "clear_keep": 3, "clear_at_least": 0, "clear_exclude_tools": ()})
+    for n, point in enumerate(points):
         never = peak is not None and point["clear_trigger"] >= peak
         if never and never_done:
             continue  # never triggers: it is full, whatever the other parameters; replayed once
@@ -70,7 +80,9 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
         t = r.runs["clear_tool_uses"].totals
         if not t["feasible"] or t.get("context_recall", 1.0) < min_recall:
             continue
-        key = (t["dollars"], -t.get("context_recall", 1.0), n, point, t)
+        rows = r.runs["clear_tool_uses"].rows
+        key = (t["dollars"], -t.get("context_recall", 1.0), n, point, t,
+               tuple(row.request for row in rows if any(e.kind == "clear" for e in row.events)))
         if best is None or key[:3] < best[:3]:
             best = key
     seconds = time.perf_counter() - started
@@ -78,22 +90,11 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
         return Limit("clearing", None, None, (), min_recall, None, True, None, False, parameters=None,
                      seconds=seconds, note=f"no point of the grid ({GRID_TEXT}) is feasible with context recall "
                                            f">= {min_recall:g}")
-    dollars, _, _, point, t = best
-    schedule = tuple(ScheduledAction(row["request"], "clear") for row in _clears(replay, point))
+    dollars, _, _, point, t, clears = best
+    schedule = tuple(ScheduledAction(k, "clear") for k in clears)  # where the winning settings cleared
     parameters = {"trigger": {"type": "input_tokens", "value": point["clear_trigger"]},
                   "keep": {"type": "tool_uses", "value": point["clear_keep"]},
                   "clear_at_least": {"type": "input_tokens", "value": point["clear_at_least"]},
                   "exclude_tools": list(point["clear_exclude_tools"]), "grid": GRID_TEXT, "points_replayed": tried}
     return Limit("clearing", dollars, saving(recorded, dollars), schedule, min_recall, t.get("context_recall"),
                  True, None, True, parameters=parameters, seconds=seconds)
-
-
-def _clears(replay: "Replay", point: dict[str, Any]) -> list[dict[str, Any]]:
-    """The requests at which the winning settings clear (from a replay of them)."""
-    from ..engine import replay as run_replay
-
-    settings = replace(replay.settings, clear_trigger_type="input_tokens", **point)
-    r = run_replay(replay.session, ["clear_tool_uses"], settings=settings, prices=replay.price_table,
-                   summarizer=replay.summarizer, snapshots=False, recall=False)
-    return [{"request": row.request} for row in r.runs["clear_tool_uses"].rows
-            if any(e.kind == "clear" for e in row.events)]

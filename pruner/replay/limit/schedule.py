@@ -64,7 +64,7 @@ class Scheduled(Strategy):
         super().__init__(env)
         self.plan = plan
         self.feed = PrunerFeed.of(env)
-        self.compactor = Compactor(env)  # type: ignore[no-untyped-call]
+        self.compactor = Compactor(env)
 
     def step(self, request: Request, new: Sequence[Message]) -> Step:
         action = self.plan.get(request.index, "none")

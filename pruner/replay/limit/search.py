@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Callable, Mapping, Sequence, cast
 
-from ..cache import CacheState, _Entry
+from ..cache import CacheState
 from ..lanes import Lane, Lens
 from ..recall import RecallCollector
 from ..recall_context import _Holder
@@ -102,8 +103,11 @@ def _copy_wire(w: Wire) -> Wire:
 
 
 def _copy_state(s: CacheState) -> CacheState:
-    system = None if s.system is None else _Entry(s.system.position, s.system.tokens, s.system.expires)
-    return CacheState([_Entry(e.position, e.tokens, e.expires) for e in s.entries], system, s.requests)
+    # The cache models replace an entry, never change one (pruner.replay.cache), so states share them.
+    return CacheState(list(s.entries), s.system, s.requests)
+
+
+_ENTRY = attrgetter("position", "tokens", "expires")
 
 
 def _copy_holder(h: _Holder) -> _Holder:
@@ -119,14 +123,14 @@ def _copy_holder(h: _Holder) -> _Holder:
 
 def _state_key(s: CacheState) -> tuple[Any, ...]:
     system = None if s.system is None else (s.system.position, s.system.tokens, s.system.expires)
-    return (tuple((e.position, e.tokens, e.expires) for e in s.entries), system, s.requests > 0)
+    return (tuple(map(_ENTRY, s.entries)), system, s.requests > 0)
 
 
 class _Fork:
     """One state of the search: a lane (every chain's strategy, wire and cache), the recall holders
     following its contexts, its dollars and terms missing so far, its anchors, its path."""
 
-    __slots__ = ("lane", "holders", "dollars", "missing", "anchors", "path", "collector", "last_lost")
+    __slots__ = ("lane", "holders", "dollars", "missing", "anchors", "path", "collector", "last_lost", "free")
 
     def __init__(self, lane: Lane, collector: RecallCollector):
         self.lane, self.collector = lane, collector
@@ -134,6 +138,7 @@ class _Fork:
         self.dollars, self.missing, self.last_lost = 0.0, 0, 0
         self.anchors: frozenset[str] = frozenset()
         self.path = _ROOT
+        self.free = True  # False: kept past the beam only because it follows an anchor
         lane.observer = self.observe
 
     def clone(self) -> "_Fork":
@@ -151,7 +156,7 @@ class _Fork:
         lane.chains = chains
         f = _Fork(lane, self.collector)
         f.holders = {c: _copy_holder(h) for c, h in self.holders.items()}
-        f.dollars, f.missing, f.anchors, f.path = self.dollars, self.missing, self.anchors, self.path
+        f.dollars, f.missing, f.anchors, f.path, f.free = self.dollars, self.missing, self.anchors, self.path, self.free
         return f
 
     def observe(self, req: Request, wire: Wire) -> None:
@@ -184,11 +189,13 @@ def _insert(front: list[_Fork], f: _Fork) -> None:
     for g in front:
         if g.missing <= f.missing and g.dollars <= f.dollars:
             g.anchors = g.anchors | f.anchors  # the survivor does at least as well on the anchor's future
+            g.free = g.free or f.free
             return
     keep = []
     for g in front:
         if f.missing <= g.missing and f.dollars <= g.dollars:
             f.anchors = f.anchors | g.anchors
+            f.free = f.free or g.free
         else:
             keep.append(g)
     keep.append(f)
@@ -211,7 +218,7 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
         nxt: dict[tuple[Any, ...], list[_Fork]] = {}
         for front in fronts.values():
             for fork in front:
-                mine = acts if exact else [a for a in acts if "compact" not in a or _near_window(fork, req)]
+                mine = acts if exact else _actions_past_beam(fork, req, acts, anchors)
                 branches = [fork] + [fork.clone() for _ in mine[1:]]  # cloned before any is stepped
                 for action, f in zip(mine, branches):  # "none" first: a no-op action merges into it
                     choice.value = action
@@ -229,8 +236,8 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
                     _insert(nxt.setdefault(f.key(), []), f)
         count = sum(len(v) for v in nxt.values())
         peak = max(peak, count)
-        if count > max_states:
-            exact = False
+        if count > max_states or (not exact and count > beam):
+            exact = False  # once a beam, a beam at every request: letting it grow back costs steps, not quality
             nxt = _beam(nxt, beam)
         fronts = nxt
     finals = [f for front in fronts.values() for f in front]
@@ -238,6 +245,18 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
         return Outcome(None, None, None, exact, peak)
     best = min(finals, key=lambda f: (f.dollars, f.missing, len(f.path.plan()), f.path.plan()))
     return Outcome(best.path.plan(), best.dollars, best.missing, exact, peak)
+
+
+def _actions_past_beam(fork: _Fork, req: Request, acts: list[str],
+                       anchors: Mapping[str, Mapping[int, str]]) -> list[str]:
+    """What a state tries once the search is a beam. A state kept only because it follows an anchor
+    takes only its anchors' actions (what keeps the bound at most theirs; its other branches would be
+    cut by the next beam unless cheaper than the beam's own, which the free states explore). A free
+    state tries every action, compactions only near the window, and always its anchors' actions."""
+    followed = {anchors[a].get(req.index, "none") for a in fork.anchors}
+    if fork.free:
+        return [a for a in acts if a in followed or "compact" not in a or _near_window(fork, req)]
+    return [a for a in acts if a in followed] or ["none"]
 
 
 def _near_window(fork: _Fork, req: Request) -> bool:
@@ -255,6 +274,7 @@ def _beam(fronts: dict[tuple[Any, ...], list[_Fork]], beam: int) -> dict[tuple[A
     out: dict[tuple[Any, ...], list[_Fork]] = {}
     for rank, (_, _, _, key, f) in enumerate(flat):
         if rank < beam or f.anchors:
+            f.free = rank < beam
             out.setdefault(key, []).append(f)
     return out
 
