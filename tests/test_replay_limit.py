@@ -12,7 +12,6 @@ requests, warm reads), several models, windows a schedule can overflow, compacti
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import replace
 
 import pytest
@@ -23,6 +22,7 @@ from pruner.replay.limit import compute_limits, replay_plan
 from pruner.replay.limit.family import FAMILIES
 from pruner.replay.requests import find_requests
 from tests.strategies import sessions
+from tests.support.profile import profile
 
 T0 = 1_760_000_000.0
 
@@ -89,9 +89,9 @@ def _check(case, family: str) -> None:
 
 _FAST = hsettings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 #: Too slow for CI on 2 cores (thousands of replays per example; tens of seconds per large real log):
-#: run with PRUNER_LIMIT_NIGHTLY=1. See docs/explanation/hindsight-bound.md.
-NIGHTLY = pytest.mark.skipif(not os.environ.get("PRUNER_LIMIT_NIGHTLY"),
-                             reason="nightly: set PRUNER_LIMIT_NIGHTLY=1 (too slow for CI on 2 cores)")
+#: run with PRUNER_NIGHTLY=1 (tests/support/profile.py). See docs/explanation/hindsight-bound.md.
+NIGHTLY = pytest.mark.skipif(profile() != "nightly",
+                             reason="nightly: set PRUNER_NIGHTLY=1 (too slow for CI on 2 cores)")
 _SLOW = hsettings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 
 
