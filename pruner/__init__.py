@@ -8,7 +8,7 @@
 
 from .compaction import CompactionSettings, OfflineSummarizer, OpenAISummarizer, compact
 from .errors import ConfigurationError, ExportError, FormatError, InvalidSessionError, PrunerError, SummarizerError
-from .engine.fileops import FileTools
+from .analysis.fileops import FileTools
 from .formats import FORMATS, load_session, save_session
 from .formats.export import dumps, export, to_anthropic_messages, to_openai_messages, to_text
 from .model import ROLES, STATUSES, Decision, Message, Session, ToolCall, validate_session

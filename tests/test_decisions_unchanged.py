@@ -11,7 +11,7 @@ One decision changed on purpose, and its record was updated with the commit that
 in the real Pi session, ``e485`` ("Successfully replaced text in .../dark.json. Changed 46
 characters to 48 characters.") has exactly 80% of its word 3-grams in ``e455``, so it is a
 near-duplicate at the default threshold; main's anchor sampling missed it, the new search
-(``pruner.engine.near``) finds it. Every other decision on every input is unchanged.
+(``pruner.analysis.near``) finds it. Every other decision on every input is unchanged.
 
 One wording changed on purpose (issue 21): a near duplicate's placeholder says how much of it appears
 where ("[92 % of this text appears in the result at turn 43 (id m220)]") instead of "[same as …]", so

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pruner.engine.fileops import file_operations
+from pruner.analysis.fileops import file_operations
 from pruner.formats import load_session, loads
 from pruner.engine.prune import prune
 from tests.support.file_reads import expired_rules

@@ -19,15 +19,14 @@ PACKAGES = ("pruner", "dashboard")
 
 #: Bottom first: layer name -> its units; a unit is a few files or folders (a folder ends in ``/``, and
 #: the longest entry that holds a module places it) whose modules may import each other, and the units
-#: of one layer are independent. The engine is two layers with the rules between them: the rules read
-#: the facts its index keeps, and its passes run the rules.
+#: of one layer are independent. The rules stand between the analysis they read (the session's index,
+#: PruneConfig) and the engine whose passes run them.
 LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "foundation": (("pruner/errors.py", "pruner/money.py", "pruner/setting_fields.py", "pruner/registry.py",
                     "pruner/files.py", "pruner/jsonio.py", "pruner/tokens.py", "pruner/model.py", "pruner/terms.py"),),
-    "engine facts": (("pruner/engine/__init__.py", "pruner/engine/text.py", "pruner/engine/near.py",
-                      "pruner/engine/fileops.py", "pruner/engine/index.py", "pruner/engine/config.py"),),
+    "analysis": (("pruner/analysis/",),),
     "rules": (("pruner/rules/",),),
-    "engine passes": (("pruner/engine/",),),
+    "engine": (("pruner/engine/",),),
     "formats, compaction": (("pruner/formats/",), ("pruner/compaction/",)),
     "replay": (("pruner/replay/",),),
     "library": (("pruner/__init__.py",),),
@@ -50,7 +49,7 @@ def test_the_graph_sees_the_project(graph):
     seen = {(a.source, a.target) for a in graph}
     assert ("pruner/engine/prune.py", "pruner/rules/__init__.py") in seen
     assert ("pruner/replay/engine.py", "pruner/replay/recall.py") in seen  # function-local
-    assert ("pruner/rules/__init__.py", "pruner/engine/config.py") in seen  # under TYPE_CHECKING
+    assert ("pruner/rules/__init__.py", "pruner/analysis/config.py") in seen  # under TYPE_CHECKING
     assert len({a.source for a in graph}) > 150
 
 

@@ -1,4 +1,4 @@
-"""The near-duplicate search (pruner.engine.near): exact on what it finds, the same built at once
+"""The near-duplicate search (pruner.analysis.near): exact on what it finds, the same built at once
 and text by text, and measured against exact containment on templated documents made to defeat it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import pytest
 from pruner.bench.near_search import adversarial_session, judge, measure_misses
-from pruner.engine.near import HOLDERS, NearRelation
-from pruner.engine.text import features_of
+from pruner.analysis.near import HOLDERS, NearRelation
+from pruner.analysis.text import features_of
 
 _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
 

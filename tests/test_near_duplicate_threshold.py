@@ -13,7 +13,7 @@ import itertools
 import re
 
 from pruner import Message, PruneConfig, Session, prune
-from pruner.engine.index import containment
+from pruner.analysis.index import containment
 from pruner.engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD
 from tests.support.docs import documentation_text
 

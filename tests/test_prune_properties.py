@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner import PruneConfig, prune
-from pruner.engine.index import markers
+from pruner.analysis.index import markers
 from pruner.formats.export import to_openai_messages, to_text, validate_openai_messages
 from pruner.formats.native import dumps
 

@@ -40,6 +40,7 @@ EXPORTS: dict[str, list[str]] = {
         "TriggerDecision", "compact", "compare_recorded", "context_window", "find_cut_point", "history_request",
         "missing_sections", "parse_file_lists", "parse_sections", "plan_compaction", "prefix_request",
         "preview_pipeline", "serialize_messages", "should_compact", "wrap_conversation"],
+    "pruner.analysis": [],
     "pruner.engine": [],
     "pruner.formats": [
         "ALIASES", "AUTHORING_MODULES", "BINARY_SNIFF_BYTES", "CONTAINER_BYTES", "DEFAULT_MAX_BYTES", "Detector",
@@ -171,7 +172,7 @@ def private_imports(source: str) -> list[tuple[int, str]]:
 
 
 def test_the_import_walk_finds_every_kind_of_private_import():
-    source = ("from pruner.formats._repairs import Repairs\nfrom pruner.engine.text import _hash_words\n"
+    source = ("from pruner.formats._repairs import Repairs\nfrom pruner.analysis.text import _hash_words\n"
               "import pruner.replay.strategies._x as x\nfrom pruner import __version__, prune\n"
               "from pruner.readme.__main__ import main\nfrom other._pkg import _y\n")
     assert [line for line, _ in private_imports(source)] == [1, 2, 3]

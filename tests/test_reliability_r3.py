@@ -276,7 +276,7 @@ def test_defect_r3_11_cache_aware_prune_scans_each_message_a_bounded_number_of_t
 def test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_context(gap, monkeypatch):
     """After every request, what the policy carries (ids sent, keys defined, the token total it took from the
     pruner) is what a rescan of the context it sends gives."""
-    from pruner.engine.index import markers
+    from pruner.analysis.index import markers
     from pruner.replay import replay
     from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune
     original, checked = CacheAwarePrune.step, {"n": 0}

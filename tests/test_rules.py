@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pruner import Message, PruneConfig, Session, ToolCall, prune
-from pruner.engine.index import markers, normalise
+from pruner.analysis.index import markers, normalise
 from pruner.formats.export import to_openai_messages, validate_openai_messages
 
 

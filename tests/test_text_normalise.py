@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pytest
-from pruner.engine.text import normalise, normalise_many
+from pruner.analysis.text import normalise, normalise_many
 
 # Characters whose case folding, NFKC or word test is unusual: final sigma, sharp s, dotted I,
 # Kelvin sign, ligatures, lone surrogates, combining marks, circled digits, full-width letters.
@@ -50,7 +50,7 @@ def test_empty_texts_and_batches_of_empty_texts():
 def _hash_by_bytes(norms):
     import numpy as np
 
-    from pruner.engine import text
+    from pruner.analysis import text
     b = np.frombuffer(" ".join(norms).encode("utf-8"), dtype=np.uint8)
     starts = np.concatenate(([0], np.flatnonzero(b == 0x20) + 1))
     lengths = np.diff(np.append(starts, len(b) + 1)) - 1
@@ -63,6 +63,6 @@ long_words = st.text(alphabet=st.sampled_from(list("ab漢")), min_size=60, max_s
 
 @given(st.lists(st.lists(st.one_of(words, words, words, long_words), min_size=1, max_size=8), min_size=1, max_size=5))
 def test_word_hashes_by_position_equal_hashes_by_byte(texts):
-    from pruner.engine.text import hash_words
+    from pruner.analysis.text import hash_words
     norms = [" ".join(w) for w in texts]
     assert hash_words(norms).tolist() == _hash_by_bytes(norms).tolist()

@@ -19,7 +19,7 @@ from pruner import PruneConfig, PruneResult, Session, prune
 from pruner.errors import PrunerError
 from pruner.formats.claude_code import METADATA_TYPES
 from pruner.formats.export import dumps
-from pruner.engine.index import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS
+from pruner.analysis.index import MIN_DUPLICATE_CHARS, MIN_DUPLICATE_RESULT_CHARS
 
 from .. import analysis, cache, components, links, loading, session_state, tables
 from ..loading import LoadedFile, LoadedSession

@@ -1,6 +1,6 @@
 """How often does the near-duplicate search miss a copy? Measured against exact containment.
 
-The search (``pruner.engine.near``) looks up only the first ``HOLDERS`` holders of each
+The search (``pruner.analysis.near``) looks up only the first ``HOLDERS`` holders of each
 shingle, so it can miss a copy whose every shared 3-gram is boilerplate held by many
 earlier texts. This module builds sessions made to provoke that: many distinct documents
 written from one template (shared sentences, different values, optional sentences), then
@@ -21,9 +21,9 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable
 
-from ..engine.near import HOLDERS
+from ..analysis.near import HOLDERS
 from ..engine.prune import DEFAULT_NEAR_DUPLICATE_THRESHOLD, prune
-from ..engine.text import text_features
+from ..analysis.text import text_features
 from ..model import Message, Session
 
 _PRODUCTS = ["jacket", "parka", "vest", "boot", "tent", "stove", "pack", "lamp", "glove", "sleeping bag"]

@@ -86,7 +86,7 @@ from . import environment
 from .baselines import oracle, truncate_to_budget
 from ..errors import PrunerError
 from ..jsonio import load_json_file
-from ..engine.fileops import FileTools
+from ..analysis.fileops import FileTools
 from ..formats.native import dumps as native_dumps
 from ..engine.prune import PruneConfig, prune
 from ..tokens import get_counter

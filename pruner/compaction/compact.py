@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..errors import PrunerError, SummarizerError
-from ..engine.fileops import file_operations
+from ..analysis.fileops import file_operations
 from ..model import Message, Session, validate_session
 from ..engine.prune import message_tokens
 from ..tokens import get_counter

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..engine.index import markers
-from ..engine.fileops import file_operations
+from ..analysis.index import markers
+from ..analysis.fileops import file_operations
 from ..model import Message
 from ..terms import reply_terms
 from .base import SummaryTask

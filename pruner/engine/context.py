@@ -21,7 +21,7 @@ from ..rules import placeholder_text
 from ..tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .index import SessionIndex
+    from ..analysis.index import SessionIndex
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .context import Context, ContextChange, ContextTracker, change_between
-from .index import SessionIndex
+from ..analysis.index import SessionIndex
 from .payoff import pays
 from .prune import PruneConfig, PruneResult, collector_paused, prune
 from .result import finish

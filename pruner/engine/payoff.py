@@ -20,8 +20,8 @@ from ..rules import Removal, declaration, placeholder_text
 from ..tokens import get_counter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .index import SessionIndex
-    from .config import PruneConfig
+    from ..analysis.index import SessionIndex
+    from ..analysis.config import PruneConfig
 
 #: The reason a kept message's decision gives when a rule's removal would not have paid.
 PLACEHOLDER_LONGER = "placeholder would be longer"

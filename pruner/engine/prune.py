@@ -21,8 +21,8 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-from .config import DEFAULT_NEAR_DUPLICATE_THRESHOLD, ORPHAN_POLICIES, PruneConfig  # noqa: F401  (public here)
-from .index import SessionIndex, build_index, index_for
+from ..analysis.config import DEFAULT_NEAR_DUPLICATE_THRESHOLD, ORPHAN_POLICIES, PruneConfig  # noqa: F401  (public here)
+from ..analysis.index import SessionIndex, build_index, index_for
 from .payoff import pays
 from .result import PruneResult, PruneStats, finish  # noqa: F401  (PruneResult, PruneStats: public here)
 from .rounds import family_of, settled

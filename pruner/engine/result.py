@@ -21,8 +21,8 @@ from .payoff import PLACEHOLDER_LONGER
 from ..tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .index import SessionIndex
-    from .config import PruneConfig
+    from ..analysis.index import SessionIndex
+    from ..analysis.config import PruneConfig
 
 
 @dataclass(frozen=True)

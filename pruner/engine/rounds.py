@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
-from .index import SessionIndex
+from ..analysis.index import SessionIndex
 from ..model import Message
 from ..rules import RULES, Rule, rules_for
 

@@ -22,8 +22,8 @@ from ..errors import ConfigurationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..rules import Removal, Rule
-    from .index import SessionIndex
-    from .config import PruneConfig
+    from ..analysis.index import SessionIndex
+    from ..analysis.config import PruneConfig
 
 
 @runtime_checkable

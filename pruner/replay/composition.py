@@ -3,7 +3,7 @@
 Kinds, in the order they are listed (``KINDS``, then one ``tool: NAME`` per tool in first-use order):
 
 * ``system``, ``user``, ``assistant`` (its text and its tool calls' arguments);
-* ``file reads``: results of a call that reads a file (``pruner.engine.fileops``: Read, read_file,
+* ``file reads``: results of a call that reads a file (``pruner.analysis.fileops``: Read, read_file,
   ``str_replace_editor view``…), whatever the tool's name;
 * ``tool: NAME``: every other tool result, per tool (the name of the call it answers);
 * ``retrieved documents`` (role ``retrieved_doc``), ``summaries`` (a compaction's summary, recorded
@@ -40,7 +40,7 @@ from operator import is_not
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from ..compaction.cut import context_window
-from ..engine.fileops import READ, file_operations
+from ..analysis.fileops import READ, file_operations
 from ..model import MAIN_CHAIN, Message, Session, ToolCall
 from ..tokens import DEFAULT_ENCODING
 from .recall_context import is_summary

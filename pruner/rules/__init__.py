@@ -1,7 +1,7 @@
 """Pruning rules, one module per family, each declaring everything about itself where it registers.
 
 A rule family is a pure function ``(index, alive, config) -> iterable of Removal``: it
-reads the session index (``pruner.engine.index``) and which messages are still alive,
+reads the session index (``pruner.analysis.index``) and which messages are still alive,
 and says which of them to remove, by which rule name, pointing at which other message,
 with the facts behind it (``detail``). It never mutates anything; ``pruner.engine.prune``
 applies the removals in stage order, and within a stage in registration order.
@@ -42,8 +42,8 @@ from ..model import Message
 from ..registry import Registry, origin_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.index import SessionIndex
-    from ..engine.config import PruneConfig
+    from ..analysis.index import SessionIndex
+    from ..analysis.config import PruneConfig
 
 #: The stages in pass order, and the status their decisions get.
 STAGES = {"expired": "expired", "duplicate": "duplicate", "restored": "restored"}

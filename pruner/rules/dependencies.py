@@ -24,12 +24,12 @@ import heapq
 from bisect import bisect_left, insort
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence, cast
 
-from ..engine.index import SessionIndex
+from ..analysis.index import SessionIndex
 from ..model import Message
 from . import Alive, Emits, Removal, explains, register_rule
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.config import PruneConfig
+    from ..analysis.config import PruneConfig
 
 
 def needs_of(index: SessionIndex, i: int, alive: Alive, definers: dict[str, list[int]],

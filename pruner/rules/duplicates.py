@@ -1,7 +1,7 @@
 """Duplicate context (pass 2): documents and tool results that repeat an earlier kept one.
 
 Texts are compared by their normalised form (exact copies) and by their word 3-grams
-(near copies, ``pruner.engine.near``). One walk in position order judges each text at
+(near copies, ``pruner.analysis.near``). One walk in position order judges each text at
 its first appearance among the messages pass 1 kept: a copy of the earliest *original*
 (a text not itself a copy) that nearly contains it, or an original. Every later
 appearance of a text repeats that verdict: an exact copy of the original, or the same
@@ -13,13 +13,13 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..engine.index import SessionIndex
+from ..analysis.index import SessionIndex
 from ..model import Message
 from . import Alive, Emits, Removal, explains, register_rule
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.near import NearRelation
-    from ..engine.config import PruneConfig
+    from ..analysis.near import NearRelation
+    from ..analysis.config import PruneConfig
 
 
 def _what(m: Message) -> str:

@@ -13,13 +13,13 @@ import heapq
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Callable, Sequence, cast
 
-from ..engine.fileops import READ
-from ..engine.index import SessionIndex
+from ..analysis.fileops import READ
+from ..analysis.index import SessionIndex
 from ..model import Message
 from . import Alive, Removal, explains, register_rule
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.config import PruneConfig
+    from ..analysis.config import PruneConfig
 
 
 def _short(key: str, limit: int = 60) -> str:

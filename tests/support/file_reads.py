@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pruner.engine.fileops import EDIT, READ, file_operations
+from pruner.analysis.fileops import EDIT, READ, file_operations
 
 
 def reads_edited_later(session) -> list[tuple[str, str]]:

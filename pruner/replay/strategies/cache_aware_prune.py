@@ -57,7 +57,7 @@ from bisect import bisect_left
 from typing import Iterable, Mapping, Sequence
 
 from ...engine.context import Context, ContextChange
-from ...engine.index import markers
+from ...analysis.index import markers
 from ...model import Message
 from ..cache import CacheState, CacheUsage
 from ..prices import ModelPrice

@@ -9,7 +9,7 @@ every missing one in one batch.
 Shingles are 44-bit hashes of each run of three consecutive normalised words, built
 from a 64-bit tabulation hash of each word's UTF-8 bytes (a fixed table, so the same on
 every run and machine) mixed by position; 44 bits leave room for a 20-bit text number in
-one 64-bit sort key (``pruner.engine.near``). Two different 3-grams share a hash with
+one 64-bit sort key (``pruner.analysis.near``). Two different 3-grams share a hash with
 probability about 2^-44. Everything per word and per 3-gram is computed with array
 operations over a whole batch of texts.
 """

@@ -1,9 +1,9 @@
 """What the pruning rules need to know about a session: built once per session, read by every rule.
 
-Content-derived features are computed once per distinct text (``pruner.engine.text``);
+Content-derived features are computed once per distinct text (``pruner.analysis.text``);
 the per-message facts (call keys, file accesses, dependency keys, which messages take
 part in duplicate detection) are plain lists filled in one pass; the near-duplicate
-relation (``pruner.engine.near``) and token counts are computed when first asked for.
+relation (``pruner.analysis.near``) and token counts are computed when first asked for.
 A session's index is kept while the session is alive (``index_for``), so pruning it
 again with other settings reads the same index; it is append-only (``extend``), which
 is what lets the incremental pruner carry it from turn to turn.
