@@ -26,16 +26,11 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..money import money
 from ..replay.hindsight import ONLINE
+from .answer import _number  # one reading of a table cell as a number (NaN and booleans are missing)
 
 #: The version of the bound a row's ``bound_*`` columns were computed with; a row of another is computed
 #: again when ``pruner logs --bound`` runs (bump it when the bound's search or figures change).
 BOUND_VERSION = "1"
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN: missing
-        return None
-    return float(value)
 
 
 def _online_dollars(row: Mapping[str, Any], online: str) -> float | None:
