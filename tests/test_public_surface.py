@@ -52,6 +52,7 @@ EXPORTS: dict[str, list[str]] = {
                               "to_text", "validate_anthropic_messages", "validate_openai_messages"],
     "pruner.logs": ["AGENTS", "FileState", "Location", "LogSession", "LogsSummary", "agent_roots", "discover", "plan",
                     "read_session", "run_logs"],
+    "pruner.logs.agents": ["AGENTS", "Agent", "UsageReader", "register_agent"],
     "pruner.readme": ["GENERATOR", "SECTIONS", "TABLES", "pages", "regenerate", "render_table", "section_regions",
                       "splice_sections", "splice_tables", "start_marker", "table_regions"],
     "pruner.readme.tables": ["FigureTable", "TABLES", "load_results", "provenance", "register_table", "render_table"],

@@ -18,6 +18,7 @@ import time
 from typing import IO, Mapping
 
 from ..errors import ConfigurationError
+from ..logs.agents import AGENTS as AGENT_REGISTRY
 from ..logs.discover import AGENTS, discover
 from ..logs.names import printable
 from ..replay import strategy_names
@@ -26,8 +27,9 @@ from .extras import require
 from .types import positive_int, strategy_list
 
 NAME = "logs"
-HELP = ("find the Claude Code, Codex, Pi and Gemini CLI logs of this machine and read the new and changed "
-        "sessions into a table of what each cost (a rerun reads only what changed)")
+_TITLES = [a.title for a in AGENT_REGISTRY.values()]
+HELP = (f"find the {', '.join(_TITLES[:-1])} and {_TITLES[-1]} logs of this machine and read the new "
+        "and changed sessions into a table of what each cost (a rerun reads only what changed)")
 
 _DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
@@ -45,18 +47,17 @@ def default_out(env: Mapping[str, str] = os.environ) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.description = (f"{HELP}. Looks in ~/.claude/projects ($CLAUDE_CONFIG_DIR), ~/.codex/sessions ($CODEX_HOME), "
-                     "~/.pi/agent/sessions ($PI_CODING_AGENT_DIR) and ~/.gemini/tmp/*/chats ($GEMINI_CLI_HOME). "
+    looks = ", ".join(f"{a.layout} (${a.variable})" for a in AGENT_REGISTRY.values())
+    p.description = (f"{HELP}. Looks in {looks}. "
                      "It is a command of its own, not 'pruner batch' with no input: batch prunes the files it is "
                      "given, logs goes looking in your home folder, and a batch typed without its input stays an "
                      "error.")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="the logs folder: its table, sessions.parquet, is updated in place (default "
                         "$XDG_CACHE_HOME/pruner/logs, else ~/.cache/pruner/logs)")
-    for agent in AGENTS:
-        flag = agent.replace("_", "-").replace("-code", "").replace("-cli", "")
-        p.add_argument(f"--{flag}-dir", dest=f"dir_{agent}", default=None, metavar="DIR",
-                       help=f"read {agent} sessions from DIR instead of the agent's own folder")
+    for agent in AGENT_REGISTRY.values():
+        p.add_argument(f"--{agent.flag}-dir", dest=f"dir_{agent.name}", default=None, metavar="DIR",
+                       help=f"read {agent.name} sessions from DIR instead of the agent's own folder")
     p.add_argument("--agent", action="append", choices=AGENTS, default=None,
                    help="only this agent (repeatable; default: all)")
     p.add_argument("--since", type=_day, default=None, metavar="YYYY-MM-DD",

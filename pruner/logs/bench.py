@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..files import write_atomic
-from .discover import LogSession, discover
+from .discover import discover
+from .found import LogSession
 from .run import run_logs
 
 PROJECTS = 20

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ..formats.repairing import repairs_of
 from ..model import MAIN_CHAIN, Message, Session
 from ..replay.requests import find_requests, timestamp
-from .discover import FileState, LogSession
+from .found import FileState, LogSession
 from .names import printable
 
 #: The repairs that leave something out of the bill: a line that is not a JSON object (skipped), a usage

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, NoReturn
 
+from .agents import AGENTS as AGENT_REGISTRY
 from .aliases import same_file
-from .discover import LogSession
+from .found import LogSession
 from .names import clean, printable
 from .row import base_row, damaged_lines, digest_file, recorded_cwd, session_facts, states_of
 from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summary, schema, tidy
@@ -143,8 +144,8 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
 def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
     """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed).
 
-    Without strategies a Claude Code session is read by the bill-only reader
-    (``pruner.formats.claude_code_usage``: the usage skeleton, the file read and hashed once) and
+    Without strategies a single-file session of an agent with a bill-only reader (``Agent.read_usage``,
+    e.g. ``pruner.formats.claude_code_usage``: the usage skeleton, the file read and hashed once) is read by it, and
     its money found in one pass (``money.usage_columns``); a file that reader leaves to the full
     one, and every other format, is read in full. Both give the same row."""
     from ..formats import load_session
@@ -156,9 +157,8 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: boo
         row["error"] = (f"{printable(unnamed)}: the file name is not UTF-8 (its undecodable bytes are shown as "
                         "\\xNN); the session is not read; rename the file to read it")
         return row
-    if not strategies and found.agent == "claude_code" and len(found.files) == 1:
-        from ..formats.claude_code_usage import read_usage
-
+    read_usage = AGENT_REGISTRY[found.agent].read_usage if found.agent in AGENT_REGISTRY else None
+    if not strategies and read_usage is not None and len(found.files) == 1:
         try:
             skeleton = read_usage(found.main.path)
         except OSError:
@@ -179,7 +179,8 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: boo
         return row
     row = base_row(found, digests)
     try:
-        session = load_session(found.main.path)
+        load = AGENT_REGISTRY[found.agent].load if found.agent in AGENT_REGISTRY else None
+        session = load(found) if load is not None else load_session(found.main.path)
     except Exception as exc:
         row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
         return row

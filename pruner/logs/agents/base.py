@@ -1,0 +1,39 @@
+"""What an agent module declares: where the agent keeps its sessions and how to list and read them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ...model import Session
+from ..found import LogSession
+
+#: A bill-only reader: the session's skeleton (model, usage, times; no text) and the file's SHA-256, or
+#: None when the file needs the full reader (``pruner.formats.claude_code_usage`` is the model).
+UsageReader = Callable[[str], Optional[tuple[Session, str]]]
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One coding agent whose logs ``pruner logs`` reads.
+
+    Its folder is found as the agent finds it: ``--<flag>-dir`` first, then ``$<variable>`` joined with
+    ``inner``, then ``~/<default>/<inner>``. ``find(folder)`` lists its sessions there (a session is
+    one main file and the subagent files the agent writes beside it). ``read_usage``, when the agent
+    has one, reads a single-file session for the bill only; every other reading is the full importer
+    of ``format`` (``pruner.formats``)."""
+
+    name: str  # the table's ``agent`` column and ``--agent``'s choice
+    title: str  # how a person names it: "Claude Code"
+    flag: str  # --<flag>-dir
+    variable: str  # the environment variable the agent honours for its own folder
+    inner: str  # the folder under that variable's folder holding the sessions
+    default: str  # the variable's default folder under HOME ("" is HOME itself)
+    layout: str  # where a session file lives, for people: "~/.claude/projects/<project>/*.jsonl"
+    find: Callable[[str], list[LogSession]]
+    format: str  # the registered transcript format its files are read with
+    read_usage: UsageReader | None = None
+    #: The full importer of one listed session, when its main file is not one transcript file that
+    #: ``pruner.formats.load_session`` reads (a folder of JSON files, a database row); None: that.
+    load: Callable[[LogSession], Session] | None = None
+    order: int = 100  # where it is listed (registration order)

@@ -1,0 +1,24 @@
+"""Gemini CLI: ``~/.gemini/tmp/<project>/chats/*.json`` (``$GEMINI_CLI_HOME`` replaces ``~``: it holds
+``.gemini``); the project is Gemini CLI's project folder."""
+
+from __future__ import annotations
+
+import os
+
+from ..found import LogSession, file_state, files_in, subfolders
+from .base import Agent
+
+
+def find(root: str) -> list[LogSession]:
+    out = []
+    for project_dir in subfolders(root):
+        for path in files_in(os.path.join(project_dir, "chats"), ".json"):
+            state = file_state(path)
+            if state is not None:
+                out.append(LogSession("gemini_cli", os.path.basename(project_dir), state))
+    return out
+
+
+AGENT = Agent(name="gemini_cli", title="Gemini CLI", flag="gemini", variable="GEMINI_CLI_HOME",
+              inner=os.path.join(".gemini", "tmp"), default="", layout="~/.gemini/tmp/<project>/chats/*.json",
+              find=find, format="gemini_cli", order=40)
