@@ -121,7 +121,7 @@ def report(rows: Iterable[Row], by: str, *, since: str | None = None, until: str
         raise ValueError(f"{by!r} is not a grouping; choose one of {', '.join(GROUPINGS)}")
     kept = [r for r in rows if in_range(r, since, until)]
     kept.sort(key=lambda r: str(r.get("session_key")))  # the table's order, whatever order they came in
-    strategies = table_strategies(kept)
+    strategies = table_strategies(r for r in kept if not isinstance(r.get("error"), str))
     members: dict[str, list[Row]] = {}
     for key, r in zip(group_keys(by, kept), kept):
         members.setdefault(key, []).append(r)
