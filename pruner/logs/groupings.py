@@ -95,7 +95,7 @@ def main_model(row: Row) -> str | None:
         except ValueError:
             held = None
         if isinstance(held, dict) and held:
-            return min(held.items(), key=rank)[0]
+            return str(min(held.items(), key=rank)[0])
     return None
 
 

@@ -147,7 +147,9 @@ def _cell(g: Group, strategy: str) -> str:
 
 def _table(header: list[str], body: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
-    line = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
     return [line(header), line(["-" * w for w in widths]), *(line(row) for row in body)]
 
 
