@@ -266,5 +266,6 @@ def test_text_names_the_prices_and_a_bill_only_table_says_it_has_no_strategies()
              "start": "2026-03-02T10:00:00Z", "agent": "pi"}]
     lines = text(report(rows, "agent"))
     assert lines[-1] == "Prices: pruner prices, retrieved 2026-11-30."
+    assert lines[-2].startswith("A session counts whole in the group of its start (UTC)")
     assert any("No strategy was replayed" in x for x in lines)
     assert folder_answer(rows, _STRATEGIES).billed == 1.5

@@ -141,7 +141,7 @@ def _cell(g: Group, strategy: str) -> str:
     s = next((x for x in g.answer.sums if x.strategy == strategy), None)
     if s is None or not s.sessions:
         return "-"
-    recall = "" if s.recall is None else f" {100 * s.recall:.0f}%"
+    recall = "" if s.recall is None else f" {100 * s.recall:.1f}%"
     return money(s.dollars) + recall
 
 
@@ -151,6 +151,11 @@ def _table(header: list[str], body: list[list[str]]) -> list[str]:
     def line(row: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
     return [line(header), line(["-" * w for w in widths]), *(line(row) for row in body)]
+
+
+#: What a grouping's key means, where the name alone does not say it.
+_RULES = {"block": " in ccusage's 5-hour blocks over the sessions' starts", "week": ", weeks from Monday",
+          "model": ": its main model is the one most of its billed requests went to"}
 
 
 def text(r: Report) -> list[str]:
@@ -167,11 +172,18 @@ def text(r: Report) -> list[str]:
         out += ["", f"Each strategy's dollars and mean context recall over the sessions of the group where it is "
                     f"feasible and applicable (best: the largest measurable saving keeping ≥ "
                     f"{100 * r.min_recall:g} % recall):"]
-        out += _table([r.by, *shown], [[g.key, *(_cell(g, s) for s in shown)] for g in groups])
+        out += _table([r.by, "modelled", *shown],
+                      [[g.key, "-" if g.answer.modelled is None else money(g.answer.modelled),
+                        *(_cell(g, s) for s in shown)] for g in groups])
+        out.append("modelled: the recording under pruner's cache model, over the group's replayed sessions; a "
+                   "strategy's saving is against the modelled recording of the sessions it covers.")
     else:
         out += ["", "No strategy was replayed (the table was made with --bill-only): no strategy columns."]
+    out.append("")
     if any(g.cache_read_share is None and g.answer.billed for g in groups):
         out.append("cache read '-': rows billed before the token columns existed; run pruner logs once to fill them.")
+    out.append(f"A session counts whole in the group of its start (UTC){_RULES.get(r.by, '')}; every grouping "
+               "sums to the total.")
     out.append("Prices: " + ("; ".join(r.prices) if r.prices else "none recorded") + ".")
     return out
 
