@@ -19,6 +19,7 @@ from pruner.logs.answer import folder_answer
 from pruner.logs.groupings import GROUPINGS, NONE, group_keys
 from pruner.logs.report import as_csv, report, text
 from pruner.logs.table import TABLE
+from pruner.money import money
 from pruner.replay import strategy_names
 
 #: (agent folder inside HOME, real file under the shared data, name it gets there): two agents, three projects
@@ -118,9 +119,12 @@ def test_cli_report_prints_json_csv_and_text_and_keeps_options_typed_before_repo
     assert lines[0].startswith("group,sessions,billed,requests") and lines[-1].startswith("total,")
     assert len(lines) == 1 + len({r["project"] for r in rows}) + 1
     assert main(["logs", "report", "--by", "block", "--out", str(out), "--since", "2026-01-01"]) == 0
-    shown = capsys.readouterr().out
+    shown = capsys.readouterr().out.splitlines()
     kept = [r for r in rows if r["start"][:10] >= "2026-01-01"]
-    assert f"total              {len(kept)}" in shown or f" {len(kept)} " in shown.splitlines()[-4]
+    total = next(line.split() for line in shown if line.startswith("total "))
+    assert total[1:4] == [str(len(kept)), f"{sum(r['requests_main'] + r['requests_subagent'] for r in kept):,}",
+                          money(round(sum(r["billed"] for r in kept), 6))]
+    assert 0 < len(kept) < len(rows)
 
 
 def test_report_on_a_folder_without_a_table_is_one_line_naming_it(tmp_path, capsys):
