@@ -144,8 +144,9 @@ def merged(current: Mapping[str, str], *, loaded: LoadedSession | None, config: 
     return out
 
 
-#: The Corpus page's own parameters: the batch folder and the table's filters.
-CORPUS_KEYS = ("corpus", "formats", "reduction", "show", "q")
+#: The Corpus page's own parameters: the batch folder and the table's filters; on a logs folder, the
+#: roll-up's grouping (``by``, dashboard.logic.corpus_rollup).
+CORPUS_KEYS = ("corpus", "formats", "reduction", "show", "q", "by")
 
 
 def corpus_filters(params: Mapping[str, str], *, formats: list[str], choices: tuple[str, ...],

@@ -11,9 +11,11 @@ import streamlit as st
 
 from dashboard import cache, components, context_views, corpus_charts, links, session_state, ui
 from dashboard import corpus_money_charts as money_charts
+from dashboard import rollup_charts
 from dashboard.logic import corpus as logic
 from dashboard.logic import corpus_bound as bound_logic
 from dashboard.logic import corpus_money as money_logic
+from dashboard.logic import corpus_rollup as rollup_logic
 from pruner.money import money
 
 ss = st.session_state
@@ -178,7 +180,7 @@ def render() -> None:
     folder_form(link)
     shown = ss.get("corpus")
     if isinstance(shown, money_logic.LogsCorpus):
-        logs_view(shown)
+        logs_view(shown, link)
         return
     if shown is not None and not shown.sessions.empty and (link or {}).get("corpus") not in (None, shown.folder):
         link = None  # the linked folder did not open: its filters belong to it, not to the batch still shown
@@ -254,7 +256,30 @@ def hindsight(frame) -> None:
         st.dataframe(bound_logic.gaps_frame(frame), hide_index=True, width="stretch", key="logs_bound_gaps")
 
 
-def logs_view(shown) -> None:
+def rollups(shown, frame, link: dict[str, str] | None) -> None:
+    """``pruner logs report``'s groupings over the filtered rows; the grouping is in the URL (``?by=``)."""
+    st.subheader("Roll-ups")
+    linked = rollup_logic.grouping_from_link(link)
+    if linked is not None:
+        ss["logs_rollup_by"] = linked
+    with st.form("logs_rollup"):
+        chosen = st.selectbox("Roll up by", rollup_logic.CHOICES, key="logs_rollup_by",
+                              help="As pruner logs report --by: a session counts whole in the group of its start "
+                                   "(block: ccusage's 5-hour window); every grouping sums to the bill above.")
+        st.form_submit_button("Roll up")
+    by = chosen if chosen in rollup_logic.CHOICES else rollup_logic.CHOICES[0]
+    named = {} if by == rollup_logic.CHOICES[0] else {rollup_logic.PARAM: by}  # the default leaves links as they were
+    session_state.write_link(page={"corpus": shown.folder, **named}, page_keys=links.CORPUS_KEYS, name="corpus")
+    rolled = rollup_logic.rollup(frame, by)
+    if by in rollup_logic.CHARTED:
+        st.plotly_chart(rollup_charts.rollup_figure(rollup_logic.chart_frame(rolled), by), key="logs_rollup_chart")
+    st.dataframe(rollup_logic.table(rolled), hide_index=True, width="stretch", key="logs_rollup_table")
+    st.caption(f"best: the strategy with the largest measurable saving keeping ≥ {100 * rolled.min_recall:g} % "
+               "context recall (the verdict's rule); each strategy's dollars (mean recall) count only the sessions "
+               "where it is feasible and applicable.")
+
+
+def logs_view(shown, link: dict[str, str] | None = None) -> None:
     """The three questions, in order, over the rows the filters keep."""
     requested = ss.pop("logs_open", None)
     if requested:
@@ -295,6 +320,7 @@ def logs_view(shown) -> None:
     right.plotly_chart(money_charts.bars(money_logic.dollars_by(frame, "model"), "model", "Dollars by model"),
                        key="logs_models")
     st.plotly_chart(money_charts.causes_figure(paid["causes"]), key="logs_causes")
+    rollups(shown, frame, link)
 
     st.header("2. What would each strategy have cost, and what would it have lost?")
     points = money_logic.strategy_points(shown, frame)

@@ -79,6 +79,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="read sessions in N processes (default %(default)s)")
     p.add_argument("--list", action="store_true", help="only print what was found; read nothing")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    from .logs_report import add_subcommand  # pruner logs report: the table rolled up (its own module)
+
+    add_subcommand(p, day=_day, default_out=default_out)
 
 
 def _mb(n: int) -> str:

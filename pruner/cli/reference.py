@@ -27,7 +27,8 @@ MAINTAINER_NOTE = ("The commands below are the project's own measurements (they 
 
 def reference() -> str:
     """Markdown: the top-level help, then each subcommand's help under its own heading, in
-    registration order (a heading per command gives each one a link: ``cli.md#pruner-replay``)."""
+    registration order (a heading per command gives each one a link: ``cli.md#pruner-replay``), a command's
+    own subcommands after it (``pruner logs report``)."""
     from . import build_parser
 
     saved = os.environ.get("COLUMNS")
@@ -43,6 +44,11 @@ def reference() -> str:
             if name not in listed and MAINTAINER_NOTE not in blocks:
                 blocks.append(MAINTAINER_NOTE)
             blocks.append(f"## pruner {name}\n\n```\n$ pruner {name} --help\n{subparser.format_help().rstrip()}\n```")
+            for inner in subparser._actions:  # a command's own subcommands (pruner logs report), each its heading
+                if isinstance(inner, argparse._SubParsersAction):
+                    for sub_name, nested in inner.choices.items():
+                        blocks.append(f"## pruner {name} {sub_name}\n\n```\n$ pruner {name} {sub_name} --help\n"
+                                      f"{nested.format_help().rstrip()}\n```")
     finally:
         if saved is None:
             os.environ.pop("COLUMNS", None)

@@ -73,6 +73,11 @@ class FolderSum:
         return f"{signed(-100 * self.share)} %" if self.sessions else "-"
 
 
+def _saving_key(s: FolderSum) -> tuple[Any, ...]:
+    """The largest saving first; ties as the Replay page breaks them."""
+    return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
+
+
 @dataclass(frozen=True)
 class FolderAnswer:
     sessions: int
@@ -91,18 +96,31 @@ class FolderAnswer:
         return (out + f"; modelled {money(self.modelled)} over the {self.modelled_sessions:,} replayed (pruner's cache "
                 f"model{error}): a saving within ±{100 * self.band:.1f} % is no measurable saving.")
 
+    def _ran(self, min_recall: float) -> tuple[list[FolderSum], list[FolderSum]]:
+        """The strategies that ran on some session, and of those the ones at or above the recall bar."""
+        ran = [s for s in self.sums if s.sessions and s.strategy != RECORDING]
+        return ran, [s for s in ran if s.recall is None or s.recall >= min_recall]
+
+    def best(self, min_recall: float = DEFAULT_MIN_RECALL) -> FolderSum | None:
+        """The strategy the verdict says would have saved money (feasible, at or above the recall bar, the
+        largest saving, measurable outside the band); None where the verdict names none. One rule: the
+        verdict's sentence and ``pruner logs report``'s best column per group both come from here."""
+        if self.modelled is None:
+            return None
+        ran, ok = self._ran(min_recall)
+        if not ok or not any(s.saving > 0 for s in ran):
+            return None
+        chosen = min(ok, key=_saving_key)
+        return chosen if chosen.saving > 0 and chosen.measurable else None
+
     def verdict(self, min_recall: float = DEFAULT_MIN_RECALL) -> str:
         """The folder's answer in one sentence, measured against the modelled recording of the same sessions."""
         if self.modelled is None:
             return "No strategy was replayed for these sessions (run pruner logs without --bill-only)."
-        ran = [s for s in self.sums if s.sessions and s.strategy != RECORDING]
-        ok = [s for s in ran if s.recall is None or s.recall >= min_recall]
+        ran, ok = self._ran(min_recall)
         if not ran:
             return "No strategy could run on any of these sessions; the recording stands."
-
-        def key(s: FolderSum) -> tuple[Any, ...]:  # the largest saving; ties as the Replay page breaks them
-            return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
-
+        key = _saving_key
         bar = f"{100 * min_recall:g} %"
         if not any(s.saving > 0 for s in ran) or not ok:
             pool = ok or ran  # as one session's verdict: the closest that changes something

@@ -18,6 +18,11 @@ Built on the money modules' own results, never re-derived here:
 * ``modelled`` / ``visibility`` / ``<strategy>_applicable``: ``pruner.replay.answer``;
 * ``prices_version``: the shipped price table's version (``prices_version()``); a row of another
   version is billed again by the next run.
+* ``input_tokens`` / ``cache_read_tokens`` / ``cache_write_tokens`` / ``output_tokens``: the bill's requests'
+  recorded token counts summed (every billed request, priced or not; ``input_tokens`` is the uncached input
+  only, so all input is the first three), for the cache-read share of ``pruner logs report``.
+* ``bill_version``: ``BILL_VERSION``, the shape of the bill's columns; a row of another (or none: a table
+  written before the token columns) is read again by the next run (``pruner.logs.run.plan``).
 * ``<strategy>_lost``: the terms its context lacked at the most requests
   (``pruner.replay.lost.top_lost``), only when strategies are asked for.
 * ``bound_*``: the hindsight bound (``pruner.replay.hindsight.bound_cells``), only with ``bound=True``
@@ -45,6 +50,10 @@ from ..replay.verdict import feasible
 
 _S, _F, _B, _I = pa.string(), pa.float64(), pa.bool_(), pa.int64()
 
+#: The bill columns' shape: bumped when a column is added to what ``_bill_and_ledger_columns`` fills, so
+#: the rows of an older table are read again once (2: the token columns).
+BILL_VERSION = "2"
+
 
 def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
     cols: list[tuple[str, pa.DataType]] = []
@@ -62,6 +71,11 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("cache_write_dollars", _F),  # the part of ``billed`` paid for cache writes
     ("prices", _S),  # which prices (file and date)
     ("prices_version", _S),  # the shipped price table's version: a row of another is billed again
+    ("bill_version", _S),  # BILL_VERSION: a row of another (or none) is read again
+    ("input_tokens", _I),  # the bill's uncached input tokens (every billed request)
+    ("cache_read_tokens", _I),  # cache reads
+    ("cache_write_tokens", _I),  # cache writes (1-hour ones included)
+    ("output_tokens", _I),
     *[(f"misses_{cause}", _I) for cause in CAUSES],  # ledger: misses and partial hits by cause
     *[(f"rebilled_{cause}", _F) for cause in CAUSES],  # ledger: what they paid above a hit, USD
     ("costliest_miss_request", _I),  # the ledger's request number of the miss that re-billed most (null: none)
@@ -96,7 +110,10 @@ def _bill_and_ledger_columns(row: dict[str, Any], b: Bill, entries: Sequence[Led
     row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
                billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
                unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
-               prices=b.prices_label)
+               prices=b.prices_label,
+               input_tokens=sum(r.input for r in b.requests), cache_read_tokens=sum(r.cache_read for r in b.requests),
+               cache_write_tokens=sum(r.cache_write for r in b.requests),
+               output_tokens=sum(r.output for r in b.requests))
     misses = [e for e in entries if e.status != "hit"]
     if misses:
         worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
@@ -143,7 +160,8 @@ def usage_columns(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     from .row import session_facts
 
     prices = _shipped_prices()
-    row: dict[str, Any] = {"strategies": "", "money_error": None, "prices_version": prices_version()}
+    row: dict[str, Any] = {"strategies": "", "money_error": None, "prices_version": prices_version(),
+                           "bill_version": BILL_VERSION}
     try:
         b, entries, facts = bill_ledger_facts(session, prices)
     except Exception:  # the full path says which part failed, as it would have
@@ -169,7 +187,8 @@ def _bound_columns(r: Replay) -> dict[str, Any]:
 def money_columns(session: Session, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
     prices = default_prices()
     row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None,
-                           "prices_version": prices_version()}
+                           "prices_version": prices_version(),
+                           "bill_version": BILL_VERSION}
     try:
         _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
         if strategies:

@@ -13,7 +13,8 @@ could not be read may be readable now: error rows are retried on every run),
 when it was billed at another version of the shipped price table than this
 run's (``money.prices_version``: an upgrade that changes a price re-bills every
 row; a table of an earlier version records no price-table version, so its rows
-are all read again once). One session is one row
+are all read again once), or whose bill columns are of another shape (``money.BILL_VERSION``: a
+table written before a bill column was added is read again once, as for the price table). One session is one row
 whatever the number of paths to it (``pruner.logs.aliases``); a row held under
 another path of a file this run lists (a table written before that rule, or a
 link added since) is dropped, so nothing is billed twice.
@@ -44,7 +45,7 @@ from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summa
 
 #: The columns ``plan`` reads (and the run's summary of what the table holds).
 PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed", "prices_version", "bound_version",
-                "damaged_lines")
+                "damaged_lines", "bill_version")
 #: How often a run writes what it has so far (seconds).
 COMMIT_SECONDS = 5.0
 
@@ -73,7 +74,7 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
     ``bound``: this run computes the hindsight bound; a row without it (or of another ``BOUND_VERSION``)
     is read again (a run without ``bound`` keeps the bound a row holds)."""
     from .bound import BOUND_VERSION
-    from .money import prices_version
+    from .money import BILL_VERSION, prices_version
 
     prices = prices_version() if prices is None else prices
     todo, touched, digests = [], [], {}
@@ -93,6 +94,7 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             new += 1
             continue
         if row.get("error") or row.get("prices_version") != prices or (row.get("strategies") or "") != wanted \
+                or row.get("bill_version") != BILL_VERSION \
                 or (bound and row.get("bound_version") != BOUND_VERSION):
             todo.append(s)
             changed += 1
