@@ -73,6 +73,11 @@ class FolderSum:
         return f"{signed(-100 * self.share)} %" if self.sessions else "-"
 
 
+def saving_key(s: FolderSum) -> tuple[Any, ...]:
+    """The largest saving first; ties as the Replay page breaks them (``replay.answer.rank_key``)."""
+    return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
+
+
 @dataclass(frozen=True)
 class FolderAnswer:
     sessions: int
@@ -91,6 +96,14 @@ class FolderAnswer:
         return (out + f"; modelled {money(self.modelled)} over the {self.modelled_sessions:,} replayed (pruner's cache "
                 f"model{error}): a saving within ±{100 * self.band:.1f} % is no measurable saving.")
 
+    def best(self, min_recall: float = DEFAULT_MIN_RECALL) -> FolderSum | None:
+        """The strategy the verdict names: of those that ran on a session and keep ≥ ``min_recall`` (the
+        recording left out), the largest saving (``saving_key``); None when none did. It may save nothing:
+        the verdict says so."""
+        ok = [s for s in self.sums if s.sessions and s.strategy != RECORDING
+              and (s.recall is None or s.recall >= min_recall)]
+        return min(ok, key=saving_key) if ok else None
+
     def verdict(self, min_recall: float = DEFAULT_MIN_RECALL) -> str:
         """The folder's answer in one sentence, measured against the modelled recording of the same sessions."""
         if self.modelled is None:
@@ -100,9 +113,7 @@ class FolderAnswer:
         if not ran:
             return "No strategy could run on any of these sessions; the recording stands."
 
-        def key(s: FolderSum) -> tuple[Any, ...]:  # the largest saving; ties as the Replay page breaks them
-            return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
-
+        key = saving_key
         bar = f"{100 * min_recall:g} %"
         if not any(s.saving > 0 for s in ran) or not ok:
             pool = ok or ran  # as one session's verdict: the closest that changes something

@@ -6,6 +6,8 @@ Built on the money modules' own results, never re-derived here:
   of every chain once, each at its own recorded model; a model without a price is unpriced, never
   priced as another);
 * ``cache_write_dollars``: the bill's requests' cache writes at their rates (``bill.price_request``);
+* ``input_tokens`` / ``cache_read_tokens`` / ``cache_write_tokens`` / ``output_tokens``: the bill's
+  requests' tokens summed (a row of a table written before them holds null until it is read again);
 * ``misses_<cause>`` / ``rebilled_<cause>``: ``pruner.replay.ledger`` summed by
   ``ledger_summary`` (misses and partial hits, and what they paid above a hit);
 * ``<strategy>_feasible`` / ``<strategy>_dollars`` / ``<strategy>_recall``: the replay's totals per
@@ -60,6 +62,9 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("billed_recorded_cost", _F),  # the agent's own recorded cost (Pi), when every request records one
     ("unpriced_requests", _I),  # requests whose model has no price row (billed $0, counted here)
     ("cache_write_dollars", _F),  # the part of ``billed`` paid for cache writes
+    # The bill's tokens, every request once (priced or not): fresh input, cache reads, cache writes, output.
+    # The cache-read share of a session is cache_read / (input + cache_read + cache_write) (``pruner.logs.live``).
+    ("input_tokens", _I), ("cache_read_tokens", _I), ("cache_write_tokens", _I), ("output_tokens", _I),
     ("prices", _S),  # which prices (file and date)
     ("prices_version", _S),  # the shipped price table's version: a row of another is billed again
     *[(f"misses_{cause}", _I) for cause in CAUSES],  # ledger: misses and partial hits by cause
@@ -96,7 +101,10 @@ def _bill_and_ledger_columns(row: dict[str, Any], b: Bill, entries: Sequence[Led
     row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
                billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
                unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
-               prices=b.prices_label)
+               prices=b.prices_label, input_tokens=sum(r.input for r in b.requests),
+               cache_read_tokens=sum(r.cache_read for r in b.requests),
+               cache_write_tokens=sum(r.cache_write for r in b.requests),
+               output_tokens=sum(r.output for r in b.requests))
     misses = [e for e in entries if e.status != "hit"]
     if misses:
         worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
