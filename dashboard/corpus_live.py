@@ -57,7 +57,6 @@ def live_panel() -> None:
         cols[3].metric(bar.capitalize(), _figure(now.best),
                        help=None if now.best is None else f"{now.best.strategy}, modelled over the same requests.")
         prices = f" Prices: {now.prices}." if now.prices else ""
-        best = f" The best keeping the bar is {now.best.strategy}." if now.best else ""
         st.caption(ui.escape_markdown(f"{now.name} ({now.agent}), last written {logic.modified_text(now)}; "
-                                      f"{now.strategies_text()}.{best}{prices} This panel looks at the table every "
+                                      f"{now.strategies_text()}.{prices} This panel looks at the table every "
                                       f"{logic.LIVE_SECONDS:g} s; pruner logs --watch keeps the table up to date."))

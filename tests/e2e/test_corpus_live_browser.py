@@ -8,9 +8,6 @@ dollars checked are summed from the raw file by ``tests/support/raw_bill.py``.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import urllib.parse
 
 import pytest
@@ -28,14 +25,18 @@ DOLLARS_SO_FAR = """(expected) => [...document.querySelectorAll('.st-key-logs_li
     .some(m => m.innerText.includes('Dollars so far') && m.innerText.includes(expected))"""
 
 
-def _pruner_logs(home, out) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS} | {"HOME": str(home)}
-    done = subprocess.run([sys.executable, "-m", "pruner", "logs", "--out", str(out), "--strategies",
-                           "as_recorded,full,cache_aware"], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+def _pruner_logs(home, out, monkeypatch) -> None:
+    """``pruner logs`` as typed, in this process: a subprocess of it can abort at exit on pyarrow's
+    thread-pool teardown (apache/arrow#34314, seen once here under load), which is not what this test is about."""
+    from pruner.cli import main
+
+    for var in AGENT_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["logs", "--out", str(out), "--strategies", "as_recorded,full,cache_aware"]) == 0
 
 
-def test_the_live_panel_shows_the_grown_session_without_a_reload(page, app_url, server, tmp_path):  # noqa: F811
+def test_the_live_panel_shows_the_grown_session_without_a_reload(page, app_url, server, tmp_path, monkeypatch):  # noqa: F811
     from pruner.money import money
 
     lines = (SAMPLES / "claude_code.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -44,7 +45,7 @@ def test_the_live_panel_shows_the_grown_session_without_a_reload(page, app_url, 
     session.parent.mkdir(parents=True)
     session.write_text("".join(lines[:8]), encoding="utf-8")
     out = tmp_path / "out"
-    _pruner_logs(home, out)
+    _pruner_logs(home, out, monkeypatch)
     before = session_dollars("claude_code", [session])
 
     page.goto(f"{app_url}/corpus?corpus={urllib.parse.quote(str(out))}")
@@ -55,7 +56,7 @@ def test_the_live_panel_shows_the_grown_session_without_a_reload(page, app_url, 
 
     with session.open("a", encoding="utf-8") as fh:  # the agent writes on
         fh.write("".join(lines[8:]))
-    _pruner_logs(home, out)
+    _pruner_logs(home, out, monkeypatch)
     after = session_dollars("claude_code", [session])
     assert money(after) != money(before)
     page.wait_for_function(DOLLARS_SO_FAR, arg=money(after), timeout=120_000)
