@@ -260,3 +260,63 @@ def test_watch_flags_that_cannot_work_are_refused_in_one_line(argv, says, tmp_pa
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out").exists()
 
+
+
+def test_an_interrupt_mid_cycle_commits_what_the_cycle_read_and_frees_the_folder(home, tmp_path, monkeypatch):
+    """Ctrl-C while a cycle reads its second new session: the first is committed, the table is whole, and
+    the next run (the lock released) reads only the other. Ctrl-C while a cycle lists the folders: the
+    table is the last commit's, byte for byte."""
+    from pruner.logs import run as logs_run
+
+    project = home / ".claude/projects/-work-demo"
+    (project / "a.jsonl").write_text(CLAUDE.read_text("utf-8"), encoding="utf-8")
+    out = tmp_path / "out"
+    run_logs(_found(home), str(out))
+    committed = (out / TABLE).read_bytes()
+
+    def listing_stopped():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        list(cycles(listing_stopped, str(out), interval=0.25, sleep=lambda s: None))
+    assert (out / TABLE).read_bytes() == committed
+
+    for name in ("b.jsonl", "c.jsonl"):
+        (project / name).write_text(CLAUDE.read_text("utf-8"), encoding="utf-8")
+    real, calls = logs_run.read_session, []
+
+    def stopped_on_the_second(found, *a, **kw):
+        calls.append(found.main.path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(found, *a, **kw)
+
+    monkeypatch.setattr(logs_run, "read_session", stopped_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        list(cycles(lambda: _found(home), str(out), interval=0.25, sleep=lambda s: None))
+    rows = _rows(out)
+    assert sorted(Path(p).name for p in rows) == ["a.jsonl", "b.jsonl"]  # found in path order: b before c
+    assert all(r["billed"] == pytest.approx(session_dollars("claude_code", [CLAUDE]), abs=1e-9) for r in rows.values())
+    monkeypatch.setattr(logs_run, "read_session", real)
+    rest = run_logs(_found(home), str(out))
+    assert (rest.read, rest.new) == (1, 1) and len(_rows(out)) == 3
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_watch_like_ctrl_c(home, tmp_path):
+    session = home / ".claude/projects/-work-demo/a.jsonl"
+    session.write_text(CLAUDE.read_text("utf-8"), encoding="utf-8")
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS} | {"HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "pruner", "logs", "--out", str(out), "--watch", "--interval", "0.5",
+                             "--bill-only"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    try:
+        _wait(lambda: str(session) in _rows(out))
+        _wait(lambda: (out / "_pruner_logs.json").exists())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.splitlines()[-1].startswith("pruner logs --watch: stopped") and "Traceback" not in err
+    assert [r["billed"] for r in _rows(out).values()] == pytest.approx([session_dollars("claude_code", [session])])

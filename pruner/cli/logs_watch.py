@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Callable
 
@@ -33,7 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """``ConfigurationError`` for flags that do not go with ``--watch`` (before anything is read)."""
+    """``ConfigurationError`` for flags that do not go with ``--watch`` (before anything is read); with
+    ``--watch``, SIGTERM stops the command as Ctrl-C does from here on, the first run included (a service
+    manager stops a watch with SIGTERM, and it must exit as cleanly as Ctrl-C makes it)."""
     if getattr(args, "interval", None) is not None and not args.watch:
         raise ConfigurationError("--interval is the time between two cycles of --watch; add --watch")
     if args.watch and args.list:
@@ -43,6 +46,8 @@ def check(args: argparse.Namespace) -> None:
     if args.watch and (args.interval or 0) > MAX_INTERVAL:
         raise ConfigurationError(f"--interval {args.interval:g} is more than a day ({MAX_INTERVAL:g} s); "
                                  "give fewer seconds")
+    if args.watch:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
 
 
 def follow(args: argparse.Namespace, find: Callable[[], list[LogSession]], target: str,

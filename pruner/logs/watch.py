@@ -32,7 +32,6 @@ from __future__ import annotations
 import signal
 import time
 from dataclasses import dataclass
-from types import FrameType
 from typing import Callable, Iterator
 
 from ..batch.lock import FolderBusyError
@@ -83,10 +82,6 @@ def changed(summary: LogsSummary) -> bool:
     return bool(summary.read or summary.removed or summary.returned or summary.merged)
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:  # pragma: no cover - exercised through a subprocess
-    raise KeyboardInterrupt
-
-
 def cycles(find: Callable[[], list[LogSession]], out: str, *, interval: float, strategies: tuple[str, ...] = (),
            bound: bool = False, workers: int = 1, sleep: Callable[[float], None] = time.sleep,
            ) -> Iterator[Cycle | Busy]:
@@ -94,7 +89,7 @@ def cycles(find: Callable[[], list[LogSession]], out: str, *, interval: float, s
     yield each cycle that changed it (and each one skipped because the folder was busy). Runs until
     interrupted: ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM while this runs) propagates to the caller
     after the cycle's reading committed what it read."""
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
     try:
         while True:
             sleep(interval)
