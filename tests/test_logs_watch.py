@@ -320,3 +320,29 @@ def test_sigterm_stops_the_watch_like_ctrl_c(home, tmp_path):
     assert proc.returncode == 130, err
     assert err.splitlines()[-1].startswith("pruner logs --watch: stopped") and "Traceback" not in err
     assert [r["billed"] for r in _rows(out).values()] == pytest.approx([session_dollars("claude_code", [session])])
+
+
+def test_another_run_between_two_cycles_uses_the_folder_and_the_watch_reads_nothing_twice(home, tmp_path):
+    """The lock is held per cycle: a plain run between two cycles is not refused, and the next cycle plans
+    against the table it left (the session it read is not read again)."""
+    project = home / ".claude/projects/-work-demo"
+    (project / "a.jsonl").write_text(CLAUDE.read_text("utf-8"), encoding="utf-8")
+    out = tmp_path / "out"
+    run_logs(_found(home), str(out))
+    other = []
+
+    def another_run():
+        (project / "b.jsonl").write_text(CLAUDE.read_text("utf-8"), encoding="utf-8")
+        other.append(run_logs(_found(home), str(out)))  # not refused: no cycle holds the folder now
+
+    seen = list(_take(cycles(lambda: _found(home), str(out), interval=0.25, sleep=_Script(another_run))))
+    assert [(s.new, s.read) for s in other] == [(1, 1)]
+    assert seen == []  # the watch's cycle found nothing left to read
+    assert sorted(Path(p).name for p in _rows(out)) == ["a.jsonl", "b.jsonl"]
+
+
+def _take(it):
+    try:
+        yield from it
+    except KeyboardInterrupt:
+        return
