@@ -9,7 +9,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from dashboard import cache, components, context_views, corpus_charts, links, session_state, ui
+from dashboard import cache, components, context_views, corpus_charts, corpus_live, links, session_state, ui
 from dashboard import corpus_money_charts as money_charts
 from dashboard import rollup_charts
 from dashboard.logic import corpus as logic
@@ -286,6 +286,7 @@ def logs_view(shown, link: dict[str, str] | None = None) -> None:
         _open_logs_session(shown, *requested)
     if ss.get("corpus_open_error"):
         st.error(ui.escape_markdown(ss.pop("corpus_open_error")), icon=":material/error:")
+    corpus_live.live_panel()  # looks at the table every few seconds; reruns the page when it is newer
     frame = _logs_filters(shown)
     if frame.empty:
         st.info("No session matches these filters.")

@@ -32,10 +32,20 @@ from pruner.money import money
 
 
 
+#: A table file's identity on disk: (inode, size, modification time in ns). A new table (``pruner logs``
+#: replaces it by a rename) has a new one; the live panel compares them (``corpus_live``).
+Signature = tuple[int, int, int]
+
+
+def signature_of(st: os.stat_result) -> Signature:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass(frozen=True)
 class LogsCorpus:
     folder: str
     sessions: pd.DataFrame  # the rows, plus "day" (start day) and "file"
+    signature: Signature | None = None  # of the table file these rows were read from
 
     @property
     def strategies(self) -> list[str]:
@@ -52,15 +62,19 @@ def is_logs_folder(root: Path) -> bool:
 
 
 def read_logs(root: Path) -> LogsCorpus:
+    """The table's rows, read through one open file (its signature from that file too): a table replaced by
+    a rename while it is read is the old one whole, and the next look sees the new one by its signature."""
     try:
-        frame = pq.read_table(root / TABLE).to_pandas()
+        with open(root / TABLE, "rb") as fh:
+            sig = signature_of(os.fstat(fh.fileno()))
+            frame = pq.ParquetFile(fh).read().to_pandas()
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise ConfigurationError(f"{root}: cannot read the logs table ({exc}). Run pruner logs into a new "
                                  "folder and open that.") from None
     frame["day"] = frame["start"].fillna(frame["end"]).str.slice(0, 10)
     frame["file"] = frame["source"].map(lambda p: Path(p).name)
     frame = frame.sort_values(["start", "session_key"], na_position="last", kind="stable").reset_index(drop=True)
-    return LogsCorpus(folder=str(root), sessions=frame)
+    return LogsCorpus(folder=str(root), sessions=frame, signature=sig)
 
 
 def filter_rows(frame: pd.DataFrame, *, agents=(), projects=(), days: tuple[date, date] | None = None,

@@ -19,9 +19,10 @@ from typing import IO, Mapping
 
 from ..errors import ConfigurationError
 from ..logs.agents import AGENTS as AGENT_REGISTRY
-from ..logs.discover import AGENTS, discover
+from ..logs.discover import AGENTS, Location, discover
 from ..logs.names import printable
 from ..replay import strategy_names
+from . import logs_watch
 from .common import warn
 from .extras import require
 from .types import positive_int, strategy_list
@@ -79,6 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="read sessions in N processes (default %(default)s)")
     p.add_argument("--list", action="store_true", help="only print what was found; read nothing")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    logs_watch.add_arguments(p)
     from .logs_report import add_subcommand  # pruner logs report: the table rolled up (its own module)
 
     add_subcommand(p, day=_day, default_out=default_out)
@@ -142,9 +144,14 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if args.since and args.until and args.since > args.until:
         raise ConfigurationError(f"--since {args.since} is after --until {args.until}")
+    logs_watch.check(args)
     overrides = {agent: getattr(args, f"dir_{agent}") for agent in AGENTS if getattr(args, f"dir_{agent}")}
-    locations = discover(os.environ, overrides=overrides, agents=tuple(args.agent or AGENTS), since=args.since,
-                         until=args.until, project=args.project)
+
+    def find() -> list[Location]:  # again on each cycle of --watch
+        return discover(os.environ, overrides=overrides, agents=tuple(args.agent or AGENTS), since=args.since,
+                        until=args.until, project=args.project)
+
+    locations = find()
     out = sys.stdout if not args.json else sys.stderr
     print(f"{'agent':<12} {'sessions':>8} {'files':>7} {'size':>11}  {'days':<23} folder", file=out)
     for loc in locations:
@@ -187,4 +194,6 @@ def run(args: argparse.Namespace) -> int:
         warn(f"{summary.damaged_lines:,} damaged lines (not JSON, or usage that is not whole numbers in range) are "
              f"left out of the bill of {summary.damaged_sessions:,} of the sessions held: the table's damaged_lines "
              "column counts them per session, and 'pruner replay FILE' names them")
+    if args.watch and not summary.interrupted:
+        return logs_watch.follow(args, lambda: [s for loc in find() for s in loc.sessions], target, strategies)
     return 130 if summary.interrupted else 0

@@ -73,8 +73,8 @@ class FolderSum:
         return f"{signed(-100 * self.share)} %" if self.sessions else "-"
 
 
-def _saving_key(s: FolderSum) -> tuple[Any, ...]:
-    """The largest saving first; ties as the Replay page breaks them."""
+def saving_key(s: FolderSum) -> tuple[Any, ...]:
+    """The largest saving first; ties as the Replay page breaks them (``replay.answer.rank_key``)."""
     return (-round(s.saving, 6),) + rank_key(s.strategy, s.dollars, s.recall)[1:]
 
 
@@ -110,8 +110,16 @@ class FolderAnswer:
         ran, ok = self._ran(min_recall)
         if not ok or not any(s.saving > 0 for s in ran):
             return None
-        chosen = min(ok, key=_saving_key)
+        chosen = min(ok, key=saving_key)
         return chosen if chosen.saving > 0 and chosen.measurable else None
+
+    def cheapest_at_bar(self, min_recall: float = DEFAULT_MIN_RECALL) -> FolderSum | None:
+        """Of the strategies that ran on a session and keep ≥ ``min_recall`` (the recording left out), the
+        largest saving (``saving_key``), whether or not it saves anything (``best`` is the one the verdict
+        names as a saving); None when none did. The live panel's "best at the bar"."""
+        ok = [s for s in self.sums if s.sessions and s.strategy != RECORDING
+              and (s.recall is None or s.recall >= min_recall)]
+        return min(ok, key=saving_key) if ok else None
 
     def verdict(self, min_recall: float = DEFAULT_MIN_RECALL) -> str:
         """The folder's answer in one sentence, measured against the modelled recording of the same sessions."""
@@ -120,7 +128,7 @@ class FolderAnswer:
         ran, ok = self._ran(min_recall)
         if not ran:
             return "No strategy could run on any of these sessions; the recording stands."
-        key = _saving_key
+        key = saving_key
         bar = f"{100 * min_recall:g} %"
         if not any(s.saving > 0 for s in ran) or not ok:
             pool = ok or ran  # as one session's verdict: the closest that changes something

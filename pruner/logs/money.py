@@ -20,7 +20,8 @@ Built on the money modules' own results, never re-derived here:
   version is billed again by the next run.
 * ``input_tokens`` / ``cache_read_tokens`` / ``cache_write_tokens`` / ``output_tokens``: the bill's requests'
   recorded token counts summed (every billed request, priced or not; ``input_tokens`` is the uncached input
-  only, so all input is the first three), for the cache-read share of ``pruner logs report``.
+  only, so all input is the first three), for the cache-read share of ``pruner logs report`` and the live
+  panel (``pruner.logs.live``).
 * ``bill_version``: ``BILL_VERSION``, the shape of the bill's columns; a row of another (or none: a table
   written before the token columns) is read again by the next run (``pruner.logs.run.plan``).
 * ``<strategy>_lost``: the terms its context lacked at the most requests
@@ -72,6 +73,8 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("prices", _S),  # which prices (file and date)
     ("prices_version", _S),  # the shipped price table's version: a row of another is billed again
     ("bill_version", _S),  # BILL_VERSION: a row of another (or none) is read again
+    # The bill's tokens, every request once (priced or not). The cache-read share of a session is
+    # cache_read / (input + cache_read + cache_write) (``pruner.logs.live``, ``pruner.logs.report``).
     ("input_tokens", _I),  # the bill's uncached input tokens (every billed request)
     ("cache_read_tokens", _I),  # cache reads
     ("cache_write_tokens", _I),  # cache writes (1-hour ones included)

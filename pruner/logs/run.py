@@ -68,11 +68,14 @@ class Plan:
 
 
 def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = (),
-         prices: str | None = None, bound: bool = False) -> Plan:
+         prices: str | None = None, bound: bool = False, retry_errors: bool = True) -> Plan:
     """``strategies``: what this run replays; a row made with other strategies is read again.
     ``prices``: the price table's version (``money.prices_version``); a row of another is read again.
     ``bound``: this run computes the hindsight bound; a row without it (or of another ``BOUND_VERSION``)
-    is read again (a run without ``bound`` keeps the bound a row holds)."""
+    is read again (a run without ``bound`` keeps the bound a row holds).
+    ``retry_errors``: False reads a row that holds an error again only when its files changed, as any
+    other row (``pruner logs --watch``'s later cycles: a file that stays unreadable is not read again
+    every few seconds; the watch's first run, a plain run, retries every error row)."""
     from .bound import BOUND_VERSION
     from .money import BILL_VERSION, prices_version
 
@@ -93,9 +96,11 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             todo.append(s)
             new += 1
             continue
-        if row.get("error") or row.get("prices_version") != prices or (row.get("strategies") or "") != wanted \
-                or row.get("bill_version") != BILL_VERSION \
-                or (bound and row.get("bound_version") != BOUND_VERSION):
+        failed = bool(row.get("error"))
+        if (failed and retry_errors) or not failed and (
+                row.get("prices_version") != prices or (row.get("strategies") or "") != wanted
+                or row.get("bill_version") != BILL_VERSION
+                or (bound and row.get("bound_version") != BOUND_VERSION)):
             todo.append(s)
             changed += 1
             retried += bool(row.get("error"))
@@ -235,10 +240,11 @@ def _on_term(signum: int, frame: FrameType | None) -> NoReturn:  # pragma: no co
 
 
 def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ...] = (), workers: int = 1,
-             progress: Progress | None = None, bound: bool = False) -> LogsSummary:
+             progress: Progress | None = None, bound: bool = False, retry_errors: bool = True) -> LogsSummary:
     """Bring ``out``'s table up to date with ``found`` (see the module docstring); ``strategies``:
     the replay strategies whose dollars each row holds (none: the bill and the ledger only); ``bound``:
-    each row also holds the hindsight bound (``pruner.logs.bound``; needs ``strategies``)."""
+    each row also holds the hindsight bound (``pruner.logs.bound``; needs ``strategies``);
+    ``retry_errors``: see ``plan``."""
     from .money import COLUMNS as MONEY_COLUMNS
 
     start = time.perf_counter()
@@ -249,7 +255,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         tidy(out)
         # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
         index = load_rows(out, columns=PLAN_COLUMNS)
-        p = plan(found, index, strategies, bound=bound)
+        p = plan(found, index, strategies, bound=bound, retry_errors=retry_errors)
         changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged)
         rows = load_rows(out) if changes else dict(index)
         for key, files in p.touched:
