@@ -34,8 +34,8 @@ def people(shared: str) -> list[tuple[str, str]]:
     """(person, home folder) for each sub-folder of ``shared``, in name order."""
     if not os.path.isdir(shared):
         what = "does not exist" if not os.path.lexists(shared) else "is not a folder"
-        raise ConfigurationError(f"{printable(shared)}: {what}; --homes takes a folder holding one home folder per "
-                                 "person or machine", setting="homes")
+        raise ConfigurationError(f"{printable(shared)}: {what}; a team's folder holds one home folder per person "
+                                 "or machine", setting="homes")
     try:
         names = sorted(os.listdir(shared))
     except OSError as exc:
