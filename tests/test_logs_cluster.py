@@ -251,7 +251,7 @@ def test_scheduler_run_makes_the_local_runs_table_row_for_row(cluster, real_data
     for a, b in zip(on_cluster, here):
         assert a == b, a["session_key"]  # no timing column: every cell equal
     _assert_billed_as_the_raw_files(on_cluster, shared)
-    again = _logs(cluster, shared, out)  # a rerun reads nothing (and needs no task)
+    again = _logs(cluster, shared, out, "--strategies", "full,cache_aware")  # a rerun reads nothing, runs no task
     stdout, stderr = again.communicate(timeout=RUN_TIMEOUT_S)
     assert again.returncode == 0 and json.loads(stdout)["read"] == 0, stderr
 
@@ -289,3 +289,51 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(cluster, real_data
     assert summary["read"] == len(rows) == len({r["session_key"] for r in rows}) and summary["errors"] == 0
     _assert_billed_as_the_raw_files(rows, shared)
     print(f"\n[logs cluster] killed worker0 while it read {killed_while}; {len(rows)} sessions, each once")
+
+
+def test_a_task_that_fails_for_good_is_an_error_row_the_next_run_reads_again(real_data, tmp_path, monkeypatch):
+    """A task Dask gives up on (a worker killed more often than it allows, a reader that runs out of memory)
+    must not drop its sessions: each becomes an error row, and the next run reads it again."""
+    from distributed import LocalCluster
+
+    from pruner.logs import run as logs_run
+    from pruner.logs.cluster import DaskReader
+
+    shared = _shared(real_data, tmp_path / "shared")
+    sessions = [s for _, loc in discover_homes(str(shared)) for s in loc.sessions]
+    doomed = sessions[0].key
+    real = logs_run.read_session
+
+    def failing(found, strategies=(), bound=False):
+        if found.key == doomed:
+            raise MemoryError("no room for this one")
+        return real(found, strategies, bound)
+
+    out = tmp_path / "out"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        monkeypatch.setattr(logs_run, "read_session", failing)  # in this process: the workers are threads here
+        first = run_logs(sessions, str(out), reader=DaskReader(cluster.scheduler_address))
+        rows = {r["session_key"]: r for r in _rows(out)}
+        assert (first.read, first.errors) == (len(sessions), 1) and len(rows) == len(sessions)
+        assert rows[doomed]["error"].endswith("not read on the Dask cluster (MemoryError: no room for this one); "
+                                              "run the command again to read it")
+        monkeypatch.setattr(logs_run, "read_session", real)
+        second = run_logs(sessions, str(out), reader=DaskReader(cluster.scheduler_address))
+    assert (second.read, second.retried, second.errors) == (1, 1, 0)
+    _assert_billed_as_the_raw_files(_rows(out), shared)
+
+
+def test_cli_list_names_each_person_and_their_agents_folders(real_data, tmp_path, capsys):
+    shared = _shared(real_data, tmp_path / "shared")
+    assert main(["logs", "--homes", str(shared), "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["person", "agent", "sessions"]
+    listed = {(line.split()[0], line.split()[1]): int(line.split()[2]) for line in lines[1:]}
+    assert len(listed) == len(PEOPLE) * 4  # every agent of every person, found or not
+    expected: dict[tuple[str, str], int] = {}
+    for person, layout in PEOPLE.items():
+        for folder, _, _ in layout:
+            if "subagents" not in folder:
+                key = (person, AGENT_OF[folder.split("/")[0]])
+                expected[key] = expected.get(key, 0) + 1
+    assert {k: n for k, n in listed.items() if n} == expected
