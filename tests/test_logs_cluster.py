@@ -158,7 +158,8 @@ def test_reading_a_session_is_pure_so_a_retried_task_gives_the_same_row(real_dat
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--homes", "{tmp}/nowhere"], "nowhere: does not exist; a team's folder holds one home folder per person or machine (choose it with --homes"),
+    (["--homes", "{tmp}/nowhere"],
+     "nowhere: does not exist; a team's folder holds one home folder per person or machine (choose it with --homes"),
     (["--homes", "{tmp}", "--claude-dir", "{tmp}"], "--claude-dir names one agent folder of one home"),
     (["--homes", "{tmp}", "--scheduler", "not an address"], "not a scheduler address"),
     (["--homes", "{tmp}", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "not allowed with argument"),
