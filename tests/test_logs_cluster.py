@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pruner.cli import main
 from pruner.logs import read_session, run_logs
@@ -338,3 +340,25 @@ def test_cli_list_names_each_person_and_their_agents_folders(real_data, tmp_path
                 key = (person, AGENT_OF[folder.split("/")[0]])
                 expected[key] = expected.get(key, 0) + 1
     assert {k: n for k, n in listed.items() if n} == expected
+
+
+_names = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x2FF, blacklist_characters="/"), min_size=1,
+                 max_size=8)
+
+
+@given(sessions=st.lists(st.tuples(_names, st.integers(0, 3), st.integers(0, 10**7)), max_size=300,
+                         unique_by=lambda t: (t[0], t[1])),
+       workers=st.integers(1, 16), strategies=st.sampled_from([(), ("full",), ("full", "cache_aware")]))
+def test_the_tasks_hold_every_session_once_under_distinct_keys(sessions, workers, strategies):
+    """The split into Dask tasks loses and duplicates nothing, whatever the sessions, sizes and workers."""
+    from pruner.logs import FileState, LogSession
+    from pruner.logs.cluster import tasks
+
+    todo = tuple(LogSession("claude_code", "p", FileState(f"/shared/p{person}/{name}.jsonl", size, 1),
+                            person=f"p{person}") for name, person, size in sessions)
+    split = tasks(todo, workers, strategies, False, "token")
+    held = [s for chunk in split.values() for s in chunk]
+    assert sorted(s.key for s in held) == sorted(s.key for s in todo)
+    assert len(held) == len(todo) and all(split.values())
+    assert all(len(chunk) == 1 for chunk in split.values()) or not strategies
+    assert all(len(chunk) <= 64 for chunk in split.values())

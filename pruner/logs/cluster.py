@@ -54,6 +54,16 @@ def task_key(chunk: tuple[LogSession, ...], strategies: tuple[str, ...], bound: 
     return f"pruner-logs-{hashlib.sha256(ident.encode('utf-8', 'surrogateescape')).hexdigest()[:24]}-{run_token}"
 
 
+def tasks(todo: tuple[LogSession, ...], workers: int, strategies: tuple[str, ...], bound: bool, run_token: str
+          ) -> dict[str, tuple[LogSession, ...]]:
+    """Task key -> its sessions: every session of ``todo`` in exactly one task, largest first (as the local
+    pool: the last tasks are the small ones, so no worker idles while another reads a big session)."""
+    ordered = sorted(todo, key=lambda s: (-s.size, s.key))
+    size = chunk_size(len(ordered), workers, strategies)
+    chunks = [tuple(ordered[n:n + size]) for n in range(0, len(ordered), size)]
+    return {task_key(c, strategies, bound, run_token): c for c in chunks}
+
+
 def failed_row(session: LogSession, why: str) -> dict[str, Any]:
     """The row of a session whose task failed for good: an error row, read again by the next run."""
     row = base_row(session, [""] * len(session.files))
@@ -86,12 +96,7 @@ class DaskReader:
             workers = _check_workers(client, address)
             if self.on_cluster:
                 self.on_cluster(address, workers)
-            # Largest first, as the local pool: the last tasks are the small ones
-            ordered = sorted(todo, key=lambda s: (-s.size, s.key))
-            size = chunk_size(len(ordered), workers, strategies)
-            chunks = [tuple(ordered[n:n + size]) for n in range(0, len(ordered), size)]
-            token = secrets.token_hex(6)
-            by_key = {task_key(c, strategies, bound, token): c for c in chunks}
+            by_key = tasks(todo, workers, strategies, bound, secrets.token_hex(6))
             futures = client.map(read_chunk, list(by_key.values()), strategies=strategies, bound=bound,
                                  key=list(by_key), pure=False)
             try:
