@@ -16,7 +16,12 @@ row; a table of an earlier version records no price-table version, so its rows
 are all read again once). One session is one row
 whatever the number of paths to it (``pruner.logs.aliases``); a row held under
 another path of a file this run lists (a table written before that rule, or a
-link added since) is dropped, so nothing is billed twice.
+link added since) is dropped, so nothing is billed twice. A row whose session is found now under
+another person (``pruner.logs.homes``: a team's folder renamed, or a table a plain run made) has its
+``person`` rewritten; the person is where the files were found, not their content, so it is not read.
+
+Where the sessions are read is the run's one seam (``Reader``): this process or a pool of them by
+default, a Dask cluster with ``pruner.logs.cluster.DaskReader``; the rest is the same either way.
 
 The run commits its rows every ``COMMIT_SECONDS`` (one atomic rename of the
 table, see ``pruner.logs.table``), so an interrupted run (Ctrl-C, SIGTERM, or
