@@ -36,6 +36,7 @@ SETTING_FLAGS = {
     "skip_bad_lines": "--skip-bad-lines skips such lines",
     "out": "choose it with --out DIR",
     "seeds": "set it with --seeds N",
+    "homes": "choose it with --homes SHARED",
 }
 
 

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import time
-from typing import IO, Mapping
+from typing import IO, TYPE_CHECKING, Mapping
 
 from ..errors import ConfigurationError
 from ..logs.agents import AGENTS as AGENT_REGISTRY
@@ -25,7 +25,10 @@ from ..replay import strategy_names
 from . import logs_watch
 from .common import warn
 from .extras import require
-from .types import positive_int, strategy_list
+from .types import dask_address, positive_int, strategy_list
+
+if TYPE_CHECKING:  # pragma: no cover - the run's types need pyarrow (the logs extra), imported when it runs
+    from ..logs.run import Reader
 
 NAME = "logs"
 _TITLES = [a.title for a in AGENT_REGISTRY.values()]
@@ -59,6 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for agent in AGENT_REGISTRY.values():
         p.add_argument(f"--{agent.flag}-dir", dest=f"dir_{agent.name}", default=None, metavar="DIR",
                        help=f"read {agent.name} sessions from DIR instead of the agent's own folder")
+    p.add_argument("--homes", default=None, metavar="SHARED",
+                   help="a team's logs: SHARED holds one folder per person or machine, each laid out as a home "
+                        "folder (SHARED/alice/.claude/projects/..., SHARED/bob/.codex/sessions/...); each is "
+                        "searched as ~ is, and the table's person column names it")
     p.add_argument("--agent", action="append", choices=AGENTS, default=None,
                    help="only this agent (repeatable; default: all)")
     p.add_argument("--since", type=_day, default=None, metavar="YYYY-MM-DD",
@@ -76,14 +83,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "session; see docs/explanation/hindsight-bound.md) and end with what it and cache_aware "
                         "would have saved; slow today on long sessions (about two minutes for 388 requests on a "
                         "busy 2-core machine), so off by default")
-    p.add_argument("--workers", type=positive_int, default=1, metavar="N",
-                   help="read sessions in N processes (default %(default)s)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                       help="read sessions in N processes (default %(default)s)")
+    where.add_argument("--scheduler", type=dask_address, default=None, metavar="ADDRESS",
+                       help="read sessions on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (the batch "
+                            "extra); its workers must read the logs at the same paths; the table is written here")
     p.add_argument("--list", action="store_true", help="only print what was found; read nothing")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     logs_watch.add_arguments(p)
     from .logs_report import add_subcommand  # pruner logs report: the table rolled up (its own module)
 
     add_subcommand(p, day=_day, default_out=default_out)
+
+
+def _cluster_reader(scheduler: str) -> Reader:
+    from ..logs.cluster import DaskReader
+
+    def on_cluster(address: str, workers: int) -> None:
+        print(f"dask: {printable(address)} with {workers} worker(s)", file=sys.stderr, flush=True)
+
+    return DaskReader(scheduler, on_cluster=on_cluster)
+
+
+def person_line(target: str, keys: list[str]) -> str:
+    """What each person's (or machine's) sessions were billed, with --homes (the table's person column)."""
+    from ..logs.homes import person_totals
+    from ..logs.table import load_rows
+    from ..money import money
+
+    wanted = set(keys)
+    held = load_rows(target, columns=("session_key", "source", "files", "person", "billed", "removed"))
+    rows = [r for k, r in sorted(held.items()) if k in wanted]
+    return "Billed by person (the bill's prices, as above): " + "; ".join(
+        f"{printable(person) or '-'} {money(dollars)} ({n:,} sessions)" for person, n, dollars in person_totals(rows))
 
 
 def _mb(n: int) -> str:
@@ -146,33 +179,47 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--since {args.since} is after --until {args.until}")
     logs_watch.check(args)
     overrides = {agent: getattr(args, f"dir_{agent}") for agent in AGENTS if getattr(args, f"dir_{agent}")}
+    agents = tuple(args.agent or AGENTS)
+    if args.homes and overrides:
+        flags = ", ".join(f"--{AGENT_REGISTRY[agent].flag}-dir" for agent in overrides)
+        raise ConfigurationError(f"{flags} names one agent folder of one home; with --homes each person's "
+                                 "folders are found in their own sub-folder: drop it", setting="homes")
 
-    def find() -> list[Location]:  # again on each cycle of --watch
-        return discover(os.environ, overrides=overrides, agents=tuple(args.agent or AGENTS), since=args.since,
-                        until=args.until, project=args.project)
+    def find() -> list[tuple[str, Location]]:  # (person, folder); again on each cycle of --watch
+        if args.homes:
+            from ..logs.homes import discover_homes
+
+            return discover_homes(args.homes, agents=agents, since=args.since, until=args.until,
+                                  project=args.project)
+        return [("", loc) for loc in discover(os.environ, overrides=overrides, agents=agents,
+                                              since=args.since, until=args.until, project=args.project)]
 
     locations = find()
     out = sys.stdout if not args.json else sys.stderr
-    print(f"{'agent':<12} {'sessions':>8} {'files':>7} {'size':>11}  {'days':<23} folder", file=out)
-    for loc in locations:
+    who = f"{'person':<12} " if args.homes else ""
+    print(f"{who}{'agent':<12} {'sessions':>8} {'files':>7} {'size':>11}  {'days':<23} folder", file=out)
+    for person, loc in locations:
         days = loc.date_range()
         span = f"{days[0]} .. {days[1]}" if days else "-"
         where = printable(loc.folder) + ("" if loc.how == "default" else f" ({loc.how})")
         state = "" if os.path.isdir(loc.folder) else "  (not found)"
-        print(f"{loc.agent:<12} {len(loc.sessions):>8,} {loc.files:>7,} {_mb(loc.size):>11}  {span:<23} {where}{state}",
-              file=out)
+        who = f"{printable(person):<12} " if args.homes else ""
+        print(f"{who}{loc.agent:<12} {len(loc.sessions):>8,} {loc.files:>7,} {_mb(loc.size):>11}  {span:<23} "
+              f"{where}{state}", file=out)
     if args.list:
         return 0
     require("pruner logs", "logs")  # finding and listing need no extra; the table is Parquet
+    if args.scheduler:
+        require("pruner logs --scheduler", "batch")  # Dask, as pruner batch
     from ..logs.run import run_logs
 
-    sessions = [s for loc in locations for s in loc.sessions]
+    sessions = [s for _, loc in locations for s in loc.sessions]
     target = os.path.abspath(args.out or default_out())
     strategies = () if args.bill_only else tuple(args.strategies)
     if args.bound and not strategies:
         raise ConfigurationError("--bound needs the strategies' replay; drop --bill-only to compute it")
     summary = run_logs(sessions, target, strategies=strategies, workers=args.workers, progress=_Progress(sys.stderr),
-                       bound=args.bound)
+                       bound=args.bound, reader=_cluster_reader(args.scheduler) if args.scheduler else None)
     if args.json:
         print(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
     else:
@@ -188,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
                   "another path to the same file were dropped (one session, one row)")
         for line in closing_lines(target, [s.key for s in sessions]):
             print(line)
+        if args.homes:
+            print(person_line(target, [s.key for s in sessions]))
         if summary.interrupted:
             print("interrupted: what was read is kept; run the same command again to finish", file=sys.stderr)
     if summary.damaged_lines:
@@ -195,5 +244,5 @@ def run(args: argparse.Namespace) -> int:
              f"left out of the bill of {summary.damaged_sessions:,} of the sessions held: the table's damaged_lines "
              "column counts them per session, and 'pruner replay FILE' names them")
     if args.watch and not summary.interrupted:
-        return logs_watch.follow(args, lambda: [s for loc in find() for s in loc.sessions], target, strategies)
+        return logs_watch.follow(args, lambda: [s for _, loc in find() for s in loc.sessions], target, strategies)
     return 130 if summary.interrupted else 0

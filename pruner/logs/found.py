@@ -25,12 +25,16 @@ class FileState:
 
 @dataclass(frozen=True)
 class LogSession:
-    """One session's files: the main file first, then its subagent files (path order)."""
+    """One session's files: the main file first, then its subagent files (path order).
+
+    ``person``: the sub-folder of a team's shared folder it was found under (``pruner.logs.homes``),
+    "" when it was found in this machine's own home folder."""
 
     agent: str
     project: str
     main: FileState
     subagents: tuple[FileState, ...] = ()
+    person: str = ""
 
     @property
     def files(self) -> tuple[FileState, ...]:

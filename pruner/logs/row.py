@@ -100,7 +100,8 @@ def damaged_lines(session: Session) -> int:
 def base_row(found: LogSession, digests: list[str]) -> dict[str, Any]:
     """What is known before the file is parsed: identity, files (path, size, mtime, digest). A path in
     ``files`` is JSON (any name survives it); ``source`` and ``project`` are shown (``names.printable``)."""
-    return {"session_key": found.key, "agent": found.agent, "project": printable(found.project),
+    return {"session_key": found.key, "agent": found.agent, "person": printable(found.person),
+            "project": printable(found.project),
             "source": printable(found.main.path),
             "files": json.dumps([[f.path, f.size, f.mtime_ns, d] for f, d in zip(found.files, digests)]),
             "bytes": found.size, "subagent_files": len(found.subagents), "removed": False}

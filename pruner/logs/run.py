@@ -17,7 +17,12 @@ are all read again once), or whose bill columns are of another shape (``money.BI
 table written before a bill column was added is read again once, as for the price table). One session is one row
 whatever the number of paths to it (``pruner.logs.aliases``); a row held under
 another path of a file this run lists (a table written before that rule, or a
-link added since) is dropped, so nothing is billed twice.
+link added since) is dropped, so nothing is billed twice. A row whose session is found now under
+another person (``pruner.logs.homes``: a team's folder renamed, or a table a plain run made) has its
+``person`` rewritten; the person is where the files were found, not their content, so it is not read.
+
+Where the sessions are read is the run's one seam (``Reader``): this process or a pool of them by
+default, a Dask cluster with ``pruner.logs.cluster.DaskReader``; the rest is the same either way.
 
 The run commits its rows every ``COMMIT_SECONDS`` (one atomic rename of the
 table, see ``pruner.logs.table``), so an interrupted run (Ctrl-C, SIGTERM, or
@@ -45,7 +50,7 @@ from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summa
 
 #: The columns ``plan`` reads (and the run's summary of what the table holds).
 PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed", "prices_version", "bound_version",
-                "damaged_lines", "bill_version")
+                "damaged_lines", "bill_version", "person")
 #: How often a run writes what it has so far (seconds).
 COMMIT_SECONDS = 5.0
 
@@ -65,6 +70,7 @@ class Plan:
     repriced: int = 0  # of ``changed``: rows billed at another price table (or of an earlier version)
     returned: tuple[str, ...] = ()  # keys marked removed whose main file is back (same content)
     merged: tuple[str, ...] = ()  # keys held under another path of a file listed now: dropped
+    relabelled: tuple[tuple[str, str], ...] = ()  # (session key, person): found now under another person
 
 
 def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = (),
@@ -84,7 +90,7 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
     wanted = ",".join(strategies)
     new = changed = unchanged = retried = repriced = 0
     seen: set[str] = set()
-    returned = []
+    returned, relabelled = [], []
     identities = set()
     for s in found:
         if s.key in seen:  # two names that escape alike (``names.printable``): the first is the session
@@ -108,6 +114,8 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             continue
         if row.get("removed"):
             returned.append(s.key)  # unless its content changed (then its new row is not removed either)
+        if (row.get("person") or "") != printable(s.person):  # a label, not content: the row is not read again
+            relabelled.append((s.key, printable(s.person)))
         old = {state.path: (state, digest) for state, digest in states_of(row)}
         if [f.path for f in s.files] == [path for path in old] and all(
                 (old[f.path][0].size, old[f.path][0].mtime_ns) == (f.size, f.mtime_ns) for f in s.files):
@@ -145,7 +153,7 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
         elif not r.get("removed") and not os.path.exists(main):
             removed.append(k)
     return Plan(tuple(todo), new, changed, tuple(touched), unchanged, tuple(removed), digests, retried, repriced,
-                tuple(returned), tuple(merged))
+                tuple(returned), tuple(merged), tuple(relabelled))
 
 
 def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
@@ -203,6 +211,10 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: boo
 
 #: (sessions done, sessions to do, files done, files to do, bytes done, bytes to do, seconds so far)
 Progress = Callable[[int, int, int, int, int, int, float], None]
+#: Where the sessions are read: (sessions, strategies, bound) -> (session, ``read_session``'s row) for each,
+#: in any order. The run's own is ``_rows`` (this process or a pool of them); ``pruner.logs.cluster`` reads
+#: on a Dask cluster. The plan, the merge into the table and its commits stay the run's, whoever reads.
+Reader = Callable[[tuple[LogSession, ...], tuple[str, ...], bool], Iterable[tuple[LogSession, dict[str, Any]]]]
 
 
 @dataclass(frozen=True)
@@ -240,11 +252,13 @@ def _on_term(signum: int, frame: FrameType | None) -> NoReturn:  # pragma: no co
 
 
 def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ...] = (), workers: int = 1,
-             progress: Progress | None = None, bound: bool = False, retry_errors: bool = True) -> LogsSummary:
+             progress: Progress | None = None, bound: bool = False, retry_errors: bool = True,
+             reader: Reader | None = None) -> LogsSummary:
     """Bring ``out``'s table up to date with ``found`` (see the module docstring); ``strategies``:
     the replay strategies whose dollars each row holds (none: the bill and the ledger only); ``bound``:
     each row also holds the hindsight bound (``pruner.logs.bound``; needs ``strategies``);
-    ``retry_errors``: see ``plan``."""
+    ``retry_errors``: see ``plan``; ``reader``: where the sessions are read (``Reader``; default
+    ``workers`` processes of this machine)."""
     from .money import COLUMNS as MONEY_COLUMNS
 
     start = time.perf_counter()
@@ -256,7 +270,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
         index = load_rows(out, columns=PLAN_COLUMNS)
         p = plan(found, index, strategies, bound=bound, retry_errors=retry_errors)
-        changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged)
+        changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged or p.relabelled)
         rows = load_rows(out) if changes else dict(index)
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
@@ -266,7 +280,10 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             rows[key] = {**rows[key], "removed": False}
         for key in p.merged:
             del rows[key]
-        if p.touched or p.removed or p.returned or p.merged or not os.path.exists(os.path.join(out, TABLE)):
+        for key, person in p.relabelled:
+            rows[key] = {**rows[key], "person": person}
+        if p.touched or p.removed or p.returned or p.merged or p.relabelled \
+                or not os.path.exists(os.path.join(out, TABLE)):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
         total_files = sum(len(s.files) for s in p.todo)
@@ -277,7 +294,9 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         try:
             if progress:
                 progress(0, len(p.todo), 0, total_files, 0, total_bytes, 0.0)
-            for found_session, row in _rows(p.todo, workers, strategies, bound):
+            # not held in a name: an interrupted loop drops the reading at once, which cancels what is not started
+            for found_session, row in (reader(p.todo, strategies, bound) if reader
+                                       else _rows(p.todo, workers, strategies, bound)):
                 rows[found_session.key] = row
                 done += 1
                 done_files += len(found_session.files)

@@ -39,6 +39,7 @@ _S, _I, _F, _B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 BASE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("session_key", _S),  # "<agent>:<main file>": a session's identity across runs
     ("agent", _S),  # claude_code, codex, pi, gemini_cli
+    ("person", _S),  # pruner logs --homes: the person's or machine's sub-folder; "" (null: earlier tables) else
     ("project", _S),  # the folder the agent filed it under (Codex: the recorded cwd)
     ("cwd", _S),  # the working folder the session records ("" when none)
     ("source", _S),  # the main file
