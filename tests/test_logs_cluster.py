@@ -362,3 +362,21 @@ def test_the_tasks_hold_every_session_once_under_distinct_keys(sessions, workers
     assert len(held) == len(todo) and all(split.values())
     assert all(len(chunk) == 1 for chunk in split.values()) or not strategies
     assert all(len(chunk) <= 64 for chunk in split.values())
+
+
+def test_report_by_person_sums_each_persons_raw_files(real_data, tmp_path, capsys):
+    """``pruner logs report --by person`` on a ``--homes`` table: each person's billed dollars are the sum
+    of their own raw files (computed here from the JSONL), and the groups add up to the whole."""
+    shared = _shared(real_data, tmp_path / "shared")
+    out = tmp_path / "out"
+    run_logs([s for _, loc in discover_homes(str(shared)) for s in loc.sessions], str(out))
+    capsys.readouterr()
+    assert main(["logs", "report", "--out", str(out), "--by", "person", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    groups = report["groups"] if isinstance(report, dict) else report
+    got = {g["group"]: g["billed"] for g in groups}
+    want: dict[str, float] = {}
+    for person, dollars in _expected(shared).values():
+        want[person] = want.get(person, 0.0) + dollars
+    assert got == pytest.approx(want, abs=1e-6)
+    assert sorted(got) == sorted(PEOPLE)

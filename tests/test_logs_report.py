@@ -134,8 +134,8 @@ def test_report_on_a_folder_without_a_table_is_one_line_naming_it(tmp_path, caps
     assert main(["logs", "report", "--out", str(tmp_path), "--since", "2026-02-01", "--until", "2026-01-01"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--since 2026-02-01 is after --until 2026-01-01" in err[0]
-    assert main(["logs", "report", "--by", "person"]) == 2  # not a grouping: argparse's one line
-    assert "invalid choice: 'person'" in capsys.readouterr().err
+    assert main(["logs", "report", "--by", "hour"]) == 2  # not a grouping: argparse's one line
+    assert "invalid choice: 'hour'" in capsys.readouterr().err
 
 
 def test_rows_of_a_table_without_the_token_columns_are_read_again_once(logs):

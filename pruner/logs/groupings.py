@@ -24,8 +24,11 @@ the group of
 * ``model``: the session's main model: the one with the most billed requests in ``billed_by_model``
   (ties: the larger dollars, then the name), else the most requests in ``models``.
 
+* ``person``: the row's ``person`` (``pruner logs --homes``); a session of this machine's own home folder
+  (``""``, or null in a table written before the column) is in ``THIS_MACHINE``.
+
 A row without the field a grouping reads is in the group ``NONE`` (never dropped). Another grouping
-(a ``person`` column, say) is one more entry in ``GROUPINGS``.
+is one more entry in ``GROUPINGS``.
 """
 
 from __future__ import annotations
@@ -86,6 +89,17 @@ def _column(name: str) -> Callable[[Row], str | None]:
     return key
 
 
+#: The ``person`` of a session found in this machine's own home folder (a run without ``--homes``).
+THIS_MACHINE = "(this machine)"
+
+
+def _person(row: Row) -> str:
+    """The sub-folder of the team's folder the session was found under (``pruner.logs.homes``); a row of a
+    plain run (``""``) or of a table written before the column (null) is this machine's."""
+    value = row.get("person")
+    return value if isinstance(value, str) and value else THIS_MACHINE
+
+
 def main_model(row: Row) -> str | None:
     """The model most of the session's billed requests went to (see the module)."""
     for column, rank in (("billed_by_model", _billed_rank), ("models", _count_rank)):
@@ -131,6 +145,7 @@ GROUPINGS: dict[str, Grouping] = {g.name: g for g in (
     Grouping("project", "the folder the agent filed the session under", per_row(_column("project"))),
     Grouping("model", "the session's main model (most billed requests)", per_row(main_model)),
     Grouping("agent", "the agent that recorded the session", per_row(_column("agent"))),
+    Grouping("person", "the person or machine whose folder held it (pruner logs --homes)", per_row(_person)),
 )}
 
 
