@@ -113,12 +113,14 @@ def _in_range(session: LogSession, since: str | None, until: str | None) -> bool
     Its days are the ones it records: its first day the first timestamp of its main file, its last the
     latest last timestamp of its files (a copied or touched file keeps the session's dates; its
     modification day stands in only when it records none)."""
-    recorded = [t for t in (last_timestamp(f.path) for f in session.files) if t]
+    # A session inside a database (``LogSession.entry``) has its records' time as its file's, and the
+    # database's bytes are no session's: its days are that time's.
+    recorded = [t for t in (last_timestamp(f.path) for f in session.files) if t] if not session.entry else []
     last = max(recorded)[:10] if recorded else _day(max(f.mtime_ns for f in session.files))
     if since and last < since:
         return False
     if until:
-        first = (first_timestamp(session.main.path) or last)[:10]
+        first = ((first_timestamp(session.main.path) if not session.entry else None) or last)[:10]
         if first > until:
             return False
     return True

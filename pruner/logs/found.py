@@ -25,12 +25,18 @@ class FileState:
 
 @dataclass(frozen=True)
 class LogSession:
-    """One session's files: the main file first, then its subagent files (path order)."""
+    """One session's files: the main file first, then its subagent files (path order).
+
+    ``entry`` names a session that is one of many inside its main file (an agent's database holding
+    every session: OpenCode's ``opencode.db``); "" for a session that is its file. Such a session's
+    ``main`` is the database with the session's own size (the bytes of its records) and time (its
+    latest record's), so a run sees which sessions of the database changed without reading it."""
 
     agent: str
     project: str
     main: FileState
     subagents: tuple[FileState, ...] = ()
+    entry: str = ""
 
     @property
     def files(self) -> tuple[FileState, ...]:
@@ -43,8 +49,9 @@ class LogSession:
     @property
     def key(self) -> str:
         """The session's identity across runs: its agent and main file (a name that is not UTF-8 with
-        its undecodable bytes escaped, ``pruner.logs.names``)."""
-        return f"{self.agent}:{printable(self.main.path)}"
+        its undecodable bytes escaped, ``pruner.logs.names``), and its ``entry`` after ``#``."""
+        key = f"{self.agent}:{printable(self.main.path)}"
+        return f"{key}#{printable(self.entry)}" if self.entry else key
 
 
 def file_state(path: str) -> FileState | None:

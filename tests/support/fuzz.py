@@ -283,11 +283,45 @@ def gemini_cli_file(draw, odds) -> Any:
     return {"sessionId": "s1", "projectHash": "p", "messages": messages}
 
 
+@st.composite
+def opencode_tokens(draw, odds) -> Any:
+    cache = record(draw, {"read": st.integers(0, 9000), "write": st.integers(0, 9000)}, odds)
+    return record(draw, {"input": st.integers(0, 9000), "output": st.integers(0, 9000),
+                         "reasoning": st.integers(0, 900), "cache": st.just(cache)}, odds)
+
+
+@st.composite
+def opencode_part(draw, odds, name: str) -> Any:
+    state = record(draw, {"status": kind(["completed", "error", "running"], ["done"], odds), "input": arguments(odds),
+                          "output": TEXT, "error": TEXT,
+                          "time": st.fixed_dictionaries({"start": st.integers(0, 2 * 10**12),
+                                                         "end": st.integers(0, 2 * 10**12)})}, odds)
+    return record(draw, {"id": st.just(name), "type": kind(["step-start", "text", "reasoning", "tool", "tool",
+                                                            "step-finish", "patch"], ["bogus"], odds),
+                         "text": TEXT, "callID": CALL_IDS, "tool": NAMES, "state": st.just(state),
+                         "tokens": opencode_tokens(odds), "cost": st.floats(0, 2)}, odds)
+
+
+@st.composite
+def opencode_file(draw, odds) -> Any:
+    messages = []
+    for k in range(draw(st.integers(0, 6))):
+        info = record(draw, {"id": st.just(f"msg_{k}") | IDS, "role": kind(["user", "assistant", "assistant"],
+                                                                            ["system"], odds),
+                             "time": st.fixed_dictionaries({"created": st.integers(0, 2 * 10**12)}),
+                             "modelID": st.just("claude-sonnet-4-5"), "providerID": st.just("anthropic"),
+                             "tokens": opencode_tokens(odds), "cost": st.floats(0, 2)}, odds)
+        parts = [draw(opencode_part(odds, f"prt_{k}_{j}")) for j in range(draw(st.integers(0, 5)))]
+        messages.append(record(draw, {"info": st.just(info), "parts": st.just(parts)}, odds))
+    return {"info": {"id": "ses_1", "title": "t", "directory": "/w"}, "messages": messages}
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
-         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False)}
+         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
+         "opencode": (opencode_file, False)}
 
 
 # -- from values to text --------------------------------------------------------------------------------

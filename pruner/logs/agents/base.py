@@ -36,4 +36,8 @@ class Agent:
     #: The full importer of one listed session, when its main file is not one transcript file that
     #: ``pruner.formats.load_session`` reads (a folder of JSON files, a database row); None: that.
     load: Callable[[LogSession], Session] | None = None
+    #: The reader of one listed session inside a file of many (``LogSession.entry``, a database row):
+    #: ``(session, SHA-256 of its records)``; with ``bill_only`` it may return the bill's skeleton (as
+    #: ``read_usage``) or None when unsure, and the full reading follows.
+    read_entry: Callable[[LogSession, bool], Optional[tuple[Session, str]]] | None = None
     order: int = 100  # where it is listed (registration order)
