@@ -42,9 +42,11 @@ reported; a shape it cannot read (a message that is not an object, parts that ar
 refused with the place named.
 
 >>> doc = ('{"info": {"id": "ses_1", "title": "t", "directory": "/w"}, "messages": ['
-...        '{"info": {"id": "msg_1", "role": "user", "time": {"created": 0}}, "parts": [{"type": "text", "text": "hi"}]},'
+...        '{"info": {"id": "msg_1", "role": "user", "time": {"created": 0}},'
+...        ' "parts": [{"type": "text", "text": "hi"}]},'
 ...        '{"info": {"id": "msg_2", "role": "assistant", "modelID": "m", "providerID": "p", "time": {"created": 0}},'
-...        ' "parts": [{"id": "prt_1", "type": "step-start"}, {"id": "prt_2", "type": "text", "text": "ok"},'
+...        ' "parts": [{"id": "prt_1", "type": "step-start"},'
+...        ' {"id": "prt_2", "type": "text", "text": "ok"},'
 ...        ' {"id": "prt_3", "type": "step-finish", "cost": 0.5, "tokens": {"input": 10, "output": 2,'
 ...        ' "reasoning": 1, "cache": {"read": 5, "write": 0}}}]}]}')
 >>> s = loads(doc)
@@ -124,7 +126,7 @@ def opencode_usage(b: SessionBuilder, tokens: Any, cost: Any, where: str) -> dic
     the usage, reported."""
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache: JsonObject = tokens["cache"] if isinstance(tokens.get("cache"), dict) else {}
     raw = checked_usage(b, where, {"input": ("input", tokens.get("input")), "output": ("output", tokens.get("output")),
                                    "cache_read": ("cache.read", cache.get("read")),
                                    "cache_write": ("cache.write", cache.get("write")),
@@ -161,7 +163,8 @@ def _string(b: SessionBuilder, data: JsonObject, key: str, where: str) -> str:
 
 
 def _user(b: SessionBuilder, mid: str, info: Record, parts: list[Record], meta: dict[str, Any]) -> None:
-    texts, kept = [], []
+    texts: list[str] = []
+    kept: list[Any] = []
     for p in parts:
         kind = p.data.get("type")
         if kind == "text":

@@ -1,7 +1,8 @@
 """OpenCode's storage written as OpenCode writes it, for the fixtures and the generated tests.
 
 The tables are those of ``packages/opencode/src/session/session.sql.ts`` and
-``packages/opencode/src/project/project.sql.ts`` (OpenCode, MIT; anomalyco/opencode@063e8306d9895af9bdd175306cfa4fa3291fd83a),
+``packages/opencode/src/project/project.sql.ts`` (OpenCode, MIT;
+anomalyco/opencode@063e8306d9895af9bdd175306cfa4fa3291fd83a),
 as drizzle creates them (``migration/*/migration.sql``): ``data`` is the message or part JSON without
 its ids, which are columns. The older layout is one JSON file per session, message and part under
 ``storage/`` (``storage/json-migration.ts``), each with its ids.

@@ -129,8 +129,8 @@ def find(root: str) -> list[LogSession]:
 
 
 def rows(found: LogSession) -> Iterator[tuple[str, str, str, bytes]]:
-    """(table, message id of a part, id, data) of one database session: its session row's fields as JSON, then its messages in
-    OpenCode's order, then their parts in message and id order."""
+    """(table, message id of a part, id, data) of one database session: its session row's fields as
+    JSON, then its messages in OpenCode's order, then their parts in message and id order."""
     con = connect(found.main.path)
     try:
         con.row_factory = sqlite3.Row
