@@ -77,7 +77,8 @@ def agent_roots(env: Mapping[str, str], overrides: Mapping[str, str] | None = No
         if overrides.get(agent):
             roots[agent] = (os.path.abspath(os.path.expanduser(overrides[agent])), f"--{spec.flag}-dir")
         elif env.get(spec.variable):
-            roots[agent] = (os.path.join(os.path.expanduser(env[spec.variable]), spec.inner), f"${spec.variable}")
+            roots[agent] = (os.path.join(os.path.expanduser(env[spec.variable]), spec.variable_inner or spec.inner),
+                            f"${spec.variable}")
         else:
             base = os.path.join(home, spec.default) if spec.default else home
             roots[agent] = (os.path.join(base, spec.inner), "default")

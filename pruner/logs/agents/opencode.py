@@ -33,12 +33,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from typing import Any, Iterator
-from urllib.parse import quote
+from typing import Iterator
 
 from ...errors import FormatError
 from ...model import Session
 from ..found import FileState, LogSession, file_state, files_in, subfolders
+from ._sqlite import connect, text as _text
 from .base import Agent
 
 #: What ``--list`` and the row say for a session whose working folder is not recorded.
@@ -53,19 +53,6 @@ def databases(root: str) -> list[str]:
         return []
     return [os.path.join(root, n) for n in names
             if n == "opencode.db" or (n.startswith("opencode-") and n.endswith(".db"))]
-
-
-def connect(path: str) -> sqlite3.Connection:
-    """``path`` opened read-only (an SQLite URI: OpenCode's database is never written), its text as bytes."""
-    con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True)
-    con.text_factory = bytes
-    return con
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value if isinstance(value, str) else ""
 
 
 def _db_sessions(path: str, state: FileState) -> list[LogSession]:
