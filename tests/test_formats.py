@@ -23,6 +23,7 @@ SAMPLES = {
     "swe_agent": "swe_agent.traj",
     "gemini_cli": "gemini_cli.json",
     "opencode": "opencode_export.json",
+    "goose": "goose_export.json",
 }
 
 

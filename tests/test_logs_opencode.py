@@ -245,9 +245,9 @@ def _part(draw, k: int, j: int) -> dict:
                            "time": {"start": 1767312000000, "end": 1767312000000 + j}})
     elif kind == "step-finish":
         data.update(reason="stop", tokens=draw(_TOKENS), cost=draw(st.floats(0, 1)))
-        if draw(st.integers(0, 9)) == 0:
+        if draw(st.integers(1, 10)) == 10:
             data["tokens"]["input"] = draw(_BAD)
-        if draw(st.integers(0, 9)) == 0:
+        if draw(st.integers(1, 10)) == 10:
             data["cost"] = draw(_BAD)
     return {"id": f"prt_{k:02d}_{j:02d}", "data": data}
 
@@ -264,7 +264,7 @@ def _session(draw) -> dict:
                         providerID="anthropic", tokens=draw(_TOKENS), cost=draw(st.floats(0, 1)),
                         path={"cwd": "/w", "root": "/w"})
         parts = [draw(_part(k, j)) for j in range(draw(st.integers(0, 6)))]
-        raw = draw(st.integers(0, 30)) == 0  # damage: the row is not JSON
+        raw = draw(st.sampled_from([False] * 29 + [True]))  # damage: the row is not JSON
         messages.append({"id": f"msg_{k:02d}", "time": time, "data": '{"role": ' if raw else data, "parts": parts})
     return {"id": "ses_gen", "title": draw(st.sampled_from(["", "a title"])),
             "directory": draw(st.sampled_from(["", "/w"])), "messages": messages}

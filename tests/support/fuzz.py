@@ -316,12 +316,38 @@ def opencode_file(draw, odds) -> Any:
     return {"info": {"id": "ses_1", "title": "t", "directory": "/w"}, "messages": messages}
 
 
+@st.composite
+def goose_item(draw, odds) -> Any:
+    call = record(draw, {"status": kind(["success"], ["error", "maybe"], odds),
+                         "value": st.fixed_dictionaries({"name": NAMES, "arguments": arguments(odds)}),
+                         "error": TEXT}, odds)
+    result = record(draw, {"status": kind(["success", "error"], ["maybe"], odds),
+                           "value": st.fixed_dictionaries({"content": st.lists(text_part(odds), max_size=2)})
+                           | st.lists(text_part(odds), max_size=2), "error": TEXT}, odds)
+    return record(draw, {"type": kind(["text", "toolRequest", "toolResponse", "thinking", "systemNotification"],
+                                      ["hologram"], odds),
+                         "text": TEXT, "thinking": TEXT, "id": CALL_IDS, "toolCall": st.just(call),
+                         "toolResult": st.just(result)}, odds)
+
+
+@st.composite
+def goose_file(draw, odds) -> Any:
+    messages = [record(draw, {"id": IDS, "role": kind(["user", "assistant"], ["system"], odds),
+                              "created": st.integers(0, 2 * 10**9),
+                              "content": st.lists(goose_item(odds), max_size=3)}, odds)
+                for _ in range(draw(st.integers(0, 6)))]
+    tokens = record(draw, {"accumulated_input_tokens": st.integers(0, 10**6),
+                           "accumulated_output_tokens": st.integers(0, 10**5)}, odds)
+    return {"id": "20260102_1", "working_dir": "/w", "name": "n", "provider_name": "anthropic",
+            "model_config": {"model_name": "claude-sonnet-4-5"}, **tokens, "conversation": messages}
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
          "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
-         "opencode": (opencode_file, False)}
+         "opencode": (opencode_file, False), "goose": (goose_file, False)}
 
 
 # -- from values to text --------------------------------------------------------------------------------
