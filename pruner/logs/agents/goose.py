@@ -25,6 +25,7 @@ database, and also looks in the macOS folders.
 from __future__ import annotations
 
 import os
+from contextlib import closing
 import sqlite3
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -114,7 +115,8 @@ def read_entry(found: LogSession, bill_only: bool) -> tuple[Session, str] | None
 def load(found: LogSession) -> Session:
     """Only a database that could not be listed reaches here: its error, named."""
     try:
-        connect(found.main.path).execute("SELECT id FROM sessions LIMIT 1").close()
+        with closing(connect(found.main.path)) as con:
+            con.execute("SELECT id FROM sessions LIMIT 1")
     except sqlite3.Error as exc:
         raise FormatError(f"cannot read the Goose database ({exc})", file=found.main.path) from None
     raise FormatError("the Goose database lists no sessions it could read", file=found.main.path)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import closing
 import sqlite3
 from typing import Iterator
 
@@ -171,7 +172,8 @@ def load(found: LogSession) -> Session:
     """A session of the JSON files (``storage/``); a database that could not be listed is named here."""
     if not found.main.path.endswith(".json"):
         try:
-            connect(found.main.path).execute("SELECT id FROM session LIMIT 1").close()
+            with closing(connect(found.main.path)) as con:
+                con.execute("SELECT id FROM session LIMIT 1")
         except sqlite3.Error as exc:
             raise FormatError(f"cannot read the OpenCode database ({exc})", file=found.main.path) from None
         raise FormatError("the OpenCode database lists no sessions it could read", file=found.main.path)
