@@ -57,6 +57,13 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
         b'{"sessionId": "s", "projectHash": "p", "messages": [{"id": "u", "type": "user", "content": "hi"},'
         b' {"id": "g", "type": "gemini", "content": "", "toolCalls": {"id": "c"}}]}', {},
         ("$.messages[1].toolCalls", "must be a list")),
+    "opencode tool state not an object": (
+        b'{"info": {"id": "ses_1"}, "messages": [{"info": {"id": "m", "role": "assistant"}, "parts":'
+        b' [{"type": "tool", "callID": "c", "tool": "t", "state": "done"}]}]}', {},
+        ("$.messages[0].parts[0].state", "must be an object")),
+    "goose message content not a list": (
+        b'{"id": "20260102_1", "working_dir": "/w", "conversation": [{"role": "user", "created": 1,'
+        b' "content": "hi"}]}', {}, ("$.conversation[0].content", "must be a list")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'

@@ -22,6 +22,8 @@ SAMPLES = {
     "codex": "codex_rollout.jsonl",
     "swe_agent": "swe_agent.traj",
     "gemini_cli": "gemini_cli.json",
+    "opencode": "opencode_export.json",
+    "goose": "goose_export.json",
 }
 
 

@@ -41,6 +41,6 @@ def test_each_agent_has_its_flag_and_its_variable_moves_its_folder(name, tmp_pat
     help_text = build_parser().parse_args(["logs", f"--{agent.flag}-dir", str(tmp_path)])
     assert getattr(help_text, f"dir_{name}") == str(tmp_path)
     moved = agent_roots({"HOME": "/nowhere", agent.variable: str(tmp_path)})[name]
-    assert moved == (str(tmp_path / agent.inner), f"${agent.variable}")
+    assert moved == (str(tmp_path / (agent.variable_inner or agent.inner)), f"${agent.variable}")
     home = agent_roots({"HOME": str(tmp_path)})[name][0]
     assert home.startswith(str(tmp_path)) and home.endswith(agent.inner)

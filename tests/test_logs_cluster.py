@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from pruner.cli import main
 from pruner.logs import read_session, run_logs
+from pruner.logs.discover import AGENTS
 from pruner.logs.homes import discover_homes
 from pruner.logs.table import TABLE
 from tests.support.paths import ROOT, TESTS
@@ -332,7 +333,7 @@ def test_cli_list_names_each_person_and_their_agents_folders(real_data, tmp_path
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["person", "agent", "sessions"]
     listed = {(line.split()[0], line.split()[1]): int(line.split()[2]) for line in lines[1:]}
-    assert len(listed) == len(PEOPLE) * 4  # every agent of every person, found or not
+    assert len(listed) == len(PEOPLE) * len(AGENTS)  # every agent of every person, found or not
     expected: dict[tuple[str, str], int] = {}
     for person, layout in PEOPLE.items():
         for folder, _, _ in layout:

@@ -37,6 +37,9 @@ class _Session(Protocol):
     @property
     def main(self) -> _MainFile: ...
 
+    @property
+    def entry(self) -> str: ...
+
 
 S = TypeVar("S", bound=_Session)
 
@@ -49,9 +52,9 @@ def _preferred(session: _Session, order: int) -> tuple[bool, int]:
 def distinct(sessions: Iterable[S]) -> list[S]:
     """``sessions`` with one per main file (device and inode), in their order (see the module)."""
     listed = list(sessions)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for n, s in enumerate(listed):
-        groups.setdefault((s.main.device, s.main.inode) if s.main.inode else (-1, n), []).append(n)
+    groups: dict[tuple[int, int, str], list[int]] = {}
+    for n, s in enumerate(listed):  # the sessions inside one database are one per entry
+        groups.setdefault((s.main.device, s.main.inode, s.entry) if s.main.inode else (-1, n, ""), []).append(n)
     keep = set()
     for members in groups.values():
         keep.add(members[0] if len(members) == 1 else min(members, key=lambda n: _preferred(listed[n], n)))

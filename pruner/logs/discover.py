@@ -77,7 +77,8 @@ def agent_roots(env: Mapping[str, str], overrides: Mapping[str, str] | None = No
         if overrides.get(agent):
             roots[agent] = (os.path.abspath(os.path.expanduser(overrides[agent])), f"--{spec.flag}-dir")
         elif env.get(spec.variable):
-            roots[agent] = (os.path.join(os.path.expanduser(env[spec.variable]), spec.inner), f"${spec.variable}")
+            roots[agent] = (os.path.join(os.path.expanduser(env[spec.variable]), spec.variable_inner or spec.inner),
+                            f"${spec.variable}")
         else:
             base = os.path.join(home, spec.default) if spec.default else home
             roots[agent] = (os.path.join(base, spec.inner), "default")
@@ -113,12 +114,14 @@ def _in_range(session: LogSession, since: str | None, until: str | None) -> bool
     Its days are the ones it records: its first day the first timestamp of its main file, its last the
     latest last timestamp of its files (a copied or touched file keeps the session's dates; its
     modification day stands in only when it records none)."""
-    recorded = [t for t in (last_timestamp(f.path) for f in session.files) if t]
+    # A session inside a database (``LogSession.entry``) has its records' time as its file's, and the
+    # database's bytes are no session's: its days are that time's.
+    recorded = [t for t in (last_timestamp(f.path) for f in session.files) if t] if not session.entry else []
     last = max(recorded)[:10] if recorded else _day(max(f.mtime_ns for f in session.files))
     if since and last < since:
         return False
     if until:
-        first = (first_timestamp(session.main.path) or last)[:10]
+        first = ((first_timestamp(session.main.path) if not session.entry else None) or last)[:10]
         if first > until:
             return False
     return True

@@ -28,13 +28,19 @@ class LogSession:
     """One session's files: the main file first, then its subagent files (path order).
 
     ``person``: the sub-folder of a team's shared folder it was found under (``pruner.logs.homes``),
-    "" when it was found in this machine's own home folder."""
+    "" when it was found in this machine's own home folder.
+
+    ``entry`` names a session that is one of many inside its main file (an agent's database holding
+    every session: OpenCode's ``opencode.db``); "" for a session that is its file. Such a session's
+    ``main`` is the database with the session's own size (the bytes of its records) and time (its
+    latest record's), so a run sees which sessions of the database changed without reading it."""
 
     agent: str
     project: str
     main: FileState
     subagents: tuple[FileState, ...] = ()
     person: str = ""
+    entry: str = ""
 
     @property
     def files(self) -> tuple[FileState, ...]:
@@ -47,8 +53,9 @@ class LogSession:
     @property
     def key(self) -> str:
         """The session's identity across runs: its agent and main file (a name that is not UTF-8 with
-        its undecodable bytes escaped, ``pruner.logs.names``)."""
-        return f"{self.agent}:{printable(self.main.path)}"
+        its undecodable bytes escaped, ``pruner.logs.names``), and its ``entry`` after ``#``."""
+        key = f"{self.agent}:{printable(self.main.path)}"
+        return f"{key}#{printable(self.entry)}" if self.entry else key
 
 
 def file_state(path: str) -> FileState | None:

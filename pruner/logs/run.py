@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, NoReturn
 
+from ..model import Session
 from .agents import AGENTS as AGENT_REGISTRY
 from .aliases import same_file
 from .found import LogSession
@@ -96,7 +97,8 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
         if s.key in seen:  # two names that escape alike (``names.printable``): the first is the session
             continue
         seen.add(s.key)
-        identities.add((s.main.device, s.main.inode))
+        if not s.entry:  # a database holds many sessions: a row of another session is not an alias of it
+            identities.add((s.main.device, s.main.inode))
         row = held.get(s.key)
         if row is None:
             todo.append(s)
@@ -120,6 +122,10 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
         if [f.path for f in s.files] == [path for path in old] and all(
                 (old[f.path][0].size, old[f.path][0].mtime_ns) == (f.size, f.mtime_ns) for f in s.files):
             unchanged += 1
+            continue
+        if s.entry:  # a session inside a database: its records' size or time moved, so it is read again
+            todo.append(s)
+            changed += 1
             continue
         fresh = []
         same = [f.path for f in s.files] == list(old)
@@ -172,6 +178,9 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: boo
         row["error"] = (f"{printable(unnamed)}: the file name is not UTF-8 (its undecodable bytes are shown as "
                         "\\xNN); the session is not read; rename the file to read it")
         return row
+    read_entry = AGENT_REGISTRY[found.agent].read_entry if found.agent in AGENT_REGISTRY else None
+    if found.entry and read_entry is not None:
+        return _read_entry(found, read_entry, strategies, bound)
     read_usage = AGENT_REGISTRY[found.agent].read_usage if found.agent in AGENT_REGISTRY else None
     if not strategies and read_usage is not None and len(found.files) == 1:
         try:
@@ -199,6 +208,32 @@ def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: boo
     except Exception as exc:
         row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
         return row
+    if strategies:
+        money, facts = money_columns(session, strategies, bound), session_facts(session)
+    else:
+        money, facts = usage_columns(session)
+    row.update(format=session.source_format, name=session.name, cwd=recorded_cwd(session),
+               damaged_lines=damaged_lines(session), **facts)
+    row.update(money)
+    return row
+
+
+def _read_entry(found: LogSession, read: Callable[[LogSession, bool], tuple[Session, str] | None],
+                strategies: tuple[str, ...], bound: bool) -> dict[str, Any]:
+    """The row of a session inside a database (``LogSession.entry``): the bill-only reading first when no
+    strategy is replayed (None: unsure), else the full one; its digest is its records' (the agent's)."""
+    from .money import money_columns, usage_columns
+
+    try:
+        read_ = (read(found, True) if not strategies else None) or read(found, False)
+        if read_ is None:
+            raise ValueError("the agent's reader returned nothing")
+        session, digest = read_
+    except Exception as exc:
+        row = base_row(found, [""])
+        row["error"] = str(exc) if hasattr(exc, "file") else f"{found.key}: {type(exc).__name__}: {exc}"
+        return row
+    row = base_row(found, [digest])
     if strategies:
         money, facts = money_columns(session, strategies, bound), session_facts(session)
     else:

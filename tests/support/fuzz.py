@@ -283,11 +283,71 @@ def gemini_cli_file(draw, odds) -> Any:
     return {"sessionId": "s1", "projectHash": "p", "messages": messages}
 
 
+@st.composite
+def opencode_tokens(draw, odds) -> Any:
+    cache = record(draw, {"read": st.integers(0, 9000), "write": st.integers(0, 9000)}, odds)
+    return record(draw, {"input": st.integers(0, 9000), "output": st.integers(0, 9000),
+                         "reasoning": st.integers(0, 900), "cache": st.just(cache)}, odds)
+
+
+@st.composite
+def opencode_part(draw, odds, name: str) -> Any:
+    state = record(draw, {"status": kind(["completed", "error", "running"], ["done"], odds), "input": arguments(odds),
+                          "output": TEXT, "error": TEXT,
+                          "time": st.fixed_dictionaries({"start": st.integers(0, 2 * 10**12),
+                                                         "end": st.integers(0, 2 * 10**12)})}, odds)
+    return record(draw, {"id": st.just(name), "type": kind(["step-start", "text", "reasoning", "tool", "tool",
+                                                            "step-finish", "patch"], ["bogus"], odds),
+                         "text": TEXT, "callID": CALL_IDS, "tool": NAMES, "state": st.just(state),
+                         "tokens": opencode_tokens(odds), "cost": st.floats(0, 2)}, odds)
+
+
+@st.composite
+def opencode_file(draw, odds) -> Any:
+    messages = []
+    for k in range(draw(st.integers(0, 6))):
+        info = record(draw, {"id": st.just(f"msg_{k}") | IDS, "role": kind(["user", "assistant", "assistant"],
+                                                                            ["system"], odds),
+                             "time": st.fixed_dictionaries({"created": st.integers(0, 2 * 10**12)}),
+                             "modelID": st.just("claude-sonnet-4-5"), "providerID": st.just("anthropic"),
+                             "tokens": opencode_tokens(odds), "cost": st.floats(0, 2)}, odds)
+        parts = [draw(opencode_part(odds, f"prt_{k}_{j}")) for j in range(draw(st.integers(0, 5)))]
+        messages.append(record(draw, {"info": st.just(info), "parts": st.just(parts)}, odds))
+    return {"info": {"id": "ses_1", "title": "t", "directory": "/w"}, "messages": messages}
+
+
+@st.composite
+def goose_item(draw, odds) -> Any:
+    call = record(draw, {"status": kind(["success"], ["error", "maybe"], odds),
+                         "value": st.fixed_dictionaries({"name": NAMES, "arguments": arguments(odds)}),
+                         "error": TEXT}, odds)
+    result = record(draw, {"status": kind(["success", "error"], ["maybe"], odds),
+                           "value": st.fixed_dictionaries({"content": st.lists(text_part(odds), max_size=2)})
+                           | st.lists(text_part(odds), max_size=2), "error": TEXT}, odds)
+    return record(draw, {"type": kind(["text", "toolRequest", "toolResponse", "thinking", "systemNotification"],
+                                      ["hologram"], odds),
+                         "text": TEXT, "thinking": TEXT, "id": CALL_IDS, "toolCall": st.just(call),
+                         "toolResult": st.just(result)}, odds)
+
+
+@st.composite
+def goose_file(draw, odds) -> Any:
+    messages = [record(draw, {"id": IDS, "role": kind(["user", "assistant"], ["system"], odds),
+                              "created": st.integers(0, 2 * 10**9),
+                              "content": st.lists(goose_item(odds), max_size=3)}, odds)
+                for _ in range(draw(st.integers(0, 6)))]
+    tokens = record(draw, {"accumulated_input_tokens": st.integers(0, 10**6),
+                           "accumulated_output_tokens": st.integers(0, 10**5)}, odds)
+    return {"id": "20260102_1", "working_dir": "/w", "name": "n", "provider_name": "anthropic",
+            "model_config": {"model_name": "claude-sonnet-4-5"}, **tokens, "conversation": messages}
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
-         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False)}
+         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
+         "opencode": (opencode_file, False), "goose": (goose_file, False)}
 
 
 # -- from values to text --------------------------------------------------------------------------------

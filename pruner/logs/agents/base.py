@@ -18,8 +18,9 @@ class Agent:
     """One coding agent whose logs ``pruner logs`` reads.
 
     Its folder is found as the agent finds it: ``--<flag>-dir`` first, then ``$<variable>`` joined with
-    ``inner``, then ``~/<default>/<inner>``. ``find(folder)`` lists its sessions there (a session is
-    one main file and the subagent files the agent writes beside it). ``read_usage``, when the agent
+    ``variable_inner`` (``inner`` when empty), then ``~/<default>/<inner>``. ``find(folder)`` lists its
+    sessions there (a session is one main file and the subagent files the agent writes beside it, or one
+    session inside a database, ``read_entry``). ``read_usage``, when the agent
     has one, reads a single-file session for the bill only; every other reading is the full importer
     of ``format`` (``pruner.formats``)."""
 
@@ -36,4 +37,11 @@ class Agent:
     #: The full importer of one listed session, when its main file is not one transcript file that
     #: ``pruner.formats.load_session`` reads (a folder of JSON files, a database row); None: that.
     load: Callable[[LogSession], Session] | None = None
+    #: The reader of one listed session inside a file of many (``LogSession.entry``, a database row):
+    #: ``(session, SHA-256 of its records)``; with ``bill_only`` it may return the bill's skeleton (as
+    #: ``read_usage``) or None when unsure, and the full reading follows.
+    read_entry: Callable[[LogSession, bool], Optional[tuple[Session, str]]] | None = None
     order: int = 100  # where it is listed (registration order)
+    #: The folder under ``$<variable>`` holding the sessions when it is not ``inner`` (Goose: its
+    #: ``$GOOSE_PATH_ROOT/data/sessions`` against ``~/.local/share/goose/sessions``); "" is ``inner``.
+    variable_inner: str = ""
