@@ -57,6 +57,16 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
         b'{"sessionId": "s", "projectHash": "p", "messages": [{"id": "u", "type": "user", "content": "hi"},'
         b' {"id": "g", "type": "gemini", "content": "", "toolCalls": {"id": "c"}}]}', {},
         ("$.messages[1].toolCalls", "must be a list")),
+    "qwen code result for no call": (
+        _jsonl({"uuid": "u1", "sessionId": "s", "type": "user", "cwd": "/w",
+                "message": {"role": "user", "parts": [{"text": "hi"}]}},
+               {"uuid": "t1", "sessionId": "s", "type": "tool_result", "cwd": "/w", "message": {
+                   "role": "user", "parts": [{"functionResponse": {"id": "c9", "name": "f", "response": {}}}]}}),
+        {}, (":2:", "message.parts[0].functionResponse", "'c9'", "no earlier tool call")),
+    "qwen code parts not a list": (
+        _jsonl({"uuid": "u1", "sessionId": "s", "type": "user", "cwd": "/w", "usageMetadata": {},
+                "message": {"role": "user", "parts": {"text": "hi"}}}),
+        {}, (":1:", "message.parts", "must be a list")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'

@@ -22,6 +22,7 @@ SAMPLES = {
     "codex": "codex_rollout.jsonl",
     "swe_agent": "swe_agent.traj",
     "gemini_cli": "gemini_cli.json",
+    "qwen_code": "qwen_code.jsonl",
 }
 
 

@@ -283,11 +283,45 @@ def gemini_cli_file(draw, odds) -> Any:
     return {"sessionId": "s1", "projectHash": "p", "messages": messages}
 
 
+@st.composite
+def qwen_code_file(draw, odds) -> list[Any]:
+    rows = []
+    for k in range(draw(st.integers(1, 7))):  # at least one line (file_text repeats a line)
+        part = st.one_of(st.fixed_dictionaries({"text": TEXT}),
+                         st.fixed_dictionaries({"text": TEXT, "thought": st.just(True)}),
+                         st.fixed_dictionaries({"functionCall": st.fixed_dictionaries(
+                             {"id": CALL_IDS, "name": NAMES, "args": arguments(odds)})}),
+                         st.fixed_dictionaries({"functionResponse": st.fixed_dictionaries(
+                             {"id": CALL_IDS, "name": NAMES,
+                              "response": st.fixed_dictionaries({"output": TEXT}) | st.fixed_dictionaries(
+                                  {"error": TEXT})})}),
+                         st.just({"inlineData": {"mimeType": "image/png", "data": "AA=="}}))
+        message = record(draw, {"role": st.sampled_from(["user", "model"]), "parts": st.lists(part, max_size=3)}, odds)
+        usage = record(draw, {key: st.integers(0, 9000) for key in (
+            "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount",
+            "totalTokenCount", "toolUsePromptTokenCount")}, odds)
+        rows.append(record(draw, {"uuid": st.just(f"r{k}") | IDS, "parentUuid": IDS | st.none(),
+                                  "sessionId": st.just("s1"), "timestamp": st.sampled_from(
+                                      ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:05.000Z"]),
+                                  "type": kind(["user", "assistant", "assistant", "tool_result", "system"],
+                                               ["model", "robot"], odds),
+                                  "subtype": st.sampled_from(["ui_telemetry", "chat_compression"]),
+                                  "cwd": st.just("/w"), "message": st.just(message),
+                                  "model": st.sampled_from(["qwen3-coder-plus", "gpt-4.1"]),
+                                  "usageMetadata": st.just(usage),
+                                  "toolCallResult": st.fixed_dictionaries({"status": st.sampled_from(
+                                      ["success", "error"])}),
+                                  "isSidechain": st.sampled_from([False, True]),
+                                  "agentId": st.sampled_from(["a1", "main"])}, odds))
+    return rows
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
-         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False)}
+         "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
+         "qwen_code": (qwen_code_file, True)}
 
 
 # -- from values to text --------------------------------------------------------------------------------
