@@ -67,6 +67,11 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
         _jsonl({"uuid": "u1", "sessionId": "s", "type": "user", "cwd": "/w", "usageMetadata": {},
                 "message": {"role": "user", "parts": {"text": "hi"}}}),
         {}, (":1:", "message.parts", "must be a list")),
+    "copilot cli tool requests not a list": (
+        _jsonl({"type": "session.start", "id": "e0", "data": {"sessionId": "s", "context": {"cwd": "/w"}}},
+               {"type": "assistant.message", "id": "e1", "data": {"messageId": "m", "content": "",
+                                                                   "toolRequests": {"toolCallId": "t"}}}),
+        {}, (":2:", "data.toolRequests", "must be a list")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'

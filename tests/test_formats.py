@@ -23,6 +23,7 @@ SAMPLES = {
     "swe_agent": "swe_agent.traj",
     "gemini_cli": "gemini_cli.json",
     "qwen_code": "qwen_code.jsonl",
+    "copilot_cli": "copilot_cli.jsonl",
 }
 
 

@@ -54,8 +54,27 @@ def qwen_code_bill(path: Path) -> float:
     return total
 
 
+def copilot_cli_bill(path: Path) -> float:
+    """The shutdown's totals (per agent when it has them, else per model); a session with none yet is
+    its output tokens, one count per API call."""
+    events = _lines(path)
+    shutdown = next((e["data"] for e in events if e["type"] == "session.shutdown"), None)
+    if shutdown is not None:
+        per_agent = shutdown.get("agentMetrics") or {"main": shutdown}
+        return sum(_dollars(model, m["usage"]["inputTokens"] - m["usage"]["cacheReadTokens"],
+                            m["usage"]["cacheReadTokens"], m["usage"]["cacheWriteTokens"], m["usage"]["outputTokens"])
+                   for agent in per_agent.values() for model, m in agent["modelMetrics"].items())
+    outputs: dict[str, tuple[str, int]] = {}
+    for e in events:
+        if e["type"] == "assistant.message":
+            d = e["data"]
+            outputs[d["apiCallId"]] = (d["model"], max(outputs.get(d["apiCallId"], ("", 0))[1], d["outputTokens"]))
+    return sum(_dollars(model, 0, 0, 0, out) for model, out in outputs.values())
+
+
 #: agent -> (the sessions' files under its fixture HOME, the test's own bill of one file)
-FIXTURES = {"qwen_code": (".qwen/projects/*/chats/*.jsonl", qwen_code_bill)}
+FIXTURES = {"qwen_code": (".qwen/projects/*/chats/*.jsonl", qwen_code_bill),
+            "copilot_cli": (".copilot/session-state/**/*.jsonl", copilot_cli_bill)}
 
 
 def _home(agent: str) -> Path:

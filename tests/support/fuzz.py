@@ -316,12 +316,42 @@ def qwen_code_file(draw, odds) -> list[Any]:
     return rows
 
 
+@st.composite
+def copilot_cli_file(draw, odds) -> list[Any]:
+    start = {"type": "session.start", "id": "e0", "timestamp": "2026-01-01T00:00:00.000Z",
+             "data": record(draw, {"sessionId": st.just("s1"), "context": st.just({"cwd": "/w"})}, odds)}
+    rows = [start]
+    usage = st.fixed_dictionaries({key: st.integers(0, 9000) for key in (
+        "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")})
+    for k in range(draw(st.integers(0, 7))):
+        kind_ = draw(kind(["user.message", "assistant.message", "assistant.message", "tool.execution_complete",
+                           "session.shutdown", "assistant.usage", "tool.execution_start"], ["assistant", "x.y"], odds))
+        request = st.fixed_dictionaries({"toolCallId": CALL_IDS, "name": NAMES, "arguments": arguments(odds)})
+        data = record(draw, {"content": TEXT, "transformedContent": TEXT, "messageId": IDS,
+                             "apiCallId": st.sampled_from(["a1", "a2", "a3"]),
+                             "model": st.sampled_from(["gpt-5", "claude-sonnet-4.5"]),
+                             "outputTokens": st.integers(0, 900), "toolRequests": st.lists(request, max_size=2),
+                             "toolCallId": CALL_IDS, "success": st.booleans(),
+                             "result": st.fixed_dictionaries({"content": TEXT}),
+                             "error": st.fixed_dictionaries({"message": TEXT}),
+                             "inputTokens": st.integers(0, 9000), "cacheReadTokens": st.integers(0, 9000),
+                             "modelMetrics": st.dictionaries(st.sampled_from(["gpt-5", "gpt-4.1"]),
+                                                             st.fixed_dictionaries({"usage": usage}), max_size=2),
+                             "agentMetrics": st.dictionaries(st.sampled_from(["main", "sub-1"]), st.fixed_dictionaries(
+                                 {"modelMetrics": st.dictionaries(st.sampled_from(["gpt-5"]), st.fixed_dictionaries(
+                                     {"usage": usage}), max_size=1)}), max_size=2)}, odds)
+        rows.append(record(draw, {"type": st.just(kind_), "id": st.just(f"e{k + 1}") | IDS,
+                                  "timestamp": st.sampled_from(["2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02Z"]),
+                                  "agentId": st.sampled_from(["sub-1", "main"]), "data": st.just(data)}, odds))
+    return rows
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
          "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
-         "qwen_code": (qwen_code_file, True)}
+         "qwen_code": (qwen_code_file, True), "copilot_cli": (copilot_cli_file, True)}
 
 
 # -- from values to text --------------------------------------------------------------------------------
