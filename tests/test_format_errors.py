@@ -72,6 +72,10 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
                {"type": "assistant.message", "id": "e1", "data": {"messageId": "m", "content": "",
                                                                    "toolRequests": {"toolCallId": "t"}}}),
         {}, (":2:", "data.toolRequests", "must be a list")),
+    "amp content of the wrong type": (
+        b'{"id": "T-1", "messages": [{"role": "user", "messageId": 0, "content": [{"type": "text", "text": "hi"}]},'
+        b' {"role": "assistant", "messageId": 1, "content": 42}]}', {},
+        ("$.messages[1].content", "must be a list of blocks")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'

@@ -24,6 +24,7 @@ SAMPLES = {
     "gemini_cli": "gemini_cli.json",
     "qwen_code": "qwen_code.jsonl",
     "copilot_cli": "copilot_cli.jsonl",
+    "amp": "amp_thread.json",
 }
 
 

@@ -72,9 +72,22 @@ def copilot_cli_bill(path: Path) -> float:
     return sum(_dollars(model, 0, 0, 0, out) for model, out in outputs.values())
 
 
+def amp_bill(path: Path) -> float:
+    """Each assistant message's own usage; a thread with none, its ledger events (input and output)."""
+    thread = json.loads(path.read_text(encoding="utf-8"))
+    replies = [m for m in thread["messages"] if m["role"] == "assistant"]
+    if any("usage" in m for m in replies):
+        return sum(_dollars(m["usage"]["model"], m["usage"]["inputTokens"], m["usage"]["cacheReadInputTokens"],
+                            m["usage"]["cacheCreationInputTokens"], m["usage"]["outputTokens"])
+                   for m in replies if "usage" in m)
+    return sum(_dollars(e["model"], e["tokens"]["input"], 0, 0, e["tokens"]["output"])
+               for e in thread["usageLedger"]["events"])
+
+
 #: agent -> (the sessions' files under its fixture HOME, the test's own bill of one file)
 FIXTURES = {"qwen_code": (".qwen/projects/*/chats/*.jsonl", qwen_code_bill),
-            "copilot_cli": (".copilot/session-state/**/*.jsonl", copilot_cli_bill)}
+            "copilot_cli": (".copilot/session-state/**/*.jsonl", copilot_cli_bill),
+            "amp": (".local/share/amp/threads/T-*.json", amp_bill)}
 
 
 def _home(agent: str) -> Path:

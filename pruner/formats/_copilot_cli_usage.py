@@ -12,13 +12,12 @@ reader refuses and a session that records no ``cwd``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
 from ..model import Session
-from ._usage_lines import Unsupported, lines
+from ._usage_lines import RISKY, Unsupported, lines
 from .copilot_cli import session_from_records
 from .repairing import Repairs
 
@@ -89,15 +88,13 @@ class _Event(msgspec.Struct):
 
 
 _decode = msgspec.json.Decoder(_Event).decode
-#: Numbers msgspec skips in an undeclared field but the strict reader refuses (it would skip the line).
-_RISKY = re.compile(rb"[:,\[]\s*-?[0-9]+(?:\.[0-9]*)?[eE][+-]?[0-9]{3}|[0-9]{4000}")
 _TEXTS = ("content", "transformedContent")
 _PLAIN = ("sessionId", "selectedModel", "copilotVersion", "messageId", "apiCallId", "model", "outputTokens",
           "toolCallId", "success", "inputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 
 
 def _decode_line(line: bytes) -> _Event:
-    if _RISKY.search(line):
+    if RISKY.search(line):
         raise Unsupported()
     return _decode(line)
 

@@ -13,13 +13,12 @@ that records no ``cwd``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
 from ..model import Session
-from ._usage_lines import Unsupported, lines
+from ._usage_lines import RISKY, Unsupported, lines
 from .qwen_code import session_from_records
 from .repairing import Repairs
 
@@ -72,14 +71,12 @@ class _Record(msgspec.Struct):
 
 
 _decode = msgspec.json.Decoder(_Record).decode
-#: Numbers msgspec skips in an undeclared field but the strict reader refuses (it would skip the line).
-_RISKY = re.compile(rb"[:,\[]\s*-?[0-9]+(?:\.[0-9]*)?[eE][+-]?[0-9]{3}|[0-9]{4000}")
 _FIELDS = ("uuid", "sessionId", "timestamp", "type", "subtype", "cwd", "version", "gitBranch", "model",
            "isSidechain", "agentId")
 
 
 def _decode_line(line: bytes) -> _Record:
-    if _RISKY.search(line):
+    if RISKY.search(line):
         raise Unsupported()
     return _decode(line)
 

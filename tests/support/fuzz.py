@@ -346,12 +346,41 @@ def copilot_cli_file(draw, odds) -> list[Any]:
     return rows
 
 
+@st.composite
+def amp_file(draw, odds) -> Any:
+    block = st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
+                      st.fixed_dictionaries({"type": st.just("thinking"), "thinking": TEXT}),
+                      st.fixed_dictionaries({"type": st.just("tool_use"), "id": CALL_IDS, "name": NAMES,
+                                             "input": arguments(odds)}),
+                      st.fixed_dictionaries({"type": st.just("tool_result"), "toolUseID": CALL_IDS,
+                                             "run": st.fixed_dictionaries({"status": st.sampled_from(
+                                                 ["done", "error", "cancelled"]), "result": TEXT})}),
+                      st.just({"type": "image", "source": {"type": "base64", "data": "AA=="}}))
+    usage = record(draw, {"model": st.sampled_from(["claude-sonnet-4-5-20250929", "gpt-5", "mystery-1"]),
+                          "inputTokens": st.integers(0, 9000), "outputTokens": st.integers(0, 900),
+                          "cacheCreationInputTokens": st.integers(0, 9000),
+                          "cacheReadInputTokens": st.integers(0, 9000), "credits": st.floats(0, 2),
+                          "timestamp": st.just("2026-01-01T00:00:02.000Z")}, odds)
+    messages = [record(draw, {"role": kind(["user", "assistant", "assistant", "info"], ["system", "robot"], odds),
+                              "messageId": st.just(k) | st.integers(0, 3), "content": st.lists(block, max_size=3),
+                              "meta": st.fixed_dictionaries({"sentAt": st.integers(1767225600000, 1767225700000)}),
+                              "usage": st.just(usage)}, odds) for k in range(draw(st.integers(0, 7)))]
+    ledger = {"events": [record(draw, {"model": st.just("gpt-5"), "toMessageId": st.integers(0, 7),
+                                       "tokens": st.fixed_dictionaries({"input": st.integers(0, 900),
+                                                                        "output": st.integers(0, 90)})}, odds)]}
+    doc = {"v": 1, "id": "T-1", "env": {"initial": {"trees": [{"uri": "file:///w"}]}}, "messages": messages}
+    if draw(st.booleans()):
+        doc["usageLedger"] = ledger
+    return doc
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
          "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
-         "qwen_code": (qwen_code_file, True), "copilot_cli": (copilot_cli_file, True)}
+         "qwen_code": (qwen_code_file, True), "copilot_cli": (copilot_cli_file, True),
+         "amp": (amp_file, False)}
 
 
 # -- from values to text --------------------------------------------------------------------------------
