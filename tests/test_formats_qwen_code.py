@@ -106,3 +106,14 @@ def test_bill_only_reader_gives_the_full_row_or_leaves_the_file(data):
         fast = fast_row("qwen_code", path)
         if fast is not None:
             assert fast == full_row("qwen_code", path)
+
+
+@pytest.mark.parametrize("junk", [b"1e999", b"9" * 5000, b'"\xed\xa0\x80"'], ids=["overflow", "digits", "not-utf8"])
+def test_regression_what_msgspec_skips_unchecked_sends_the_file_to_the_full_reader(tmp_path, junk):
+    """msgspec skips a field the typed decoder does not declare without checking its number's range or
+    its string's UTF-8; the strict reader refuses both (the line is skipped, or the file refused)."""
+    good = _assistant("a", {"promptTokenCount": 10}).encode()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(good + b"\n" + good[:-1].replace(b'"uuid": "a"', b'"uuid": "b"') + b', "extra": ' + junk + b"}\n")
+    assert fast_row("qwen_code", path) is None
+    assert "error" in full_row("qwen_code", path) or full_row("qwen_code", path)["damaged_lines"] == 1

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from ..model import Session
-from ._usage_lines import RISKY, Unsupported, lines
+from ._usage_lines import Unsupported, lines, risky
 from .copilot_cli import session_from_records
 from .repairing import Repairs
 
@@ -94,7 +94,7 @@ _PLAIN = ("sessionId", "selectedModel", "copilotVersion", "messageId", "apiCallI
 
 
 def _decode_line(line: bytes) -> _Event:
-    if RISKY.search(line):
+    if risky(line):
         raise Unsupported()
     return _decode(line)
 

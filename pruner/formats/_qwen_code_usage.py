@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from ..model import Session
-from ._usage_lines import RISKY, Unsupported, lines
+from ._usage_lines import Unsupported, lines, risky
 from .qwen_code import session_from_records
 from .repairing import Repairs
 
@@ -76,7 +76,7 @@ _FIELDS = ("uuid", "sessionId", "timestamp", "type", "subtype", "cwd", "version"
 
 
 def _decode_line(line: bytes) -> _Record:
-    if RISKY.search(line):
+    if risky(line):
         raise Unsupported()
     return _decode(line)
 
