@@ -64,6 +64,25 @@ CASES: dict[str, tuple[bytes, dict, tuple[str, ...]]] = {
     "goose message content not a list": (
         b'{"id": "20260102_1", "working_dir": "/w", "conversation": [{"role": "user", "created": 1,'
         b' "content": "hi"}]}', {}, ("$.conversation[0].content", "must be a list")),
+    "qwen code result for no call": (
+        _jsonl({"uuid": "u1", "sessionId": "s", "type": "user", "cwd": "/w",
+                "message": {"role": "user", "parts": [{"text": "hi"}]}},
+               {"uuid": "t1", "sessionId": "s", "type": "tool_result", "cwd": "/w", "message": {
+                   "role": "user", "parts": [{"functionResponse": {"id": "c9", "name": "f", "response": {}}}]}}),
+        {}, (":2:", "message.parts[0].functionResponse", "'c9'", "no earlier tool call")),
+    "qwen code parts not a list": (
+        _jsonl({"uuid": "u1", "sessionId": "s", "type": "user", "cwd": "/w", "usageMetadata": {},
+                "message": {"role": "user", "parts": {"text": "hi"}}}),
+        {}, (":1:", "message.parts", "must be a list")),
+    "copilot cli tool requests not a list": (
+        _jsonl({"type": "session.start", "id": "e0", "data": {"sessionId": "s", "context": {"cwd": "/w"}}},
+               {"type": "assistant.message", "id": "e1", "data": {"messageId": "m", "content": "",
+                                                                   "toolRequests": {"toolCallId": "t"}}}),
+        {}, (":2:", "data.toolRequests", "must be a list")),
+    "amp content of the wrong type": (
+        b'{"id": "T-1", "messages": [{"role": "user", "messageId": 0, "content": [{"type": "text", "text": "hi"}]},'
+        b' {"role": "assistant", "messageId": 1, "content": 42}]}', {},
+        ("$.messages[1].content", "must be a list of blocks")),
     "wrong top-level type": (b'{"conversation": []}', {"format": "openai_chat"},
                              ("$", "top-level value is an object", "'messages'")),
     "message without role": (b'{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},'

@@ -24,6 +24,9 @@ SAMPLES = {
     "gemini_cli": "gemini_cli.json",
     "opencode": "opencode_export.json",
     "goose": "goose_export.json",
+    "qwen_code": "qwen_code.jsonl",
+    "copilot_cli": "copilot_cli.jsonl",
+    "amp": "amp_thread.json",
 }
 
 

@@ -78,6 +78,8 @@ def detect(text: str, probe: Probe | None) -> float:
     if probe is None:
         return 0.0
     recs = [r for r in probe.records if isinstance(r, dict)]
+    if any(isinstance(r.get("message"), dict) and "parts" in r["message"] for r in recs):
+        return 0.0  # an API Content (role and parts): Qwen Code's records, which are otherwise alike
     hits = sum(1 for r in recs if "uuid" in r and ("parentUuid" in r or "sessionId" in r)
                or (r.get("type") == "summary" and "leafUuid" in r))
     return 1.0 if recs and hits >= max(1, len(recs) // 2) else 0.0

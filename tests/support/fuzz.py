@@ -342,12 +342,105 @@ def goose_file(draw, odds) -> Any:
             "model_config": {"model_name": "claude-sonnet-4-5"}, **tokens, "conversation": messages}
 
 
+@st.composite
+def qwen_code_file(draw, odds) -> list[Any]:
+    rows = []
+    for k in range(draw(st.integers(1, 7))):  # at least one line (file_text repeats a line)
+        part = st.one_of(st.fixed_dictionaries({"text": TEXT}),
+                         st.fixed_dictionaries({"text": TEXT, "thought": st.just(True)}),
+                         st.fixed_dictionaries({"functionCall": st.fixed_dictionaries(
+                             {"id": CALL_IDS, "name": NAMES, "args": arguments(odds)})}),
+                         st.fixed_dictionaries({"functionResponse": st.fixed_dictionaries(
+                             {"id": CALL_IDS, "name": NAMES,
+                              "response": st.fixed_dictionaries({"output": TEXT}) | st.fixed_dictionaries(
+                                  {"error": TEXT})})}),
+                         st.just({"inlineData": {"mimeType": "image/png", "data": "AA=="}}))
+        message = record(draw, {"role": st.sampled_from(["user", "model"]), "parts": st.lists(part, max_size=3)}, odds)
+        usage = record(draw, {key: st.integers(0, 9000) for key in (
+            "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount",
+            "totalTokenCount", "toolUsePromptTokenCount")}, odds)
+        rows.append(record(draw, {"uuid": st.just(f"r{k}") | IDS, "parentUuid": IDS | st.none(),
+                                  "sessionId": st.just("s1"), "timestamp": st.sampled_from(
+                                      ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:05.000Z"]),
+                                  "type": kind(["user", "assistant", "assistant", "tool_result", "system"],
+                                               ["model", "robot"], odds),
+                                  "subtype": st.sampled_from(["ui_telemetry", "chat_compression"]),
+                                  "cwd": st.just("/w"), "message": st.just(message),
+                                  "model": st.sampled_from(["qwen3-coder-plus", "gpt-4.1"]),
+                                  "usageMetadata": st.just(usage),
+                                  "toolCallResult": st.fixed_dictionaries({"status": st.sampled_from(
+                                      ["success", "error"])}),
+                                  "isSidechain": st.sampled_from([False, True]),
+                                  "agentId": st.sampled_from(["a1", "main"])}, odds))
+    return rows
+
+
+@st.composite
+def copilot_cli_file(draw, odds) -> list[Any]:
+    start = {"type": "session.start", "id": "e0", "timestamp": "2026-01-01T00:00:00.000Z",
+             "data": record(draw, {"sessionId": st.just("s1"), "context": st.just({"cwd": "/w"})}, odds)}
+    rows = [start]
+    usage = st.fixed_dictionaries({key: st.integers(0, 9000) for key in (
+        "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")})
+    for k in range(draw(st.integers(0, 7))):
+        kind_ = draw(kind(["user.message", "assistant.message", "assistant.message", "tool.execution_complete",
+                           "session.shutdown", "assistant.usage", "tool.execution_start"], ["assistant", "x.y"], odds))
+        request = st.fixed_dictionaries({"toolCallId": CALL_IDS, "name": NAMES, "arguments": arguments(odds)})
+        data = record(draw, {"content": TEXT, "transformedContent": TEXT, "messageId": IDS,
+                             "apiCallId": st.sampled_from(["a1", "a2", "a3"]),
+                             "model": st.sampled_from(["gpt-5", "claude-sonnet-4.5"]),
+                             "outputTokens": st.integers(0, 900), "toolRequests": st.lists(request, max_size=2),
+                             "toolCallId": CALL_IDS, "success": st.booleans(),
+                             "result": st.fixed_dictionaries({"content": TEXT}),
+                             "error": st.fixed_dictionaries({"message": TEXT}),
+                             "inputTokens": st.integers(0, 9000), "cacheReadTokens": st.integers(0, 9000),
+                             "modelMetrics": st.dictionaries(st.sampled_from(["gpt-5", "gpt-4.1"]),
+                                                             st.fixed_dictionaries({"usage": usage}), max_size=2),
+                             "agentMetrics": st.dictionaries(st.sampled_from(["main", "sub-1"]), st.fixed_dictionaries(
+                                 {"modelMetrics": st.dictionaries(st.sampled_from(["gpt-5"]), st.fixed_dictionaries(
+                                     {"usage": usage}), max_size=1)}), max_size=2)}, odds)
+        rows.append(record(draw, {"type": st.just(kind_), "id": st.just(f"e{k + 1}") | IDS,
+                                  "timestamp": st.sampled_from(["2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02Z"]),
+                                  "agentId": st.sampled_from(["sub-1", "main"]), "data": st.just(data)}, odds))
+    return rows
+
+
+@st.composite
+def amp_file(draw, odds) -> Any:
+    block = st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
+                      st.fixed_dictionaries({"type": st.just("thinking"), "thinking": TEXT}),
+                      st.fixed_dictionaries({"type": st.just("tool_use"), "id": CALL_IDS, "name": NAMES,
+                                             "input": arguments(odds)}),
+                      st.fixed_dictionaries({"type": st.just("tool_result"), "toolUseID": CALL_IDS,
+                                             "run": st.fixed_dictionaries({"status": st.sampled_from(
+                                                 ["done", "error", "cancelled"]), "result": TEXT})}),
+                      st.just({"type": "image", "source": {"type": "base64", "data": "AA=="}}))
+    usage = record(draw, {"model": st.sampled_from(["claude-sonnet-4-5-20250929", "gpt-5", "mystery-1"]),
+                          "inputTokens": st.integers(0, 9000), "outputTokens": st.integers(0, 900),
+                          "cacheCreationInputTokens": st.integers(0, 9000),
+                          "cacheReadInputTokens": st.integers(0, 9000), "credits": st.floats(0, 2),
+                          "timestamp": st.just("2026-01-01T00:00:02.000Z")}, odds)
+    messages = [record(draw, {"role": kind(["user", "assistant", "assistant", "info"], ["system", "robot"], odds),
+                              "messageId": st.just(k) | st.integers(0, 3), "content": st.lists(block, max_size=3),
+                              "meta": st.fixed_dictionaries({"sentAt": st.integers(1767225600000, 1767225700000)}),
+                              "usage": st.just(usage)}, odds) for k in range(draw(st.integers(0, 7)))]
+    ledger = {"events": [record(draw, {"model": st.just("gpt-5"), "toMessageId": st.integers(0, 7),
+                                       "tokens": st.fixed_dictionaries({"input": st.integers(0, 900),
+                                                                        "output": st.integers(0, 90)})}, odds)]}
+    doc = {"v": 1, "id": "T-1", "env": {"initial": {"trees": [{"uri": "file:///w"}]}}, "messages": messages}
+    if draw(st.booleans()):
+        doc["usageLedger"] = ledger
+    return doc
+
+
 #: format name -> (strategy taking the hostility, is JSON Lines)
 FILES = {"native": (native_file, True), "openai_chat": (openai_chat_file, False),
          "openai_responses": (openai_responses_file, False), "anthropic": (anthropic_file, False),
          "claude_code": (claude_code_file, True), "pi": (pi_file, True), "codex": (codex_file, True),
          "swe_agent": (swe_agent_file, False), "gemini_cli": (gemini_cli_file, False),
-         "opencode": (opencode_file, False), "goose": (goose_file, False)}
+         "opencode": (opencode_file, False), "goose": (goose_file, False),
+         "qwen_code": (qwen_code_file, True), "copilot_cli": (copilot_cli_file, True),
+         "amp": (amp_file, False)}
 
 
 # -- from values to text --------------------------------------------------------------------------------

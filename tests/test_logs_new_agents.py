@@ -1,0 +1,146 @@
+"""``pruner logs`` on a HOME laid out as each newer agent lays it out (tests/data/agents/<agent>/home):
+it finds the agent's sessions, ``--list`` shows its folder, sessions and bytes, every session is billed
+at the dollars the test computes itself from the raw fixture (tokens x the shipped price rows, read
+from ``pruner/replay/prices.json`` directly), and the bill-only and full readers give the same row on
+every fixture file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pruner.logs.agents import AGENTS
+from pruner.logs.table import TABLE
+from tests.support.agent_rows import fast_row, full_row
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "agents"
+PRICES = json.loads((ROOT / "pruner" / "replay" / "prices.json").read_text())["models"]
+
+
+def _price(model: str) -> dict | None:
+    return next((p for p in PRICES if model == p["model"] or model in (p.get("aliases") or [])), None)
+
+
+def _dollars(model: str, fresh: int, cached: int, written: int, output: int) -> float:
+    p = _price(model)
+    if p is None:
+        return 0.0  # unpriced: billed $0, never priced as another model
+    write = p["cache_write_5m"] if p.get("cache_write_5m") is not None else p["input"]
+    return (fresh * p["input"] + cached * p["cached_input"] + written * write + output * p["output"]) / 1e6
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def qwen_code_bill(path: Path) -> float:
+    total = 0.0
+    for r in _lines(path):
+        u = r.get("usageMetadata")
+        if r.get("type") != "assistant" or not u:
+            continue
+        prompt, cached = u.get("promptTokenCount", 0), u.get("cachedContentTokenCount", 0)
+        tool, cand, thoughts = u.get("toolUsePromptTokenCount", 0), u.get("candidatesTokenCount", 0), \
+            u.get("thoughtsTokenCount", 0)
+        apart = thoughts and u.get("totalTokenCount", 0) >= prompt + cand + thoughts + tool
+        total += _dollars(r["model"], prompt - cached + tool, cached, 0, cand + (thoughts if apart else 0))
+    return total
+
+
+def copilot_cli_bill(path: Path) -> float:
+    """The shutdown's totals (per agent when it has them, else per model); a session with none yet is
+    its output tokens, one count per API call."""
+    events = _lines(path)
+    shutdown = next((e["data"] for e in events if e["type"] == "session.shutdown"), None)
+    if shutdown is not None:
+        per_agent = shutdown.get("agentMetrics") or {"main": shutdown}
+        return sum(_dollars(model, m["usage"]["inputTokens"] - m["usage"]["cacheReadTokens"],
+                            m["usage"]["cacheReadTokens"], m["usage"]["cacheWriteTokens"], m["usage"]["outputTokens"])
+                   for agent in per_agent.values() for model, m in agent["modelMetrics"].items())
+    outputs: dict[str, tuple[str, int]] = {}
+    for e in events:
+        if e["type"] == "assistant.message":
+            d = e["data"]
+            outputs[d["apiCallId"]] = (d["model"], max(outputs.get(d["apiCallId"], ("", 0))[1], d["outputTokens"]))
+    return sum(_dollars(model, 0, 0, 0, out) for model, out in outputs.values())
+
+
+def amp_bill(path: Path) -> float:
+    """Each assistant message's own usage; a thread with none, its ledger events (input and output)."""
+    thread = json.loads(path.read_text(encoding="utf-8"))
+    replies = [m for m in thread["messages"] if m["role"] == "assistant"]
+    if any("usage" in m for m in replies):
+        return sum(_dollars(m["usage"]["model"], m["usage"]["inputTokens"], m["usage"]["cacheReadInputTokens"],
+                            m["usage"]["cacheCreationInputTokens"], m["usage"]["outputTokens"])
+                   for m in replies if "usage" in m)
+    return sum(_dollars(e["model"], e["tokens"]["input"], 0, 0, e["tokens"]["output"])
+               for e in thread["usageLedger"]["events"])
+
+
+#: agent -> (the sessions' files under its fixture HOME, the test's own bill of one file)
+FIXTURES = {"qwen_code": (".qwen/projects/*/chats/*.jsonl", qwen_code_bill),
+            "copilot_cli": (".copilot/session-state/**/*.jsonl", copilot_cli_bill),
+            "amp": (".local/share/amp/threads/T-*.json", amp_bill)}
+
+
+def _home(agent: str) -> Path:
+    return DATA / agent / "home"
+
+
+def _files(agent: str) -> list[Path]:
+    return sorted(_home(agent).glob(FIXTURES[agent][0]))
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {a.variable for a in AGENTS.values()}}
+    env.pop("XDG_CACHE_HOME", None)
+    return {**env, "HOME": str(home)}
+
+
+def test_every_fixture_agent_is_registered_with_a_bill_only_reader():
+    for agent in FIXTURES:
+        assert AGENTS[agent].read_usage is not None and _files(agent), agent
+
+
+@pytest.mark.parametrize("agent", sorted(FIXTURES))
+def test_list_shows_the_agent_its_folder_sessions_and_bytes(agent):
+    listed = subprocess.run([sys.executable, "-m", "pruner", "logs", "--list"], env=_env(_home(agent)),
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.split()[0] == agent)
+    files = _files(agent)
+    cells = row.split()
+    assert int(cells[1]) == len(files) and int(cells[2]) == len(files)
+    assert f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB" in row
+    spec = AGENTS[agent]
+    assert row.rstrip().endswith(str(_home(agent) / spec.default / spec.inner))
+    others = [line for line in listed.stdout.splitlines()[1:] if line.split()[0] != agent]
+    assert others and all(line.endswith("(not found)") for line in others)
+
+
+@pytest.mark.parametrize("agent", sorted(FIXTURES))
+def test_logs_finds_and_bills_every_session_at_the_raw_files_own_dollars(agent, tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "pruner", "logs", "--bill-only", "--out", str(out), "--json"],
+                          env=_env(_home(agent)), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [r for r in pq.read_table(out / TABLE).to_pylist() if r["agent"] == agent]
+    assert not [r for r in rows if r["error"] or r["money_error"]]
+    expected = {str(p): FIXTURES[agent][1](p) for p in _files(agent)}
+    assert {r["source"]: r["billed"] for r in rows} == pytest.approx(expected, abs=1e-9)
+    assert any(v > 0 for v in expected.values())
+
+
+@pytest.mark.parametrize("path", [p for a in sorted(FIXTURES) for p in _files(a)], ids=lambda p: p.name)
+def test_bill_only_reader_reads_every_fixture_file_and_gives_the_full_row(path):
+    agent = next(a for a in FIXTURES if str(path).startswith(str(_home(a))))
+    fast = fast_row(agent, path)
+    assert fast is not None, "a clean fixture file is read by the bill-only reader"
+    assert fast == full_row(agent, path)
