@@ -1,0 +1,215 @@
+"""What every bill-only reader shares: a session file streamed line by line, hashed once, in flat memory.
+
+The full readers (``pruner.formats.load_session``) read a whole file into
+memory, decode it, and refuse a file over ``DEFAULT_MAX_BYTES``. A bill-only
+reader (``codex_usage``, ``pi_usage``, ``gemini_cli_usage``) streams it in
+``BLOCK``-sized pieces instead, so its memory does not grow with the file's
+text: it keeps, per line, only what the bill reads.
+
+It must still give the full reader's answer. So ``Stream`` refuses (raises
+``Unsure``, and the caller returns None: the full reader decides) wherever the
+full reader would see the file differently:
+
+* a file ``check_text_bytes`` refuses (empty, UTF-16, a NUL byte near its start);
+* invalid UTF-8 anywhere (the full reader refuses the file);
+* a file at most ``DEFAULT_MAX_BYTES`` long whose brackets ``charged_size`` charges above it;
+* a line msgspec refuses (the caller's typed decoder raises): a lone surrogate escape, NaN, a
+  truncated line, anything the strict reader may read differently;
+* a number msgspec skips without checking, in a field no reader declares, that the strict reader
+  refuses (a float out of range, ``1e999``; an integer of more than 4,300 digits): ``odd_number``
+  finds the lines that could hold one, and the strict reader decides on those.
+
+A file over ``DEFAULT_MAX_BYTES`` is streamed all the same: the limit bounds the
+full reader's memory, and streaming needs none (issue 32: a 1 GB session is
+billed in flat memory; the full reader refuses it).
+
+Exact repeats of a line are dropped as ``parse_jsonl`` drops them (same
+identity, same text), without keeping the lines: ``Repeats`` keeps a hash and
+the line's place in the file, and reads a candidate back to compare the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from typing import Any, Iterator
+
+BLOCK = 4 << 20  # bytes read at a time: large enough for few Python steps, small against any limit
+HEAD = 1 << 20  # the first bytes kept for detection (51 lines of up to about 20 KB each)
+_SEPARATORS = frozenset(b':,[ \t\r\n-')
+# Digits and "." as "0", "E" as "e" ("+" is deleted): a number with an exponent of three digits or more
+# reads "0e000", whatever its digits.
+_NUMBERS = bytes.maketrans(b"0123456789.E", b"00000000000e")
+
+
+class Unsure(Exception):
+    """Something only the full reader reads (or refuses) the way it should."""
+
+
+def odd_number(line: bytes) -> bool:
+    """Whether ``line`` may hold a number the strict reader refuses and msgspec skips unchecked: an
+    exponent of three digits or more after a number's start, or a run of 300 digits (a float that
+    overflows, or an integer over 4,300 digits). False positives (a string "a:1e100") cost one exact
+    check; a real agent writes neither."""
+    t = line.translate(_NUMBERS, b"+")
+    i = t.find(b"0e000")
+    while i >= 0:
+        j = i
+        while j > 0 and t[j - 1] == 48:  # back to the start of the digits
+            j -= 1
+        if j == 0 or t[j - 1] in _SEPARATORS:
+            return True
+        i = t.find(b"0e000", i + 1)
+    return b"0" * 300 in t
+
+
+def check_line(line: bytes) -> None:
+    """``Unsure`` unless ``line`` is UTF-8 and holds no number only the strict reader refuses."""
+    from ..jsonio import JsonProblem
+    from .claude_code_usage import loads_line
+
+    if not line.isascii():
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Unsure() from None  # the full reader refuses the file
+    if odd_number(line):
+        try:
+            loads_line(line)
+        except (JsonProblem, ValueError, RecursionError):
+            raise Unsure() from None
+
+
+class Stream:
+    """A session file read once: its lines (``lines()``), its SHA-256 (``digest`` once read), its name."""
+
+    def __init__(self, path: str):
+        from . import BINARY_SNIFF_BYTES, CONTAINER_BYTES, DEFAULT_MAX_BYTES
+
+        self.file = os.fspath(path)
+        self.fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        try:
+            info = os.fstat(self.fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise Unsure()
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.size = info.st_size
+        self.sha = hashlib.sha256()
+        self.digest = ""
+        self._sniff = BINARY_SNIFF_BYTES
+        # Only a file the full reader reads (not over the limit) is held to its bracket charge.
+        self._brackets = self.size <= DEFAULT_MAX_BYTES < self.size * CONTAINER_BYTES
+        self._limit = DEFAULT_MAX_BYTES // CONTAINER_BYTES
+        self.head = b""  # the first bytes, for detection
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def blocks(self) -> Iterator[bytes]:
+        brackets, offset = 0, 0
+        while True:
+            block = os.pread(self.fd, BLOCK, offset)
+            if not block:
+                break
+            if offset < self._sniff:
+                if offset == 0 and block.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    raise Unsure()  # UTF-16
+                if b"\x00" in block[: self._sniff - offset]:
+                    raise Unsure()  # binary data
+            if self._brackets:
+                brackets += block.count(b"[") + block.count(b"{")
+                if brackets > self._limit:
+                    raise Unsure()  # charged over the limit: the full reader refuses it
+            self.sha.update(block)
+            offset += len(block)
+            yield block
+        self.digest = self.sha.hexdigest()
+
+    def lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """``(line number, offset in the file, line stripped)`` of every non-blank line, split on
+        ``\\n`` as ``parse_jsonl`` splits (a UTF-8 BOM at the start is not part of the first line)."""
+        tail, start, lineno, seen_text = b"", 0, 0, False
+        first = True
+        for block in self.blocks():
+            if first:
+                self.head = block[:HEAD]
+                first = False
+                if block.startswith(b"\xef\xbb\xbf"):
+                    block, start = block[3:], 3
+            data = tail + block if tail else block
+            pieces = data.split(b"\n")
+            tail = pieces.pop()
+            for raw in pieces:
+                lineno += 1
+                line = raw.strip()
+                if line:
+                    seen_text = True
+                    yield lineno, start + (len(raw) - len(raw.lstrip())), line
+                start += len(raw) + 1
+        if tail.strip():
+            seen_text = True
+            yield lineno + 1, start + (len(tail) - len(tail.lstrip())), tail.strip()
+        if not seen_text:
+            raise Unsure()  # empty: the full reader says so
+
+    def read_back(self, offset: int, length: int) -> bytes:
+        return os.pread(self.fd, length, offset)
+
+
+class Repeats:
+    """``parse_jsonl``'s rule for an agent log: a line with an identity that repeats an earlier line
+    exactly is dropped. Keeps a hash and the place of each such line, not the line."""
+
+    def __init__(self, stream: Stream):
+        self.stream = stream
+        self.seen: dict[int, list[tuple[int, int]]] = {}
+
+    def repeated(self, key: Any, line: bytes, offset: int) -> bool:
+        """Whether ``line`` (with identity ``key``, not None) was seen before; records it if not."""
+        h = hash((key, line))
+        places = self.seen.get(h)
+        if places is not None:
+            for at, length in places:
+                if length == len(line) and self.stream.read_back(at, length) == line:
+                    return True
+            places.append((offset, len(line)))
+        else:
+            self.seen[h] = [(offset, len(line))]
+        return False
+
+
+def identity(scope: Any, keys: tuple[str, ...]) -> Any:
+    """``common.identity_by``'s key of one scope: the first of ``keys`` holding a non-empty string or an int."""
+    for key in keys:
+        value = getattr(scope, key, None)
+        if (type(value) is str and value) or type(value) is int:
+            return (key, value)
+    return None
+
+
+def detected(stream: Stream, name: str) -> bool:
+    """Whether ``detect_format`` calls the JSONL file ``name``, from its first lines only when that is the
+    same answer (``common.probe`` reads a JSONL file's first 50 lines); False when unsure."""
+    from . import detect_format
+    from .claude_code_usage import loads_line
+
+    head = stream.head[3:] if stream.head.startswith(b"\xef\xbb\xbf") else stream.head
+    try:
+        if stream.size <= len(stream.head):  # the whole file
+            return detect_format(head.decode("utf-8"), file=stream.file) == name
+        pieces = head.lstrip().split(b"\n", 51)
+        if len(pieces) < 52 or not any(p.strip() for p in pieces[1:51]) \
+                or not isinstance(loads_line(pieces[0]), dict):
+            return False  # lines too long for the head, or not JSONL from the start: the full reader decides
+        return detect_format(b"\n".join(pieces[:51]).decode("utf-8"), file=stream.file) == name
+    except Exception:
+        return False
