@@ -170,3 +170,52 @@ def test_generated_files_give_the_full_row(agent, tmp_path_factory, capsys):
         print(f"\n{agent}: {seen['examples']} examples, {seen['bill-only']} read by the bill-only reader, "
               f"{seen['refused']} refused by the full reader")
     assert seen["examples"] >= min(EXAMPLES, 50)
+
+
+# ---- Claude Code file-history-snapshot lines -------------------------------------------------------
+
+def _snapshot(n: int, backup: str = "x" * 5000) -> str:
+    return json.dumps({"type": "file-history-snapshot", "messageId": f"m{n}", "snapshot": {
+        "messageId": f"m{n}", "trackedFileBackups": {"a.py": {"backupFileName": backup, "version": 1}},
+        "timestamp": "2026-01-01T10:00:00Z"}, "isSnapshotUpdate": False}, separators=(",", ":"))
+
+
+def _claude_row(p: Path) -> tuple[dict, dict]:
+    s = os.stat(p)
+    row = read_session(LogSession(agent="claude_code", project="p", main=FileState(str(p), s.st_size, s.st_mtime_ns)))
+    return row, _full_row(p)
+
+
+def test_snapshot_lines_in_a_session_give_the_full_row(tmp_path):
+    from pruner.formats.claude_code_usage import read_usage
+
+    sample = (ROOT / "sample_sessions" / "claude_code.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = [_snapshot(0)] + [x for k, line in enumerate(sample) for x in ([line, _snapshot(k + 1)] if k % 4 == 3
+                                                                         else [line])]
+    lines.append(_snapshot(99)[:-1] + ',"odd":1e999}')  # the strict reader skips it: damage, as the full reader
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert read_usage(str(p)) is not None
+    row, expected = _claude_row(p)
+    assert {k: row.get(k) for k in expected} == expected
+    assert expected["damaged_lines"] == 1
+
+
+def test_snapshot_only_file_gives_the_full_row(tmp_path):
+    """A file whose lines are all file-history-snapshot (ccusage#873): no conversation. Whatever the full
+    reader makes of it (its row or its error), ``pruner logs`` gives the same."""
+    p = tmp_path / "snapshots.jsonl"
+    p.write_text("\n".join(_snapshot(k) for k in range(200)) + "\n", encoding="utf-8")
+    row, expected = _claude_row(p)
+    assert {k: row.get(k) for k in expected} == expected
+
+
+def test_snapshot_line_with_invalid_utf8_goes_to_the_full_reader(tmp_path):
+    from pruner.formats.claude_code_usage import read_usage
+
+    sample = (ROOT / "sample_sessions" / "claude_code.jsonl").read_bytes()
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(sample.rstrip(b"\n") + b"\n" + _snapshot(1).encode().replace(b"xxxx", b"x\xffxx", 1) + b"\n")
+    assert read_usage(str(p)) is None
+    row, expected = _claude_row(p)
+    assert {k: row.get(k) for k in expected} == expected and "error" in expected

@@ -53,6 +53,48 @@ from .anthropic import anthropic_usage
 from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, _seconds, add_reply_identity, reply_key
 
 _decode: Callable[[bytes], Any] = msgspec.json.Decoder().decode
+#: How Claude Code starts a ``file-history-snapshot`` line: its backups of the files an edit touched, often
+#: most of a file's bytes (ccusage#873: a 734 MB file of them), none of it read by the bill.
+_SNAPSHOT = b'{"type":"file-history-snapshot"'
+
+
+class _Snapshot(msgspec.Struct):
+    """Of a snapshot line, the fields any reading here looks at (its backups are skipped, not decoded)."""
+
+    type: Any = msgspec.UNSET
+    messageId: Any = msgspec.UNSET
+    uuid: Any = msgspec.UNSET
+    leafUuid: Any = msgspec.UNSET
+    parentUuid: Any = msgspec.UNSET
+    isSidechain: Any = msgspec.UNSET
+    agentId: Any = msgspec.UNSET
+    prompt: Any = msgspec.UNSET
+    source: Any = msgspec.UNSET
+    toolUseResult: Any = msgspec.UNSET
+    timestamp: Any = msgspec.UNSET
+    subtype: Any = msgspec.UNSET
+    message: Any = msgspec.UNSET
+    sessionId: Any = msgspec.UNSET
+    cwd: Any = msgspec.UNSET
+    version: Any = msgspec.UNSET
+    gitBranch: Any = msgspec.UNSET
+    userType: Any = msgspec.UNSET
+    slug: Any = msgspec.UNSET
+
+
+_snapshot = msgspec.json.Decoder(_Snapshot).decode
+
+
+def _decode_line(line: bytes) -> Any:
+    """A line as ``_decode`` gives it, but a snapshot line as the fields read of it: decoded by a typed
+    Struct (its backups skipped), after the checks the skipping leaves out (``_usage_lines.check_line``)."""
+    if not line.startswith(_SNAPSHOT):
+        return _decode(line)
+    from ._usage_lines import check_line
+
+    check_line(line)
+    s = _snapshot(line)
+    return {k: getattr(s, k) for k in s.__struct_fields__ if getattr(s, k) is not msgspec.UNSET}
 _identity = identity_by("uuid", "leafUuid", "messageId")
 _CALL = ToolCall(id="call", name="tool", arguments={})  # a placeholder: only the number of calls is read
 __all__ = ["loads_line", "read_usage"]
@@ -84,7 +126,7 @@ def _records(data: bytes, repairs: Repairs) -> list[tuple[int, JsonObject]]:
         if not line:
             continue
         try:
-            obj = _decode(raw)
+            obj = _decode_line(line)
         except Exception:
             try:
                 loads_json(raw.decode("utf-8"))
