@@ -35,50 +35,87 @@ import os
 import stat
 from typing import Any, Iterator
 
+from ..jsonio import JsonProblem
+from .claude_code_usage import loads_line
+
 BLOCK = 4 << 20  # bytes read at a time: large enough for few Python steps, small against any limit
 HEAD = 1 << 20  # the first bytes kept for detection (51 lines of up to about 20 KB each)
 _SEPARATORS = frozenset(b':,[ \t\r\n-')
-# Digits and "." as "0", "E" as "e" ("+" is deleted): a number with an exponent of three digits or more
-# reads "0e000", whatever its digits.
-_NUMBERS = bytes.maketrans(b"0123456789.E", b"00000000000e")
+# Digits and "." as "0", "E" as "e", "+" as "p": a number with an exponent of three digits or more reads
+# "0e000" or "0ep000", whatever its digits.
+_NUMBERS = bytes.maketrans(b"0123456789.E+", b"00000000000ep")
+_ODD = (b"0e000", b"0ep000")
+_LONG = b"0" * 300
 
 
 class Unsure(Exception):
     """Something only the full reader reads (or refuses) the way it should."""
 
 
+def _number_starts(t: bytes, i: int) -> bool:
+    """Whether the digits ending at ``t[i]`` (translated) start where a JSON number may start."""
+    while i > 0 and t[i - 1] == 48:  # back to the start of the digits
+        i -= 1
+    return i == 0 or t[i - 1] in _SEPARATORS
+
+
+def odd_places(data: bytes) -> list[int]:
+    """Where ``data`` may hold a number the strict reader refuses and msgspec skips unchecked: an exponent
+    of three digits or more after a number's start, or a run of 300 digits (a float that overflows, or an
+    integer over 4,300 digits). False positives (a string "a:1e100") cost one exact check; a real agent
+    writes neither."""
+    t = data.translate(_NUMBERS)
+    out = []
+    for pattern in _ODD:
+        i = t.find(pattern)
+        while i >= 0:
+            if _number_starts(t, i):
+                out.append(i)
+            i = t.find(pattern, i + 1)
+    i = t.find(_LONG)
+    if i >= 0:
+        out.append(i)
+    return out
+
+
 def odd_number(line: bytes) -> bool:
-    """Whether ``line`` may hold a number the strict reader refuses and msgspec skips unchecked: an
-    exponent of three digits or more after a number's start, or a run of 300 digits (a float that
-    overflows, or an integer over 4,300 digits). False positives (a string "a:1e100") cost one exact
-    check; a real agent writes neither."""
-    t = line.translate(_NUMBERS, b"+")
-    i = t.find(b"0e000")
-    while i >= 0:
-        j = i
-        while j > 0 and t[j - 1] == 48:  # back to the start of the digits
-            j -= 1
-        if j == 0 or t[j - 1] in _SEPARATORS:
-            return True
-        i = t.find(b"0e000", i + 1)
-    return b"0" * 300 in t
+    """Whether ``line`` may hold such a number (``odd_places``)."""
+    return bool(odd_places(line))
+
+
+def _strict(line: bytes) -> bool:
+    """Whether the strict reader takes ``line`` (msgspec first: it refuses no more than that reader)."""
+    try:
+        loads_line(line)
+    except (JsonProblem, ValueError, RecursionError):
+        return False
+    return True
 
 
 def check_line(line: bytes) -> None:
     """``Unsure`` unless ``line`` is UTF-8 and holds no number only the strict reader refuses."""
-    from ..jsonio import JsonProblem
-    from .claude_code_usage import loads_line
+    check_bytes(line)
 
-    if not line.isascii():
+
+def check_bytes(data: bytes, *, document: bool = False) -> None:
+    """``Unsure`` unless ``data`` (whole lines) is UTF-8 and no line of it holds a number only the strict
+    reader refuses: checked once per block, each suspect line read by the strict reader (with
+    ``document``, ``data`` is one JSON document, read whole by the strict reader when suspect)."""
+    if not data.isascii():
         try:
-            line.decode("utf-8")
+            data.decode("utf-8")
         except UnicodeDecodeError:
             raise Unsure() from None  # the full reader refuses the file
-    if odd_number(line):
-        try:
-            loads_line(line)
-        except (JsonProblem, ValueError, RecursionError):
-            raise Unsure() from None
+    places = odd_places(data)
+    if document and places:
+        if not _strict(data):
+            raise Unsure()
+        return
+    for i in places:
+        start = data.rfind(b"\n", 0, i) + 1
+        end = data.find(b"\n", i)
+        if not _strict(data[start:end if end >= 0 else len(data)]):
+            raise Unsure()
 
 
 class Stream:
@@ -136,7 +173,8 @@ class Stream:
 
     def lines(self) -> Iterator[tuple[int, int, bytes]]:
         """``(line number, offset in the file, line stripped)`` of every non-blank line, split on
-        ``\\n`` as ``parse_jsonl`` splits (a UTF-8 BOM at the start is not part of the first line)."""
+        ``\\n`` as ``parse_jsonl`` splits (a UTF-8 BOM at the start is not part of the first line), each
+        block's lines checked first (``check_bytes``)."""
         tail, start, lineno, seen_text = b"", 0, 0, False
         first = True
         for block in self.blocks():
@@ -146,6 +184,8 @@ class Stream:
                 if block.startswith(b"\xef\xbb\xbf"):
                     block, start = block[3:], 3
             data = tail + block if tail else block
+            cut = data.rfind(b"\n") + 1
+            check_bytes(data[:cut] if cut < len(data) else data)
             pieces = data.split(b"\n")
             tail = pieces.pop()
             for raw in pieces:
@@ -156,6 +196,7 @@ class Stream:
                     yield lineno, start + (len(raw) - len(raw.lstrip())), line
                 start += len(raw) + 1
         if tail.strip():
+            check_bytes(tail)
             seen_text = True
             yield lineno + 1, start + (len(tail) - len(tail.lstrip())), tail.strip()
         if not seen_text:
@@ -200,13 +241,12 @@ def detected(stream: Stream, name: str) -> bool:
     """Whether ``detect_format`` calls the JSONL file ``name``, from its first lines only when that is the
     same answer (``common.probe`` reads a JSONL file's first 50 lines); False when unsure."""
     from . import detect_format
-    from .claude_code_usage import loads_line
 
     head = stream.head[3:] if stream.head.startswith(b"\xef\xbb\xbf") else stream.head
     try:
-        if stream.size <= len(stream.head):  # the whole file
-            return detect_format(head.decode("utf-8"), file=stream.file) == name
         pieces = head.lstrip().split(b"\n", 51)
+        if len(pieces) < 52 and stream.size <= len(stream.head):  # the whole file, of 51 lines or fewer
+            return detect_format(head.decode("utf-8"), file=stream.file) == name
         if len(pieces) < 52 or not any(p.strip() for p in pieces[1:51]) \
                 or not isinstance(loads_line(pieces[0]), dict):
             return False  # lines too long for the head, or not JSONL from the start: the full reader decides

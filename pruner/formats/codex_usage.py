@@ -39,7 +39,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Repeats, Stream, Unsure, check_line, detected, identity
+from ._usage_lines import Repeats, Stream, Unsure, detected, identity
 from .builder import SessionBuilder
 from .codex import NAME, token_count_usage
 from .openai_responses import MESSAGE_ROLES
@@ -249,7 +249,6 @@ def read_usage(path: str) -> tuple[Session, str] | None:
                     if not detected(stream, NAME):
                         return None
                     checked = True
-                check_line(raw)
                 line = _decode(raw)
                 key = identity(line, _KEYS)
                 if key is None and isinstance(line.payload, _Payload):

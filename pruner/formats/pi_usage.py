@@ -29,7 +29,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Repeats, Stream, Unsure, check_line, detected, identity
+from ._usage_lines import Repeats, Stream, Unsure, detected, identity
 from .builder import SessionBuilder
 from .claude_code_usage import loads_line
 from .pi import NAME, pi_usage
@@ -234,7 +234,6 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             header: dict[str, Any] | None = None
             entries: list[tuple[int, str, _Entry]] = []
             for lineno, offset, raw in stream.lines():
-                check_line(raw)
                 if header is None:
                     if not detected(stream, NAME):
                         return None
