@@ -162,7 +162,8 @@ def _json_speed(paths: list[Path], budget_bytes: int) -> dict[str, float]:
 
 
 def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rerun_files: int, workers: int,
-              seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
+              seed: int = 0, say: Callable[[str], None] = print, reader_mb: float = 200.0,
+              big_mb: int = 1000) -> dict[str, Any]:
     """Generate the corpora under ``scratch`` (removed first), measure, and return the figures."""
     from ..replay import strategy_names
 
@@ -222,7 +223,15 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
 
     parse = _json_speed(sources, 20_000_000)
     say("JSON parsing, MB/s: " + ", ".join(f"{k} {v}" for k, v in parse.items()))
-    return {"workers": workers, "cpus": os.cpu_count(), "largest_file_mb": round(largest / 1e6, 2),
+    readers = reader_speed(real, budget_mb=reader_mb)
+    for agent, r in readers.items():
+        say(f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
+            f"load {r['load_before']} -> {r['load_after']})")
+    memory = flat_memory(scratch / "flat", real, mb=big_mb) if big_mb else {}
+    for label, m in memory.items():
+        say(f"{m['mb']:,} MB Codex session: peak RSS {m['reader_peak_rss_mb']} MB reading it, "
+            f"{m['run_peak_rss_mb']} MB for the whole run (load {m['load_before']} -> {m['load_after']})")
+    return {"readers": readers, "flat_memory": memory, "workers": workers, "cpus": os.cpu_count(), "largest_file_mb": round(largest / 1e6, 2),
             "real_files": [p.name for p in sources], "bill_ledger": bill, "bill_ledger_rerun": bill_rerun,
             "strategies": strategies, "rerun": rerun, "json_mb_per_s": parse}
 
