@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pruner.formats import load_session
-from pruner.formats._usage_lines import odd_number
 from pruner.logs.discover import FileState, LogSession
 from pruner.logs.money import money_columns
 from pruner.logs.row import damaged_lines, recorded_cwd, session_facts
@@ -111,16 +110,23 @@ def test_overflowing_number_in_a_skipped_field_goes_to_the_full_reader(tmp_path)
     text = json.dumps(line)[:-1] + ', "odd": 1e999}'
     p = tmp_path / "rollout-x.jsonl"
     p.write_text("\n".join([sample[0], text, *sample[2:]]) + "\n", encoding="utf-8")
-    assert odd_number(text.encode())
     assert _reader("codex")(str(p)) is None
     expected = _full_row(p)
     row = read_session(_found("codex", p))
     assert {k: row.get(k) for k in expected} == expected
 
 
-def test_odd_number_finds_exponents_and_long_digit_runs_not_hex():
-    assert odd_number(b'{"a": 1e999}') and odd_number(b'[-2.5E+400]') and odd_number(b'{"n": ' + b"9" * 400 + b"}")
-    assert not odd_number(b'{"id": "a485154e-b5e1234c", "n": 1e-400, "m": 1.5e30}')
+def test_invalid_utf8_in_a_skipped_field_goes_to_the_full_reader(tmp_path):
+    """A typed decoder skips an undeclared string without checking its UTF-8; the full reader refuses the
+    file. The bill-only reader must leave it to the full reader, which names it."""
+    sample = (ROOT / "sample_sessions" / "codex_rollout.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    odd = sample[1][:-1] + b', "odd": "\xff"}'
+    p = tmp_path / "rollout-x.jsonl"
+    p.write_bytes(b"\n".join([sample[0], odd, *sample[2:]]) + b"\n")
+    assert _reader("codex")(str(p)) is None
+    expected = _full_row(p)
+    row = read_session(_found("codex", p))
+    assert "error" in expected and {k: row.get(k) for k in expected} == expected
 
 
 @st.composite

@@ -56,45 +56,22 @@ _decode: Callable[[bytes], Any] = msgspec.json.Decoder().decode
 #: How Claude Code starts a ``file-history-snapshot`` line: its backups of the files an edit touched, often
 #: most of a file's bytes (ccusage#873: a 734 MB file of them), none of it read by the bill.
 _SNAPSHOT = b'{"type":"file-history-snapshot"'
-
-
-class _Snapshot(msgspec.Struct):
-    """Of a snapshot line, the fields any reading here looks at (its backups are skipped, not decoded)."""
-
-    type: Any = msgspec.UNSET
-    messageId: Any = msgspec.UNSET
-    uuid: Any = msgspec.UNSET
-    leafUuid: Any = msgspec.UNSET
-    parentUuid: Any = msgspec.UNSET
-    isSidechain: Any = msgspec.UNSET
-    agentId: Any = msgspec.UNSET
-    prompt: Any = msgspec.UNSET
-    source: Any = msgspec.UNSET
-    toolUseResult: Any = msgspec.UNSET
-    timestamp: Any = msgspec.UNSET
-    subtype: Any = msgspec.UNSET
-    message: Any = msgspec.UNSET
-    sessionId: Any = msgspec.UNSET
-    cwd: Any = msgspec.UNSET
-    version: Any = msgspec.UNSET
-    gitBranch: Any = msgspec.UNSET
-    userType: Any = msgspec.UNSET
-    slug: Any = msgspec.UNSET
-
-
-_snapshot = msgspec.json.Decoder(_Snapshot).decode
+#: The fields of a snapshot line any reading here looks at: a snapshot is kept as these alone.
+_SNAPSHOT_KEYS = ("type", "messageId", "uuid", "leafUuid", "parentUuid", "isSidechain", "agentId", "prompt",
+                  "source", "toolUseResult", "timestamp", "subtype", "message", "sessionId", "cwd", "version",
+                  "gitBranch", "userType", "slug")
 
 
 def _decode_line(line: bytes) -> Any:
-    """A line as ``_decode`` gives it, but a snapshot line as the fields read of it: decoded by a typed
-    Struct (its backups skipped), after the checks the skipping leaves out (``_usage_lines.check_line``)."""
-    if not line.startswith(_SNAPSHOT):
-        return _decode(line)
-    from ._usage_lines import check_line
+    """A line as ``_decode`` gives it, a snapshot line (found by its first bytes) as the fields read of it:
+    its backups are decoded (msgspec's generic decoder, ~1 GB/s, checks them as the strict reader does)
+    but not kept, so a snapshot-heavy file costs the memory of its conversation, not of its backups."""
+    obj = _decode(line)
+    if line.startswith(_SNAPSHOT) and type(obj) is dict:
+        return {k: obj[k] for k in _SNAPSHOT_KEYS if k in obj}
+    return obj
 
-    check_line(line)
-    s = _snapshot(line)
-    return {k: getattr(s, k) for k in s.__struct_fields__ if getattr(s, k) is not msgspec.UNSET}
+
 _identity = identity_by("uuid", "leafUuid", "messageId")
 _CALL = ToolCall(id="call", name="tool", arguments={})  # a placeholder: only the number of calls is read
 __all__ = ["loads_line", "read_usage"]

@@ -27,7 +27,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from ..files import read_limited
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Unsure, check_bytes
+from ._usage_lines import Unsure, check
 from .builder import SessionBuilder
 from .codex_usage import _content, _text
 from .common import Probe
@@ -158,7 +158,7 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             data = data[3:]
         if any(k in data for k in _CWD):
             return None
-        check_bytes(data, document=True)  # UTF-8, and no number only the strict reader refuses
+        check(data)  # UTF-8, and no number only the strict reader refuses
         stripped = data.lstrip()
         first, _, rest = stripped.partition(b"\n")
         if stripped[:1] == b"{" and rest.strip():
