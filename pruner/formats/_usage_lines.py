@@ -33,9 +33,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from datetime import datetime
 from typing import Any, Iterator
 
 import msgspec
+
+from ..model import Message
 
 BLOCK = 4 << 20  # bytes read at a time: large enough for few Python steps, small against any limit
 HEAD = 1 << 20  # the first bytes kept for detection (51 lines of up to about 20 KB each)
@@ -147,24 +150,98 @@ class Stream:
 
 class Repeats:
     """``parse_jsonl``'s rule for an agent log: a line with an identity that repeats an earlier line
-    exactly is dropped. Keeps a hash and the place of each such line, not the line."""
+    exactly is dropped. Keeps a hash and the place of each such line (one int), not the line: a repeat
+    is confirmed by reading the earlier line back."""
 
     def __init__(self, stream: Stream):
         self.stream = stream
-        self.seen: dict[int, list[tuple[int, int]]] = {}
+        self.seen: dict[int, Any] = {}  # hash -> offset << 32 | length, or a list of them (a collision)
 
     def repeated(self, key: Any, line: bytes, offset: int) -> bool:
-        """Whether ``line`` (with identity ``key``, not None) was seen before; records it if not."""
-        h = hash((key, line))
-        places = self.seen.get(h)
-        if places is not None:
-            for at, length in places:
-                if length == len(line) and self.stream.read_back(at, length) == line:
-                    return True
-            places.append((offset, len(line)))
-        else:
-            self.seen[h] = [(offset, len(line))]
+        """Whether ``line`` (with identity ``key``, not None) was seen before; records it if not. (The
+        identity is the line's own, so the same line has the same one: the line alone is hashed.)"""
+        h = hash(line)
+        place = offset << 32 | len(line)
+        held = self.seen.get(h)
+        if held is None:
+            self.seen[h] = place
+            return False
+        places = held if isinstance(held, list) else [held]
+        for p in places:
+            length = p & 0xFFFFFFFF
+            if length == len(line) and self.stream.read_back(p >> 32, length) == line:
+                return True
+        self.seen[h] = [*places, place]
         return False
+
+
+def seconds(value: Any) -> float | None:
+    """``pruner.replay.requests.timestamp`` of a recorded ``timestamp`` string (None when it is none)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class Skeleton:
+    """A skeleton's messages in order, in flat memory: a message the bill reads nothing of its own in
+    (not a request, not a summary) is one shared ``Message`` per (role, content, link), without its time.
+
+    The bill, the ledger and the row's facts read a message's time only where it is the start of a
+    request (the message right before it) and for the session's first and last times; so the message
+    right before each request, and the earliest and the latest of the shared ones, get their own
+    ``Message`` with their time (``reply`` and ``finish``). The rest of a 1 GB session's messages cost
+    one pointer each."""
+
+    def __init__(self) -> None:
+        self.out: list[Any] = []
+        self._shared: dict[tuple[str, str, str | None], Message] = {}
+        self._last: tuple[int, dict[str, Any]] | None = None  # the last shared message's place and time
+        self._low: tuple[float, int, dict[str, Any]] | None = None
+        self._high: tuple[float, int, dict[str, Any]] | None = None
+
+    def plain(self, role: str, content: str, meta: dict[str, Any], tool_call_id: str | None = None) -> None:
+        if any(k != "timestamp" for k in meta):  # a summary, a kind: its own message
+            self.out.append(Message(id="m", role=role, content=content, tool_call_id=tool_call_id, metadata=meta))
+            self._last = None
+            return
+        key = (role, content, tool_call_id)
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = self._shared[key] = Message(id="m", role=role, content=content, tool_call_id=tool_call_id)
+        position = len(self.out)
+        self.out.append(shared)
+        self._last = (position, meta) if meta else None
+        t = seconds(meta.get("timestamp"))
+        if t is not None:
+            if self._low is None or t < self._low[0]:
+                self._low = (t, position, meta)
+            if self._high is None or t > self._high[0]:
+                self._high = (t, position, meta)
+
+    def reply(self, reply: Any) -> None:
+        """A request (an assistant message, or what becomes one): the message before it keeps its time."""
+        self._timed(self._last)
+        self._last = None
+        self.out.append(reply)
+
+    def _timed(self, at: tuple[int, dict[str, Any]] | None) -> None:
+        if at is None:
+            return
+        position, meta = at
+        m = self.out[position]
+        if isinstance(m, Message) and m.metadata is not meta and not m.metadata:
+            self.out[position] = Message(id="m", role=m.role, content=m.content, tool_call_id=m.tool_call_id,
+                                         metadata=meta)
+
+    def finish(self) -> list[Any]:
+        """The messages, the earliest and latest shared ones with their times."""
+        for extreme in (self._low, self._high):
+            if extreme is not None:
+                self._timed((extreme[1], extreme[2]))
+        return self.out
 
 
 def identity(scope: Any, keys: tuple[str, ...]) -> Any:

@@ -39,7 +39,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Repeats, Stream, Unsure, detected, identity
+from ._usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
 from .builder import SessionBuilder
 from .codex import NAME, token_count_usage
 from .openai_responses import MESSAGE_ROLES
@@ -118,7 +118,7 @@ class _Reader:
     def __init__(self, file: str):
         self.repairs = Repairs()
         self.b = SessionBuilder(file=file, source_format=NAME, lenient=True, repairs=self.repairs)
-        self.out: list[Any] = []  # Message, or _Reply until the end
+        self.out = Skeleton()  # Message, or _Reply until the end
         self.open: _Reply | None = None  # the assistant message calls may still join
         self.last: _Reply | None = None  # the latest assistant message
         self.calls: dict[str, int] = {}  # original call id -> calls made with it, not yet answered
@@ -130,7 +130,7 @@ class _Reader:
 
     def _reply(self, text: bool, meta: dict[str, Any]) -> _Reply:
         reply = _Reply(text, meta)
-        self.out.append(reply)
+        self.out.reply(reply)
         self.last = reply
         return reply
 
@@ -145,7 +145,7 @@ class _Reader:
             if isinstance(p.model, str) and p.model and not self.model:
                 self.model = p.model
             if isinstance(p.instructions, str) and p.instructions.strip():
-                self.out.append(Message(id="m", role="system", content="x", metadata=meta))
+                self.out.plain("system", "x", meta)
         elif kind == "response_item":
             self.item(p, meta)
         elif kind == "event_msg":
@@ -157,8 +157,8 @@ class _Reader:
         elif kind == "compacted":
             self.compactions.append({"entry_id": None, "summary": "x", "first_kept_message_id": None,
                                      "first_kept_index": None, "tokens_before": None,
-                                     "position_index": len(self.out)})
-            self.out.append(Message(id="m", role="summary", content="x", metadata={**meta, "kind": "compaction"}))
+                                     "position_index": len(self.out.out)})
+            self.out.plain("summary", "x", {**meta, "kind": "compaction"})
         # any other line type: an unknown entry, named by the full reader's repairs (not damage)
 
     def item(self, p: _Payload, meta: dict[str, Any]) -> None:
@@ -173,8 +173,7 @@ class _Reader:
                 self.open = self._reply(text, {**meta, "source": source} if source else meta)
             else:
                 self.open = None
-                self.out.append(Message(id="m", role="system" if p.role == "developer" else p.role,
-                                        content="x" if text else "", metadata=meta))
+                self.out.plain("system" if p.role == "developer" else p.role, "x" if text else "", meta)
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             if self.open is None:
                 self.open = self._reply(False, {})  # ItemReader._assistant: no metadata of its own
@@ -198,8 +197,7 @@ class _Reader:
                 raise Unsure()  # a result with no call id, or answering no call: refused
             linked = self.calls[call] > 0
             self.calls[call] -= linked
-            self.out.append(Message(id="m", role="tool", content="x", tool_call_id="call" if linked else None,
-                                    metadata=meta))
+            self.out.plain("tool", "x", meta, "call" if linked else None)
         # reasoning: thinking only; any other item: kept unmapped
 
     def token_count(self, lineno: int, p: _Payload) -> None:
@@ -224,7 +222,7 @@ class _Reader:
     def session(self) -> Session:
         if not isinstance(self.cwd, str) or not self.cwd:
             raise Unsure()  # recorded_cwd would look further
-        out = self.out
+        out = self.out.finish()
         for i, m in enumerate(out):
             if isinstance(m, _Reply):
                 out[i] = Message(id="m", role="assistant", content="x" if m.text else "",

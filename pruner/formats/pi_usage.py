@@ -29,7 +29,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Repeats, Stream, Unsure, detected, identity
+from ._usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
 from .builder import SessionBuilder
 from .claude_code_usage import loads_line
 from .pi import NAME, pi_usage
@@ -76,10 +76,43 @@ _parts = msgspec.json.Decoder(Union[str, None, list[Union[str, dict[str, Any]]]]
 _blocks = msgspec.json.Decoder(list[_Block]).decode
 
 
-def _checked(content: Union[Raw, UnsetType]) -> None:
-    """``flatten_content`` would take it (a string, null, or a list of strings and objects)."""
-    if content is not UNSET:
+def _takes(content: Union[Raw, UnsetType]) -> bool:
+    """Whether ``flatten_content`` would take it (a string, null, or a list of strings and objects)."""
+    if content is UNSET:
+        return True
+    try:
         _parts(content)
+    except Exception:
+        return False
+    return True
+
+
+def _reply(content: Union[Raw, UnsetType]) -> tuple[bool, list[tuple[Any, Any]]] | None:
+    """An assistant message's blocks as the bill reads them: (has text, its calls' ids and names); None
+    where the full reader refuses the content (not a list of objects)."""
+    if content is UNSET:
+        return None
+    try:
+        blocks = _blocks(content)
+    except Exception:
+        return None
+    text = any(b.type == "text" and isinstance(b.text, str) and b.text for b in blocks)
+    return text, [(b.id, b.name) for b in blocks if b.type == "toolCall"]
+
+
+def _slim(e: _Entry) -> _Entry:
+    """``e`` with its content read now, as the flags ``_Builder`` uses, and no longer held: a ``Raw`` holds
+    the whole line, and every entry is kept until the path is known."""
+    if isinstance(e.message, _Msg):
+        m = e.message
+        m.content = _reply(m.content) if m.role == "assistant" else _takes(m.content)  # type: ignore[assignment]
+    e.content = _takes(e.content)  # type: ignore[assignment]
+    return e
+
+
+def _checked(taken: Any) -> None:
+    if taken is False:
+        raise Unsure()  # flatten_content refuses it
 
 
 class _Builder:
@@ -88,7 +121,7 @@ class _Builder:
     def __init__(self, file: str, repairs: Repairs, header: dict[str, Any]):
         self.repairs = repairs
         self.b = SessionBuilder(file=file, source_format=NAME, lenient=True, repairs=repairs)
-        self.out: list[Message] = []
+        self.out = Skeleton()
         self.calls: dict[str, int] = {}  # original call id -> calls not yet answered
         self.made: set[str] = set()
         self.current = {key: header[field] for key, field in (("model", "modelId"), ("provider", "provider"))
@@ -101,11 +134,12 @@ class _Builder:
         role = msg.role
         if role == "user" or role in ("custom", "hookMessage"):
             _checked(msg.content)
-            self.out.append(Message(id="m", role="user", content="x", metadata=meta))
+            self.out.plain("user", "x", meta)
         elif role == "assistant":
-            if not isinstance(msg.content, Raw):
-                raise Unsure()
-            blocks = _blocks(msg.content)
+            read: Any = msg.content
+            if not isinstance(read, tuple):
+                raise Unsure()  # not a list of blocks: refused
+            text, made = read
             if isinstance(msg.usage, dict):
                 self.b.line = lineno
                 recorded = pi_usage(self.b, msg.usage)
@@ -116,19 +150,13 @@ class _Builder:
                     meta[key] = value
                 elif self.current.get(key):
                     meta[key] = self.current[key]
-            text, calls = False, 0
-            for block in blocks:
-                if block.type == "text" and isinstance(block.text, str):
-                    text = text or bool(block.text)
-                elif block.type == "toolCall":
-                    if not isinstance(block.id, str) or not block.id or not isinstance(block.name, str) \
-                            or not block.name:
-                        raise Unsure()
-                    self.calls[block.id] = self.calls.get(block.id, 0) + 1
-                    self.made.add(block.id)
-                    calls += 1
-            self.out.append(Message(id="m", role="assistant", content="x" if text else "",
-                                    tool_calls=(_CALL,) * calls, metadata=meta))
+            for call, name in made:
+                if not isinstance(call, str) or not call or not isinstance(name, str) or not name:
+                    raise Unsure()
+                self.calls[call] = self.calls.get(call, 0) + 1
+                self.made.add(call)
+            self.out.reply(Message(id="m", role="assistant", content="x" if text else "",
+                                   tool_calls=(_CALL,) * len(made), metadata=meta))
         elif role == "toolResult":
             _checked(msg.content)
             call = msg.toolCallId
@@ -136,13 +164,12 @@ class _Builder:
                 raise Unsure()
             linked = self.calls[call] > 0
             self.calls[call] -= linked
-            self.out.append(Message(id="m", role="tool", content="x", tool_call_id="call" if linked else None,
-                                    metadata=meta))
+            self.out.plain("tool", "x", meta, "call" if linked else None)
         elif role == "bashExecution":
-            self.out.append(Message(id="m", role="user", content="x", metadata=meta))
+            self.out.plain("user", "x", meta)
         elif role in ("branchSummary", "compactionSummary"):
             kind = "branch_summary" if role == "branchSummary" else "compaction"
-            self.out.append(Message(id="m", role="summary", content="x", metadata={**meta, "kind": kind}))
+            self.out.plain("summary", "x", {**meta, "kind": kind})
         else:
             return False
         return True
@@ -185,7 +212,7 @@ def _session(file: str, header: dict[str, Any], entries: list[tuple[int, str, _E
     compactions: list[dict[str, Any]] = []
     name = ""
     for lineno, eid, e in path:
-        first_message[eid] = len(b.out)
+        first_message[eid] = len(b.out.out)
         kind = e.type
         meta: dict[str, Any] = {"timestamp": e.timestamp} if isinstance(e.timestamp, str) else {}
         if kind == "message":
@@ -197,31 +224,32 @@ def _session(file: str, header: dict[str, Any], entries: list[tuple[int, str, _E
                 idx = e.firstKeptEntryIndex
                 first_kept = entries[idx][1] if 0 <= idx < len(entries) else None
             compactions.append({"entry_id": eid, "summary": "x", "first_kept": first_kept,
-                                "tokens_before": None, "position_index": len(b.out)})
-            b.out.append(Message(id="m", role="summary", content="x", metadata={**meta, "kind": "compaction"}))
+                                "tokens_before": None, "position_index": len(b.out.out)})
+            b.out.plain("summary", "x", {**meta, "kind": "compaction"})
         elif kind == "branch_summary":
-            b.out.append(Message(id="m", role="summary", content="x", metadata={**meta, "kind": "branch_summary"}))
+            b.out.plain("summary", "x", {**meta, "kind": "branch_summary"})
         elif kind == "custom_message":
             _checked(e.content)
-            b.out.append(Message(id="m", role="user", content="x", metadata={**meta, "kind": "custom_message"}))
+            b.out.plain("user", "x", {**meta, "kind": "custom_message"})
         else:
             if kind == "model_change" and isinstance(e.modelId, str) and e.modelId:
                 b.current = {"model": e.modelId, **({"provider": e.provider}
                                                     if isinstance(e.provider, str) and e.provider else {})}
             if kind == "session_info" and isinstance(e.name, str):
                 name = e.name
+    out = b.out.finish()
     recorded = []
     for c in compactions:
         fk = c.pop("first_kept")
         idx = first_message.get(fk) if fk is not None else None
-        c["first_kept_index"] = idx if idx is not None and idx < len(b.out) else None
+        c["first_kept_index"] = idx if idx is not None and idx < len(out) else None
         c["first_kept_message_id"] = "m" if c["first_kept_index"] is not None else None
         recorded.append(c)
     metadata: dict[str, Any] = {"source": {"header": {"cwd": header["cwd"]}}}
     if recorded:
         metadata["recorded_compactions"] = recorded
     repairs.merge_into(metadata)
-    return Session(messages=tuple(b.out), name=name or str(header.get("id") or ""), source_format=NAME,
+    return Session(messages=tuple(out), name=name or str(header.get("id") or ""), source_format=NAME,
                    metadata=metadata)
 
 
@@ -250,7 +278,7 @@ def read_usage(path: str) -> tuple[Session, str] | None:
                 if key is not None and repeats.repeated(key, raw, offset):
                     continue
                 eid = e.id if isinstance(e.id, str) and e.id else None
-                entries.append((lineno, eid or "", e))
+                entries.append((lineno, eid or "", _slim(e)))
             if header is None:
                 return None
             version = header.get("version", 1)
