@@ -241,7 +241,7 @@ def _session(file: str, header: dict[str, Any], entries: list[tuple[int, str, _E
     recorded = []
     for c in compactions:
         fk = c.pop("first_kept")
-        idx = first_message.get(fk) if fk is not None else None
+        idx: int | None = first_message.get(fk) if fk is not None else None
         c["first_kept_index"] = idx if idx is not None and idx < len(out) else None
         c["first_kept_message_id"] = "m" if c["first_kept_index"] is not None else None
         recorded.append(c)

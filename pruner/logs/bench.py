@@ -228,10 +228,11 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
         say(f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
             f"load {r['load_before']} -> {r['load_after']})")
     memory = flat_memory(scratch / "flat", real, mb=big_mb) if big_mb else {}
-    for label, m in memory.items():
+    for m in memory.values():
         say(f"{m['mb']:,} MB Codex session: peak RSS {m['reader_peak_rss_mb']} MB reading it, "
             f"{m['run_peak_rss_mb']} MB for the whole run (load {m['load_before']} -> {m['load_after']})")
-    return {"readers": readers, "flat_memory": memory, "workers": workers, "cpus": os.cpu_count(), "largest_file_mb": round(largest / 1e6, 2),
+    return {"readers": readers, "flat_memory": memory, "workers": workers, "cpus": os.cpu_count(),
+            "largest_file_mb": round(largest / 1e6, 2),
             "real_files": [p.name for p in sources], "bill_ledger": bill, "bill_ledger_rerun": bill_rerun,
             "strategies": strategies, "rerun": rerun, "json_mb_per_s": parse}
 
@@ -317,14 +318,17 @@ if sys.argv[1] == "read":
     from pruner.formats.codex_usage import read_usage
     from pruner.logs.money import usage_columns
     skeleton, _ = read_usage(sys.argv[2])
+    after_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     billed = usage_columns(skeleton)[0]["billed"]
 else:
     from pruner.logs.discover import discover
     from pruner.logs.run import run_logs
     found = [s for loc in discover({"HOME": sys.argv[2]}, agents=("codex",)) for s in loc.sessions]
     summary = run_logs(found, sys.argv[3])
-    billed = summary.errors
+    after_read = 0.0
+    billed = [summary.read, summary.errors]
 print(json.dumps({"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                  "peak_rss_after_read_mb": round(after_read, 1),
                   "seconds": round(cpu() - start, 2), "value": billed}))
 """
 
@@ -351,7 +355,10 @@ def flat_memory(scratch: Path, real: Path, *, mb: int = 1000) -> dict[str, Any]:
         run = _peak("run", str(home), str(scratch / f"out-{label}"))
         out[label] = {"mb": round(size / 1e6, 1), "load_before": load, "load_after": _load(),
                       "reader_peak_rss_mb": reader["peak_rss_mb"], "reader_cpu_seconds": reader["seconds"],
-                      "reader_mb_per_cpu_second": round(size / 1e6 / reader["seconds"], 1) if reader["seconds"] else None,
-                      "billed": reader["value"], "run_peak_rss_mb": run["peak_rss_mb"], "run_errors": run["value"]}
+                      "reader_mb_per_cpu_second": round(size / 1e6 / reader["seconds"], 1) if reader["seconds"]
+                      else None,
+                      "reader_peak_rss_after_read_mb": reader["peak_rss_after_read_mb"],
+                      "billed": reader["value"], "run_peak_rss_mb": run["peak_rss_mb"], "run_read": run["value"][0],
+                      "run_errors": run["value"][1]}
         shutil.rmtree(home)
     return out
