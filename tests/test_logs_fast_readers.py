@@ -225,3 +225,40 @@ def test_snapshot_line_with_invalid_utf8_goes_to_the_full_reader(tmp_path):
     assert read_usage(str(p)) is None
     row, expected = _claude_row(p)
     assert {k: row.get(k) for k in expected} == expected and "error" in expected
+
+
+# ---- the shared skeleton keeps every time the bill, the ledger and the facts read -------------------
+
+_times = st.one_of(st.none(), st.integers(0, 4000).map(
+    lambda s: f"2026-01-01T{10 + s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z"), st.just("not a time"))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "tool", "tool_unlinked", "reply", "reply"]), _times,
+                          st.integers(0, 30_000)), min_size=1, max_size=30))
+@settings(max_examples=EXAMPLES, deadline=None, database=None)
+def test_shared_skeleton_gives_the_bill_ledger_and_facts_of_timed_messages(steps):
+    """``_usage_lines.Skeleton`` drops the time of the messages the bill reads nothing of its own in, and
+    moves a request's start onto it: the bill, the ledger and the facts are those of the same messages
+    each with its own time (``pruner.replay.fast_bill``, itself checked against bill / ledger / facts)."""
+    from pruner.formats._usage_lines import Skeleton
+    from pruner.model import Message, Session, ToolCall
+    from pruner.replay.fast_bill import bill_ledger_facts
+
+    call = ToolCall(id="call", name="tool", arguments={})
+    timed, skeleton = [], Skeleton()
+    for k, (kind, stamp, read) in enumerate(steps):
+        meta = {"timestamp": stamp} if stamp else {}
+        if kind == "reply":
+            usage = {"input": 10, "output": 5, "cache_read": read, "cache_write": 2000}
+            own = {**meta, "usage": usage, "model": "claude-sonnet-4-5-20250929", "request_id": f"r{k}"}
+            timed.append(Message(id="m", role="assistant", content="x", tool_calls=(call,), metadata=dict(own)))
+            skeleton.reply(Message(id="m", role="assistant", content="x", tool_calls=(call,), metadata=own), own)
+        else:
+            role, link = ("user", None) if kind == "user" else ("tool", "call" if kind == "tool" else None)
+            timed.append(Message(id="m", role=role, content="x", tool_call_id=link, metadata=dict(meta)))
+            skeleton.plain(role, "x", meta, link)
+    shared = skeleton.finish()
+    assert len(shared) == len(timed)
+    expected = bill_ledger_facts(Session(messages=tuple(timed)))
+    got = bill_ledger_facts(Session(messages=tuple(shared)))
+    assert got[0] == expected[0] and got[1] == expected[1] and got[2] == expected[2]

@@ -130,7 +130,7 @@ class _Reader:
 
     def _reply(self, text: bool, meta: dict[str, Any]) -> _Reply:
         reply = _Reply(text, meta)
-        self.out.reply(reply)
+        self.out.reply(reply, meta)
         self.last = reply
         return reply
 
@@ -222,7 +222,7 @@ class _Reader:
     def session(self) -> Session:
         if not isinstance(self.cwd, str) or not self.cwd:
             raise Unsure()  # recorded_cwd would look further
-        out = self.out.finish()
+        out = self.out.finish(lambda r: r.meta)
         for i, m in enumerate(out):
             if isinstance(m, _Reply):
                 out[i] = Message(id="m", role="assistant", content="x" if m.text else "",

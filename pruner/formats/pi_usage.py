@@ -156,7 +156,7 @@ class _Builder:
                 self.calls[call] = self.calls.get(call, 0) + 1
                 self.made.add(call)
             self.out.reply(Message(id="m", role="assistant", content="x" if text else "",
-                                   tool_calls=(_CALL,) * len(made), metadata=meta))
+                                   tool_calls=(_CALL,) * len(made), metadata=meta), meta)
         elif role == "toolResult":
             _checked(msg.content)
             call = msg.toolCallId

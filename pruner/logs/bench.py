@@ -345,20 +345,22 @@ def flat_memory(scratch: Path, real: Path, *, mb: int = 1000) -> dict[str, Any]:
     """Peak RSS of billing one ``mb`` MB Codex session (the bill-only reader alone, and a whole ``pruner
     logs`` run over a folder holding it), each in a fresh process; and of a run over a folder of one
     tenth of that size, to compare (the file is generated under ``scratch``, removed after)."""
-    out: dict[str, Any] = {}
+    figures: dict[str, Any] = {}
     for label, size_mb in (("small", max(1, mb // 10)), ("big", mb)):
-        home = scratch / f"home-{label}"
+        home, out = scratch / f"home-{label}", scratch / f"out-{label}"
+        shutil.rmtree(out, ignore_errors=True)  # a table of an earlier run would hold the session: nothing read
         path = home / ".codex" / "sessions" / "2026" / "05" / "11" / f"rollout-bench-{label}.jsonl"
         size = big_codex_file(path, real, size_mb)
         load = _load()
         reader = _peak("read", str(path))  # its seconds are CPU seconds (user + system)
-        run = _peak("run", str(home), str(scratch / f"out-{label}"))
-        out[label] = {"mb": round(size / 1e6, 1), "load_before": load, "load_after": _load(),
-                      "reader_peak_rss_mb": reader["peak_rss_mb"], "reader_cpu_seconds": reader["seconds"],
-                      "reader_mb_per_cpu_second": round(size / 1e6 / reader["seconds"], 1) if reader["seconds"]
-                      else None,
-                      "reader_peak_rss_after_read_mb": reader["peak_rss_after_read_mb"],
-                      "billed": reader["value"], "run_peak_rss_mb": run["peak_rss_mb"], "run_read": run["value"][0],
-                      "run_errors": run["value"][1]}
+        run = _peak("run", str(home), str(out))
+        cpu = reader["seconds"]
+        figures[label] = {"mb": round(size / 1e6, 1), "load_before": load, "load_after": _load(),
+                          "reader_peak_rss_mb": reader["peak_rss_mb"], "reader_cpu_seconds": cpu,
+                          "reader_mb_per_cpu_second": round(size / 1e6 / cpu, 1) if cpu else None,
+                          "reader_peak_rss_after_read_mb": reader["peak_rss_after_read_mb"],
+                          "billed": reader["value"], "run_peak_rss_mb": run["peak_rss_mb"],
+                          "run_read": run["value"][0], "run_errors": run["value"][1]}
         shutil.rmtree(home)
-    return out
+        shutil.rmtree(out)
+    return figures
