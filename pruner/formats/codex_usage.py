@@ -5,7 +5,7 @@ time, and of the messages between requests only what the cache ledger looks at
 (role, whether an assistant message has text and how many calls it makes,
 whether a tool result is linked to a call, the time, recorded compactions).
 ``read_usage`` reads exactly that from a Codex rollout, line by line
-(``_usage_lines.Stream``: flat memory), each line decoded by msgspec into
+(``usage_lines.Stream``: flat memory), each line decoded by msgspec into
 Structs that declare only the fields ``codex.loads`` reads; tool outputs,
 reasoning and arguments are skipped, never decoded.
 
@@ -28,7 +28,7 @@ declared, a line that is not an object or has no ``payload`` (an older rollout
 of bare items), a message the full reader refuses (no role, a content that is
 not text or parts, a call without id or name, a result answering no call), a
 session that records no ``cwd`` in its ``session_meta``, and what
-``_usage_lines`` leaves to the full reader.
+``usage_lines`` leaves to the full reader.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
+from .usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
 from .builder import SessionBuilder
 from .codex import NAME, token_count_usage
 from .openai_responses import MESSAGE_ROLES

@@ -27,7 +27,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from ..files import read_limited
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Unsure, check
+from .usage_lines import Unsure, check
 from .builder import SessionBuilder
 from .codex_usage import _content, _text
 from .common import Probe

@@ -1,6 +1,6 @@
 """Pi, read for the bill and the cache ledger only: the session's skeleton, streamed, not its text.
 
-``read_usage`` reads a Pi session file line by line (``_usage_lines.Stream``),
+``read_usage`` reads a Pi session file line by line (``usage_lines.Stream``),
 each entry decoded by msgspec into Structs that declare only the fields
 ``pi.loads`` reads (tool results' and messages' text, thinking and arguments
 are skipped, never decoded), and keeps per entry only its id, parent, type,
@@ -18,7 +18,7 @@ something it does not model: a file ``detect_format`` does not call Pi, a line
 msgspec refuses or whose fields have other types than declared, a header of a
 version other than 1 to 3, two entries with one id, a tree the full reader
 refuses (a missing id, a parent naming no entry, a cycle), a message it
-refuses, a header without ``cwd``, and what ``_usage_lines`` leaves to it.
+refuses, a header without ``cwd``, and what ``usage_lines`` leaves to it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from ._usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
+from .usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
 from .builder import SessionBuilder
 from .claude_code_usage import loads_line
 from .pi import NAME, pi_usage
@@ -241,8 +241,8 @@ def _session(file: str, header: dict[str, Any], entries: list[tuple[int, str, _E
     recorded = []
     for c in compactions:
         fk = c.pop("first_kept")
-        idx: int | None = first_message.get(fk) if fk is not None else None
-        c["first_kept_index"] = idx if idx is not None and idx < len(out) else None
+        kept = first_message.get(fk) if fk is not None else None
+        c["first_kept_index"] = kept if kept is not None and kept < len(out) else None
         c["first_kept_message_id"] = "m" if c["first_kept_index"] is not None else None
         recorded.append(c)
     metadata: dict[str, Any] = {"source": {"header": {"cwd": header["cwd"]}}}

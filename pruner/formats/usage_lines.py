@@ -42,6 +42,8 @@ from ..model import Message
 
 BLOCK = 4 << 20  # bytes read at a time: large enough for few Python steps, small against any limit
 HEAD = 1 << 20  # the first bytes kept for detection (51 lines of up to about 20 KB each)
+__all__ = ["BLOCK", "Repeats", "Skeleton", "Stream", "Unsure", "check", "detected", "identity", "seconds"]
+
 _generic = msgspec.json.Decoder().decode
 
 
@@ -265,7 +267,8 @@ class Skeleton:
                 self.out[position] = Message(id="m", role=m.role, content=m.content, tool_call_id=m.tool_call_id,
                                              metadata={"timestamp": stamp})
             elif before is not None:  # a request holding its start: its own time back, its start before it
-                self._restore(position, m.metadata if isinstance(m, Message) else meta_of(m), stamp, before)
+                meta: dict[str, Any] = m.metadata if isinstance(m, Message) else meta_of(m)  # type: ignore[assignment]
+                self._restore(position, meta, stamp, before)
         return self.out
 
 
