@@ -207,13 +207,22 @@ def test_snapshot_lines_in_a_session_give_the_full_row(tmp_path):
     assert expected["damaged_lines"] == 1
 
 
-def test_snapshot_only_file_gives_the_full_row(tmp_path):
-    """A file whose lines are all file-history-snapshot (ccusage#873): no conversation. Whatever the full
-    reader makes of it (its row or its error), ``pruner logs`` gives the same."""
+def test_snapshot_only_file_is_billed_as_no_request_not_an_error(tmp_path):
+    """A file whose lines are all file-history-snapshot (ccusage#873: 734 MB of them): backups, no
+    conversation. The format detection calls it no format (the full reader's error row, read again on
+    every run); the bill-only reader recognises it, streamed, as a Claude Code file with no request."""
+    from pruner.formats.claude_code_usage import read_usage
+
     p = tmp_path / "snapshots.jsonl"
     p.write_text("\n".join(_snapshot(k) for k in range(200)) + "\n", encoding="utf-8")
-    row, expected = _claude_row(p)
-    assert {k: row.get(k) for k in expected} == expected
+    row, full = _claude_row(p)
+    assert "unknown format" in full["error"]
+    skeleton, digest = read_usage(str(p))
+    assert digest == hashlib.sha256(p.read_bytes()).hexdigest() and skeleton.messages == ()
+    assert row.get("error") is None and row["billed"] == 0 and row["requests_main"] == 0
+    p.write_text("\n".join(_snapshot(k) for k in range(200)) + "\n" + _snapshot(201)[:-1] + ',"type":"user"}\n',
+                 encoding="utf-8")
+    assert read_usage(str(p)) is None  # a repeated "type" key makes the last line no snapshot: not recognised
 
 
 def test_snapshot_line_with_invalid_utf8_goes_to_the_full_reader(tmp_path):

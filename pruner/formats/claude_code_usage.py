@@ -291,6 +291,11 @@ def read_usage(path: str) -> tuple[Session, str] | None:
     try:
         if subagent_paths(path):
             return None
+        from .usage_lines import only
+
+        snapshots = only(path, b"file-history-snapshot")
+        if snapshots is not None:  # backups of edited files and no conversation (ccusage#873): no request
+            return _of([], "", {"source": {}, "file_history_only": True}), snapshots
         file, data = read_limited(path, DEFAULT_MAX_BYTES)  # as load_session: regular files, bounded
         digest = hashlib.sha256(data).hexdigest()
         check_text_bytes(data, file=file)  # binary data (a NUL byte), UTF-16, empty: the full reader's refusal

@@ -42,7 +42,7 @@ from ..model import Message
 
 BLOCK = 4 << 20  # bytes read at a time: large enough for few Python steps, small against any limit
 HEAD = 1 << 20  # the first bytes kept for detection (51 lines of up to about 20 KB each)
-__all__ = ["BLOCK", "Repeats", "Skeleton", "Stream", "Unsure", "check", "detected", "identity", "seconds"]
+__all__ = ["BLOCK", "Repeats", "Skeleton", "Stream", "Unsure", "check", "detected", "identity", "only", "seconds"]
 
 _generic = msgspec.json.Decoder().decode
 
@@ -51,14 +51,14 @@ class Unsure(Exception):
     """Something only the full reader reads (or refuses) the way it should."""
 
 
-def check(line: bytes) -> None:
+def check(line: bytes) -> Any:
     """``Unsure`` unless msgspec reads ``line`` whole. A typed decoder skips the fields it does not declare
     without checking them (a string's UTF-8, a number's range: ``1e999``, an integer of 5,000 digits),
     which the strict reader refuses; msgspec's generic decoder checks them as the strict reader does
     (``claude_code_usage``'s line parser, property-tested against it), at about 1 GB/s, faster than any
     search for such numbers in the bytes. A line it refuses is one the full reader skips or repairs."""
     try:
-        _generic(line)
+        return _generic(line)
     except Exception:
         raise Unsure() from None
 
@@ -270,6 +270,24 @@ class Skeleton:
                 meta: dict[str, Any] = m.metadata if isinstance(m, Message) else meta_of(m)  # type: ignore[assignment]
                 self._restore(position, meta, stamp, before)
         return self.out
+
+
+def only(path: str, kind: bytes) -> str | None:
+    """The SHA-256 of the JSONL file ``path`` when every line of it is an object of type ``kind`` (its
+    first bytes ``{"type":"<kind>"``, as an agent writes it compactly, and read whole by ``check``),
+    else None; reads no further than the first other line (a few bytes for most files)."""
+    prefix = b'{"type":"' + kind + b'"'
+    with Stream(path) as stream:
+        start = os.pread(stream.fd, len(prefix) + 3, 0)
+        if not start.removeprefix(b"\xef\xbb\xbf").startswith(prefix):
+            return None
+        for _, _, line in stream.lines():
+            if not line.startswith(prefix):
+                return None
+            obj = check(line)
+            if type(obj) is not dict or obj.get("type") != kind.decode():
+                return None
+        return stream.digest
 
 
 def identity(scope: Any, keys: tuple[str, ...]) -> Any:
