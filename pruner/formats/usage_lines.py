@@ -209,8 +209,7 @@ class Skeleton:
         # the last request, when it holds its start: (position, its metadata, its own time, its start)
         self._moved: tuple[int, dict[str, Any], Any, str] | None = None
 
-    def _seen(self, value: Any, position: int, before: str | None) -> None:
-        t = seconds(value)
+    def _seen(self, value: Any, position: int, before: str | None, t: float | None) -> None:
         if t is not None:
             if self._low is None or t < self._low[0]:
                 self._low = (t, position, value, before)
@@ -227,9 +226,10 @@ class Skeleton:
         if shared is None:
             shared = self._shared[key] = Message(id="m", role=role, content=content, tool_call_id=tool_call_id)
         stamp = meta.get("timestamp")
-        self._seen(stamp, len(self.out), None)
+        t = seconds(stamp)
+        self._seen(stamp, len(self.out), None, t)
         self.out.append(shared)
-        self._last = stamp if seconds(stamp) is not None else None
+        self._last = stamp if t is not None else None
         self._moved = None
 
     def reply(self, reply: Any, meta: dict[str, Any]) -> None:
@@ -237,7 +237,7 @@ class Skeleton:
         own, before = meta.get("timestamp"), self._last
         if self._moved is not None and self._moved[0] == len(self.out) - 1:
             self._restore(*self._moved)  # the request before this one: its own time is this one's start
-        self._seen(own, len(self.out), before)
+        self._seen(own, len(self.out), before, seconds(own))
         self._moved = None
         if before is not None:
             meta["timestamp"] = before  # its start; its own time is kept only where it is read

@@ -313,12 +313,19 @@ import json, resource, sys, time
 def cpu():
     own = resource.getrusage(resource.RUSAGE_SELF)
     return own.ru_utime + own.ru_stime
+def peak():
+    # VmHWM: this process's own high-water mark. ru_maxrss is not: Linux carries the parent's over exec.
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 start = cpu()
 if sys.argv[1] == "read":
     from pruner.formats.codex_usage import read_usage
     from pruner.logs.money import usage_columns
     skeleton, _ = read_usage(sys.argv[2])
-    after_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    after_read = peak()
     billed = usage_columns(skeleton)[0]["billed"]
 else:
     from pruner.logs.discover import discover
@@ -327,7 +334,7 @@ else:
     summary = run_logs(found, sys.argv[3])
     after_read = 0.0
     billed = [summary.read, summary.errors]
-print(json.dumps({"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+print(json.dumps({"peak_rss_mb": round(peak(), 1),
                   "peak_rss_after_read_mb": round(after_read, 1),
                   "seconds": round(cpu() - start, 2), "value": billed}))
 """
