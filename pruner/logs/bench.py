@@ -19,7 +19,12 @@ allows, else copies). Measured, each with the 1-minute load before and after:
 * peak memory (max RSS) of the run and of its worker processes, against the largest single file;
 * for the two readings, the CPU time they took (this process and its workers) and the rate that makes
   on the workers' cores doing nothing else: the machine is shared, so the wall-clock rate depends on
-  what else ran.
+  what else ran;
+* ``readers``: each agent's bill-only reader (``Agent.read_usage``) on its shared real files, MB/s and
+  MB per CPU second (``reader_speed``);
+* ``flat_memory``: the peak memory of billing a generated Codex session of ``big_mb`` MB (and of one
+  tenth of it), the reader alone and a whole ``pruner logs`` run, each in a fresh process
+  (``flat_memory``; issue 32).
 """
 
 from __future__ import annotations
