@@ -299,11 +299,19 @@ def identity(scope: Any, keys: tuple[str, ...]) -> Any:
     return None
 
 
+def _first(line: bytes, strict: Any) -> Any:
+    """A line as ``common.probe`` reads a JSONL file's first: msgspec, and where it refuses, the strict reader."""
+    try:
+        return _generic(line)
+    except Exception:
+        return strict(line.decode("utf-8"))
+
+
 def detected(stream: Stream, name: str) -> bool:
     """Whether ``detect_format`` calls the JSONL file ``name``, from its first lines only when that is the
     same answer (``common.probe`` reads a JSONL file's first 50 lines); False when unsure."""
     from . import detect_format
-    from .claude_code_usage import loads_line
+    from ..jsonio import loads_json
 
     head = stream.head[3:] if stream.head.startswith(b"\xef\xbb\xbf") else stream.head
     try:
@@ -311,7 +319,7 @@ def detected(stream: Stream, name: str) -> bool:
         if len(pieces) < 52 and stream.size <= len(stream.head):  # the whole file, of 51 lines or fewer
             return detect_format(head.decode("utf-8"), file=stream.file) == name
         if len(pieces) < 52 or not any(p.strip() for p in pieces[1:51]) \
-                or not isinstance(loads_line(pieces[0]), dict):
+                or not isinstance(_first(pieces[0], loads_json), dict):
             return False  # lines too long for the head, or not JSONL from the start: the full reader decides
         return detect_format(b"\n".join(pieces[:51]).decode("utf-8"), file=stream.file) == name
     except Exception:
