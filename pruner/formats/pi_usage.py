@@ -72,7 +72,11 @@ class _Entry(msgspec.Struct):
 
 
 _decode = msgspec.json.Decoder(_Entry).decode
-_parts = msgspec.json.Decoder(Union[str, None, list[Union[str, dict[str, Any]]]]).decode  # flatten_content's
+class _Part(msgspec.Struct):
+    """A content part: any object (``flatten_content`` reads its text; the bill reads none of it)."""
+
+
+_parts = msgspec.json.Decoder(list[Union[str, _Part]]).decode  # a list of strings and objects: flatten_content's
 _blocks = msgspec.json.Decoder(list[_Block]).decode
 
 
@@ -80,8 +84,11 @@ def _takes(content: Union[Raw, UnsetType]) -> bool:
     """Whether ``flatten_content`` would take it (a string, null, or a list of strings and objects)."""
     if content is UNSET:
         return True
+    raw = bytes(content)
+    if raw[:1] in (b'"', b"n"):  # a string or null (the line was read whole before: ``usage_lines.check``)
+        return True
     try:
-        _parts(content)
+        _parts(content)  # its strings and objects' fields skipped, not decoded
     except Exception:
         return False
     return True
