@@ -53,6 +53,25 @@ from .anthropic import anthropic_usage
 from .claude_code import _SESSION_FIELDS, METADATA_TYPES, NAME, _seconds, add_reply_identity, reply_key
 
 _decode: Callable[[bytes], Any] = msgspec.json.Decoder().decode
+#: How Claude Code starts a ``file-history-snapshot`` line: its backups of the files an edit touched, often
+#: most of a file's bytes (ccusage#873: a 734 MB file of them), none of it read by the bill.
+_SNAPSHOT = b'{"type":"file-history-snapshot"'
+#: The fields of a snapshot line any reading here looks at: a snapshot is kept as these alone.
+_SNAPSHOT_KEYS = ("type", "messageId", "uuid", "leafUuid", "parentUuid", "isSidechain", "agentId", "prompt",
+                  "source", "toolUseResult", "timestamp", "subtype", "message", "sessionId", "cwd", "version",
+                  "gitBranch", "userType", "slug")
+
+
+def _decode_line(line: bytes) -> Any:
+    """A line as ``_decode`` gives it, a snapshot line (found by its first bytes) as the fields read of it:
+    its backups are decoded (msgspec's generic decoder, ~1 GB/s, checks them as the strict reader does)
+    but not kept, so a snapshot-heavy file costs the memory of its conversation, not of its backups."""
+    obj = _decode(line)
+    if line.startswith(_SNAPSHOT) and type(obj) is dict:
+        return {k: obj[k] for k in _SNAPSHOT_KEYS if k in obj}
+    return obj
+
+
 _identity = identity_by("uuid", "leafUuid", "messageId")
 _CALL = ToolCall(id="call", name="tool", arguments={})  # a placeholder: only the number of calls is read
 __all__ = ["loads_line", "read_usage"]
@@ -84,7 +103,7 @@ def _records(data: bytes, repairs: Repairs) -> list[tuple[int, JsonObject]]:
         if not line:
             continue
         try:
-            obj = _decode(raw)
+            obj = _decode_line(line)
         except Exception:
             try:
                 loads_json(raw.decode("utf-8"))
@@ -272,6 +291,11 @@ def read_usage(path: str) -> tuple[Session, str] | None:
     try:
         if subagent_paths(path):
             return None
+        from .usage_lines import only
+
+        snapshots = only(path, b"file-history-snapshot")
+        if snapshots is not None:  # backups of edited files and no conversation (ccusage#873): no request
+            return _of([], "", {"source": {}, "file_history_only": True}), snapshots
         file, data = read_limited(path, DEFAULT_MAX_BYTES)  # as load_session: regular files, bounded
         digest = hashlib.sha256(data).hexdigest()
         check_text_bytes(data, file=file)  # binary data (a NUL byte), UTF-16, empty: the full reader's refusal

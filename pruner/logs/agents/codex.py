@@ -7,6 +7,7 @@ import json
 import os
 import re
 
+from ...model import Session
 from ..found import LogSession, file_state
 from ..names import clean
 from .base import Agent
@@ -45,5 +46,11 @@ def find(root: str) -> list[LogSession]:
     return out
 
 
+def read_usage(path: str) -> tuple[Session, str] | None:
+    from ...formats.codex_usage import read_usage as read  # msgspec is loaded only when billing
+
+    return read(path)
+
+
 AGENT = Agent(name="codex", title="Codex", flag="codex", variable="CODEX_HOME", inner="sessions", default=".codex",
-              layout="~/.codex/sessions/YYYY/MM/DD/*.jsonl", find=find, format="codex", order=20)
+              layout="~/.codex/sessions/YYYY/MM/DD/*.jsonl", find=find, format="codex", read_usage=read_usage, order=20)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from ...model import Session
 from ..found import LogSession, file_state, files_in, subfolders
 from .base import Agent
 
@@ -19,6 +20,12 @@ def find(root: str) -> list[LogSession]:
     return out
 
 
+def read_usage(path: str) -> tuple[Session, str] | None:
+    from ...formats.gemini_cli_usage import read_usage as read  # msgspec is loaded only when billing
+
+    return read(path)
+
+
 AGENT = Agent(name="gemini_cli", title="Gemini CLI", flag="gemini", variable="GEMINI_CLI_HOME",
               inner=os.path.join(".gemini", "tmp"), default="", layout="~/.gemini/tmp/<project>/chats/*.json",
-              find=find, format="gemini_cli", order=40)
+              find=find, format="gemini_cli", read_usage=read_usage, order=40)

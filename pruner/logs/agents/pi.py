@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from ...model import Session
 from ..found import LogSession, file_state, files_in, subfolders
 from .base import Agent
 
@@ -19,6 +20,12 @@ def find(root: str) -> list[LogSession]:
     return out
 
 
+def read_usage(path: str) -> tuple[Session, str] | None:
+    from ...formats.pi_usage import read_usage as read  # msgspec is loaded only when billing
+
+    return read(path)
+
+
 AGENT = Agent(name="pi", title="Pi", flag="pi", variable="PI_CODING_AGENT_DIR", inner="sessions",
               default=os.path.join(".pi", "agent"), layout="~/.pi/agent/sessions/<project>/*.jsonl", find=find,
-              format="pi", order=30)
+              format="pi", read_usage=read_usage, order=30)
