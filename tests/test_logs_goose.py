@@ -226,3 +226,18 @@ def test_generated_databases_give_the_same_row_fast_and_full(tmp_path_factory, c
     with capsys.disabled():
         print(f"\ngoose fast == full: {dict(sorted(seen.items()))}")
     assert seen["fast"] > 0
+
+
+def test_defect_goose_cache_share_shown_as_zero_when_goose_records_no_cache(home, tmp_path, capsys):
+    """Goose records no cache reads or writes: its rows' cache cells are null (unknown), so the report's
+    cache-read share is "-", not the "0.0 %" a 0 would print; its fresh input and output stay counted."""
+    out = tmp_path / "out"
+    assert main(["logs", "--bill-only", "--out", str(out), "--agent", "goose", "--goose-dir",
+                 str(home / ".local" / "share" / "goose" / "sessions")]) == 0
+    rows = pq.read_table(out / TABLE).to_pylist()
+    assert rows and all(r["cache_read_tokens"] is None and r["cache_write_tokens"] is None for r in rows)
+    assert sum(r["input_tokens"] for r in rows) > 0
+    capsys.readouterr()
+    assert main(["logs", "report", "--out", str(out), "--by", "agent", "--json"]) == 0
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    assert [(g["group"], g["cache_read_share"]) for g in groups] == [("goose", None)]

@@ -165,6 +165,18 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
 def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
     """One session's row (a worker's job): digests, load, facts, money (``strategies`` replayed).
 
+    An agent that records no cache counts (``Agent.records_cache``: Goose) has its cache token cells null,
+    not 0: its cache-read share is unknown, and a report says so rather than "0 %"."""
+    row = _read_session(found, strategies, bound)
+    agent = AGENT_REGISTRY.get(found.agent)
+    if agent is not None and not agent.records_cache:
+        row.update(cache_read_tokens=None, cache_write_tokens=None)
+    return row
+
+
+def _read_session(found: LogSession, strategies: tuple[str, ...], bound: bool) -> dict[str, Any]:
+    """``read_session``'s row, as the agent's readers give it.
+
     Without strategies a single-file session of an agent with a bill-only reader (``Agent.read_usage``,
     e.g. ``pruner.formats.claude_code_usage``: the usage skeleton, the file read and hashed once) is read by it, and
     its money found in one pass (``money.usage_columns``); a file that reader leaves to the full

@@ -42,6 +42,9 @@ class Agent:
     #: ``read_usage``) or None when unsure, and the full reading follows.
     read_entry: Callable[[LogSession, bool], Optional[tuple[Session, str]]] | None = None
     order: int = 100  # where it is listed (registration order)
+    #: False: the agent's logs record no cache reads or writes (Goose), so its rows' cache token cells are
+    #: null (unknown), never 0.
+    records_cache: bool = True
     #: The folder under ``$<variable>`` holding the sessions when it is not ``inner`` (Goose: its
     #: ``$GOOSE_PATH_ROOT/data/sessions`` against ``~/.local/share/goose/sessions``); "" is ``inner``.
     variable_inner: str = ""

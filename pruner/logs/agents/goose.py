@@ -125,4 +125,4 @@ def load(found: LogSession) -> Session:
 AGENT = Agent(name="goose", title="Goose", flag="goose", variable="GOOSE_PATH_ROOT", inner="sessions",
               default=os.path.join(".local", "share", "goose"), layout="~/.local/share/goose/sessions/sessions.db",
               find=find, format="goose", load=load, read_entry=read_entry, order=60,
-              variable_inner=os.path.join("data", "sessions"))
+              variable_inner=os.path.join("data", "sessions"), records_cache=False)
