@@ -80,6 +80,7 @@ def _check(case, family: str) -> None:
     limit = compute_limits(r, min_recall=min_recall, families=[family], max_states=10**9).families[family]
     expected = brute_force(session, settings, prices, family, min_recall)
     assert limit.exact and limit.approximation is None
+    assert limit.lower_bound == limit.dollars  # exact: the optimum is proven, the two meet
     if expected is None:
         assert limit.dollars is None and not limit.feasible
     else:
@@ -136,6 +137,65 @@ def test_compaction_bound_equals_the_brute_force_optimum_up_to_12_requests(case)
 @given(cases(max_requests=5))
 def test_combined_bound_equals_the_brute_force_optimum_up_to_5_requests(case):
     _check(case, "combined")
+
+
+def _check_lower_bound(case, family: str) -> None:
+    """A beam forced from the first requests (2 states, 1 kept): its ``lower_bound`` is at most the
+    brute-force optimum of the family, and its ``dollars`` (a real schedule) at least it."""
+    session, settings, min_recall = case
+    prices = _prices()
+    r = replay(session, ["as_recorded", "full"], settings=settings, prices=prices)
+    limit = compute_limits(r, min_recall=min_recall, families=[family], max_states=2, beam=1).families[family]
+    expected = brute_force(session, settings, prices, family, min_recall)
+    if expected is None:
+        assert limit.dollars is None
+        return
+    assert limit.lower_bound is not None, limit  # None says no schedule is feasible: one is
+    assert limit.lower_bound <= expected + 1e-9, (limit.lower_bound, expected)
+    if limit.dollars is not None:
+        assert limit.lower_bound <= limit.dollars + 1e-9
+        assert limit.dollars >= expected - 1e-9
+
+
+@_FAST
+@given(cases(max_requests=5))
+def test_prune_lower_bound_is_at_most_the_brute_force_optimum_when_the_search_is_a_beam(case):
+    _check_lower_bound(case, "prune")
+
+
+@_FAST
+@given(cases(max_requests=6))
+@pytest.mark.slow
+def test_compaction_lower_bound_is_at_most_the_brute_force_optimum_when_the_search_is_a_beam(case):
+    _check_lower_bound(case, "compaction")
+
+
+@_FAST
+@given(cases(max_requests=3))
+def test_combined_lower_bound_is_at_most_the_brute_force_optimum_when_the_search_is_a_beam(case):
+    _check_lower_bound(case, "combined")
+
+
+def test_defect_beam_reported_as_a_bound_above_a_strategy_with_no_lower_bound():
+    """At 200 turns the tool_agent beam said $3.63 for prune while cache_aware_prune cost $3.50, and
+    nothing said how low the optimum could be. A beam now carries ``lower_bound``, below its figure,
+    proven from what it cut: here at most every family strategy that meets the bar, and below the beam."""
+    from pruner.bench.workloads import generate
+
+    session = generate("tool_agent", turns=12, seed=2)
+    r = replay(session, ["as_recorded", "full", "prune_every_request"])
+    limit = compute_limits(r, families=["prune"], max_states=2, beam=1).families["prune"]
+    assert not limit.exact and limit.lower_bound is not None and limit.dollars is not None
+    assert limit.lower_bound < limit.dollars
+    assert "lower_bound" in (limit.approximation or "")
+    table = default_prices()
+    # every schedule pays every reply's output: counted here from full's rows and the price table
+    outputs = sum(row.output * table.get(row.model).output / 1e6 for row in r.runs["full"].rows if row.priced)
+    assert outputs - 1e-9 <= limit.lower_bound
+    for name in ("full", "prune_every_request"):
+        t = r.runs[name].totals
+        if t["feasible"] and t["context_recall"] >= limit.min_recall:
+            assert limit.lower_bound <= t["dollars"] + 1e-9
 
 
 def test_past_max_states_the_search_says_it_is_a_beam_and_stays_at_most_the_family_strategies():

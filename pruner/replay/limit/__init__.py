@@ -93,7 +93,8 @@ def _combined_limit(replay: "Replay", parts: dict[str, Limit], min_recall: float
             best = replace(limit, family="combined", exact=own.exact and limit.exact,
                            approximation=(own.approximation or "exhaustive search")
                            + f"; the {name} bound's schedule is cheaper and is one of combined's")
-    return replace(best, states_peak=own.states_peak, seconds=own.seconds)
+    # Combined's own search bounds its optimum from below whichever schedule wins (theirs are combined's too).
+    return replace(best, states_peak=own.states_peak, seconds=own.seconds, lower_bound=own.lower_bound)
 
 
 def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: float, max_states: int,
@@ -108,16 +109,20 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
     anchors = {**family.anchors(replay), **(seeds or {})}
     outcome = search(runner, requests, lambda _req: family.actions, anchors, allowed,
                      max_states=max_states, beam=beam)
+    lower = outcome.lower_bound
     approximation = None if outcome.exact else (
         f"beam search: more than {max_states:,} distinct states at some request, so from there only the "
         f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}, and compactions "
         "were tried only past half of window minus reserve; the schedule is real and priced by the replay, "
-        "the optimum may be lower")
+        "the optimum may be lower, down to lower_bound (what the schedules the beam cut would cost at least: "
+        "the dollars they had paid when cut and every later reply's output)")
     if outcome.plan is None:
+        why = "" if outcome.exact else (" that the beam search found (any that it cut would cost at least "
+                                         f"${lower:.4f})" if lower is not None else "")
         return Limit(name, None, None, (), min_recall, None, outcome.exact, approximation, False,
-                     states_peak=outcome.states_peak, seconds=time.perf_counter() - started,
-                     note=f"no schedule of the {name} family keeps every request under its window with context "
-                          f"recall >= {min_recall:g}")
+                     states_peak=outcome.states_peak, seconds=time.perf_counter() - started, lower_bound=lower,
+                     note=f"no schedule of the {name} family{why} keeps every request under its window with "
+                          f"context recall >= {min_recall:g}")
     run = replay_plan(session, dict(outcome.plan), settings=settings, prices=prices, summarizer=replay.summarizer)
     totals = run.totals
     dollars = totals["dollars"]
@@ -126,7 +131,11 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
         exact = False  # never expected (both use the same machinery); said rather than hidden
         approximation = (approximation or "") + (f"; the search priced this schedule at ${outcome.dollars:.6f}, "
                                                  f"its replay at ${dollars:.6f}")
+    if exact:
+        lower = dollars
+    elif lower is not None and lower > dollars:
+        lower = dollars  # the replay's price of the schedule stands (never expected to differ)
     schedule = tuple(ScheduledAction(k, a) for k, a in outcome.plan)
     return Limit(name, dollars, saving(recorded, dollars), schedule, min_recall, totals.get("context_recall"),
                  exact, approximation, bool(totals["feasible"]), states_peak=outcome.states_peak,
-                 seconds=time.perf_counter() - started)
+                 seconds=time.perf_counter() - started, lower_bound=lower)
