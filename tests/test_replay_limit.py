@@ -176,6 +176,26 @@ def test_combined_lower_bound_is_at_most_the_brute_force_optimum_when_the_search
     _check_lower_bound(case, "combined")
 
 
+@_FAST
+@given(cases(max_requests=6), st.data())
+def test_prune_input_floor_is_at_most_what_any_prune_schedule_pays_at_each_request(case, data):
+    """The floor under the prune family's input (``limit.floor``): every schedule of the family, replayed
+    through ``replay_plan``, pays at least it at every request (its rows' dollars, output included)."""
+    from pruner.replay.limit.floor import input_floors
+    from pruner.replay.limit.search import MODELLED_ONLY
+
+    session, settings, _ = case
+    prices = _prices()
+    floors = input_floors(session, settings, prices, None, MODELLED_ONLY)
+    n = len(find_requests(session))
+    actions = data.draw(st.lists(st.sampled_from(["none", "drop", "prune"]), min_size=n, max_size=n))
+    run = replay_plan(session, {k: a for k, a in enumerate(actions) if a != "none"}, settings=settings,
+                      prices=prices)
+    assert len(run.rows) == len(floors)
+    for row, floor in zip(run.rows, floors):
+        assert floor <= row.dollars + 1e-12, (row.request, floor, row.dollars, actions)
+
+
 def test_defect_beam_reported_as_a_bound_above_a_strategy_with_no_lower_bound():
     """At 200 turns the tool_agent beam said $3.63 for prune while cache_aware_prune cost $3.50, and
     nothing said how low the optimum could be. A beam now carries ``lower_bound``, below its figure,

@@ -17,7 +17,8 @@ from pruner.formats.native import dumps
 from tests.support.paths import ROOT
 from tests.test_replay_limit import NIGHTLY, cases
 
-KEYS = {"dollars", "saving_vs_recorded", "schedule", "min_recall", "recall", "exact", "approximation", "feasible"}
+KEYS = {"dollars", "saving_vs_recorded", "schedule", "min_recall", "recall", "exact", "approximation", "feasible",
+        "lower_bound"}
 #: The registered strategies each family's schedules include (pruner.replay.limit.family.Family.members).
 MEMBERS = {"prune": ("full", "prune_every_request"), "compaction": ("full", "compact"),
            "clearing": ("full", "clear_tool_uses"),
@@ -69,8 +70,13 @@ def _check(doc: dict) -> None:
             dollars = sum(r["dollars"] for r in rows)
             assert entry["feasible"] and entry["dollars"] is not None, (family, name)
             assert entry["dollars"] <= dollars + 1e-6, (family, name, entry["dollars"], dollars)
+            # the proven lower bound is one on every schedule of the family, the member's among them
+            assert entry["lower_bound"] is not None and entry["lower_bound"] <= dollars + 1e-6, (family, name)
         if entry["dollars"] is not None:
             assert entry["recall"] >= bar
+            assert entry["lower_bound"] <= entry["dollars"] + 1e-6, family
+            if entry["exact"]:
+                assert entry["lower_bound"] == pytest.approx(entry["dollars"], abs=1e-6), family
             combined = limit["combined"]
             if family in ("prune", "compaction"):  # its schedules are combined's
                 assert combined["dollars"] is not None and combined["dollars"] <= entry["dollars"] + 1e-6

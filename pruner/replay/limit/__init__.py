@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..answer import RECORDING
@@ -36,7 +37,8 @@ from . import combined, compaction, prune  # noqa: F401  (each registers its fam
 from .bound import FAMILY_ORDER, Limit, Limits, ScheduledAction, saving
 from .family import FAMILIES
 from .schedule import build, replay_plan
-from .search import BEAM, MAX_STATES, max_missing, search, used_counts
+from .floor import input_floors
+from .search import BEAM, MAX_STATES, MODELLED_ONLY, max_missing, search, used_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Replay
@@ -107,15 +109,20 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
     allowed = max_missing(used, min_recall)
     _, requests, runner = build(session, settings, prices, replay.summarizer)  # a fresh pruner feed
     anchors = {**family.anchors(replay), **(seeds or {})}
+    # the one family with a floor under its input (pruner.replay.limit.floor)
+    floor = partial(input_floors, session, settings, prices, replay.summarizer, MODELLED_ONLY) \
+        if name == "prune" else None
     outcome = search(runner, requests, lambda _req: family.actions, anchors, allowed,
-                     max_states=max_states, beam=beam)
+                     max_states=max_states, beam=beam, input_floor=floor)
     lower = outcome.lower_bound
     approximation = None if outcome.exact else (
         f"beam search: more than {max_states:,} distinct states at some request, so from there only the "
         f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}, and compactions "
         "were tried only past half of window minus reserve; the schedule is real and priced by the replay, "
         "the optimum may be lower, down to lower_bound (what the schedules the beam cut would cost at least: "
-        "the dollars they had paid when cut and every later reply's output)")
+        "the dollars they had paid when cut and every later reply's output"
+        + (", and for prune the input of every message the pruner never removes" if name == "prune" else "")
+        + ")")
     if outcome.plan is None:
         why = "" if outcome.exact else (" that the beam search found (any that it cut would cost at least "
                                          f"${lower:.4f})" if lower is not None else "")

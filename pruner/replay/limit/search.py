@@ -207,9 +207,11 @@ def _insert(front: list[_Fork], f: _Fork) -> None:
 
 def search(runner: Any, requests: Sequence[Request], options: Callable[[Request], Sequence[str]],
            anchors: Mapping[str, Mapping[int, str]], max_missing: int, *, max_states: int = MAX_STATES,
-           beam: int = BEAM) -> Outcome:
+           beam: int = BEAM, input_floor: Callable[[], Sequence[float]] | None = None) -> Outcome:
     """The cheapest schedule of the family ``options`` describes (actions per request, ``none`` first)
-    whose every request fits its window and whose terms missing stay within ``max_missing``."""
+    whose every request fits its window and whose terms missing stay within ``max_missing``.
+    ``input_floor``: the least input dollars any schedule of the family pays at each request (the lower
+    bound's floor beside the output; ``pruner.replay.limit.floor``), asked for only if the beam cut."""
     choice = _Choice()
     collector = RecallCollector(runner.session, requests, facts=False)
     root = _Fork(plan_lane(runner, choice, MODELLED_ONLY), collector)
@@ -253,6 +255,8 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
             exact = False  # once a beam, a beam at every request: letting it grow back costs steps, not quality
             nxt = _beam(nxt, beam, lambda d: _cut(cuts, n + 1, d))
         fronts = nxt
+    if cuts and input_floor is not None:  # the family's floor under each request's input (measured only if needed)
+        floors = [f + i for f, i in zip(floors, input_floor())]
     owed = [0.0] * (len(requests) + 1)  # owed[k]: the floor of requests k onwards
     for k in range(len(requests) - 1, -1, -1):
         owed[k] = owed[k + 1] + floors[k]
