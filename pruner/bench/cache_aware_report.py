@@ -51,9 +51,9 @@ ALTERNATIVES = ("as_recorded", "compact", "prune_then_compact", "truncate")
 #: The issue's targets: within 10 % of the combined bound, never more than 5 % above the recording.
 BOUND_TARGET = 0.10
 RECORDED_TARGET = 0.05
-#: The longest session whose bound the report computes (tool_agent at 200 turns, 388 requests, is in;
-#: Pi's 453-request large-session and the 500-turn workloads are out: minutes each on this machine).
-BOUND_MAX_REQUESTS = 400
+#: The longest session whose bound the report computes (Pi's 453-request large-session and the 500-turn
+#: plain_chat and rag_assistant are in; tool_agent at 500 turns, 965 requests, and longer are out: minutes each).
+BOUND_MAX_REQUESTS = 600
 #: Files under ../shared/data/real that are not transcripts.
 NOT_LOGS = ("SOURCES.md",)
 
@@ -239,7 +239,7 @@ def _bound_cell(row: dict[str, Any]) -> str:
         return "not computed"
     if row["bound"] is None:
         lower = row.get("bound_lower")
-        return "none meets the bar" + ("" if lower is None else f" found (≥ {money(lower)})")
+        return "none found" + ("" if lower is None else f" (any ≥ {money(lower)})")
     if row.get("bound_exact") or row.get("bound_lower") is None:
         return money(row["bound"])
     return f"{money(row['bound'])} (≥ {money(row['bound_lower'])})"

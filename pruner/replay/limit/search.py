@@ -44,6 +44,9 @@ BEAM = 4
 #: Once the search is a beam, a compaction is tried only where the context (main chain) has passed this
 #: share of window minus reserve: earlier, the summary call costs more than the little it would remove.
 BEAM_COMPACT_FROM = 0.5
+#: ... and only by the cheapest ``BEAM_COMPACTORS`` free states: the summary is most of the search's time
+#: (0.05 to 0.2 s a compaction on a long context), and the schedules left untried count in the lower bound.
+BEAM_COMPACTORS = 1
 
 #: Only the modelled bill decides the dollars: the other lenses share it (no work, no state).
 MODELLED_ONLY = (Lens("modelled", True, True), Lens("not_inherited", True, False, "modelled"),
@@ -133,7 +136,8 @@ class _Fork:
     """One state of the search: a lane (every chain's strategy, wire and cache), the recall holders
     following its contexts, its dollars and terms missing so far, its anchors, its path."""
 
-    __slots__ = ("lane", "holders", "dollars", "missing", "anchors", "path", "collector", "last_lost", "free")
+    __slots__ = ("lane", "holders", "dollars", "missing", "anchors", "path", "collector", "last_lost", "free",
+                 "rank")
 
     def __init__(self, lane: Lane, collector: RecallCollector):
         self.lane, self.collector = lane, collector
@@ -142,6 +146,7 @@ class _Fork:
         self.anchors: frozenset[str] = frozenset()
         self.path = _ROOT
         self.free = True  # False: kept past the beam only because it follows an anchor
+        self.rank = 0  # its place by dollars in the last beam (0: the cheapest)
         lane.observer = self.observe
 
     def clone(self) -> "_Fork":
@@ -290,7 +295,8 @@ def _actions_past_beam(fork: _Fork, req: Request, acts: list[str],
     state tries every action, compactions only near the window, and always its anchors' actions."""
     followed = {anchors[a].get(req.index, "none") for a in fork.anchors}
     if fork.free:
-        return [a for a in acts if a in followed or "compact" not in a or _near_window(fork, req)]
+        compacts = fork.rank < BEAM_COMPACTORS and _near_window(fork, req)
+        return [a for a in acts if a in followed or "compact" not in a or compacts]
     return [a for a in acts if a in followed] or ["none"]
 
 
@@ -311,7 +317,7 @@ def _beam(fronts: dict[tuple[Any, ...], list[_Fork]], beam: int,
     out: dict[tuple[Any, ...], list[_Fork]] = {}
     for rank, (_, _, _, key, f) in enumerate(flat):
         if rank < beam or f.anchors:
-            f.free = rank < beam
+            f.free, f.rank = rank < beam, rank
             out.setdefault(key, []).append(f)
         else:
             cut(f.dollars)
