@@ -118,9 +118,9 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
     approximation = None if outcome.exact else (
         f"beam search: more than {max_states:,} distinct states at some request, so from there only the "
         f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}, and compactions "
-        "were tried only past half of window minus reserve, by the cheapest state; the schedule is real and priced by the replay, "
-        "the optimum may be lower, down to lower_bound (what the schedules the beam cut would cost at least: "
-        "the dollars they had paid when cut and every later reply's output"
+        "were tried only past half of window minus reserve, by the cheapest state; the schedule is real and "
+        "priced by the replay, the optimum may be lower, down to lower_bound (what the schedules the beam cut "
+        "would cost at least: the dollars they had paid when cut and every later reply's output"
         + (", and for prune the input of every message the pruner never removes" if name == "prune" else "")
         + ")")
     if outcome.plan is None:

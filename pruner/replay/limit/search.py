@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
 from typing import Any, Callable, Mapping, Sequence, cast
 
@@ -258,7 +259,7 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
         peak = max(peak, count)
         if count > max_states or (not exact and count > beam):
             exact = False  # once a beam, a beam at every request: letting it grow back costs steps, not quality
-            nxt = _beam(nxt, beam, lambda d: _cut(cuts, n + 1, d))
+            nxt = _beam(nxt, beam, partial(_cut, cuts, n + 1))
         fronts = nxt
     if cuts and input_floor is not None:  # the family's floor under each request's input (measured only if needed)
         floors = [f + i for f, i in zip(floors, input_floor())]
