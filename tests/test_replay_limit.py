@@ -231,6 +231,20 @@ def test_defect_beam_reported_as_a_bound_above_a_strategy_with_no_lower_bound():
             assert limit.lower_bound <= t["dollars"] + 1e-9
 
 
+def test_the_line_under_the_table_says_how_low_a_beams_optimum_can_be():
+    from pruner.bench.workloads import generate
+    from pruner.money import money
+    from pruner.replay.limit.text import bound_line
+
+    r = replay(generate("tool_agent", turns=12, seed=2), ["as_recorded", "full", "prune_every_request"])
+    limits = compute_limits(r, max_states=2, beam=1)
+    combined = limits.combined
+    assert not combined.exact and combined.lower_bound is not None
+    assert f"the optimum is at least {money(combined.lower_bound)}" in bound_line(r, limits)
+    exact = compute_limits(r, families=["combined"], max_states=10**9)
+    assert "at least" not in bound_line(r, exact)
+
+
 def test_past_max_states_the_search_says_it_is_a_beam_and_stays_at_most_the_family_strategies():
     from pruner.bench.workloads import generate
 
