@@ -34,6 +34,22 @@ def test_the_markdown_is_the_json_rendered():
     assert report.OUT_MD.read_text(encoding="utf-8") == report.markdown(_committed())
 
 
+def test_each_computed_bound_is_at_most_full_where_full_meets_the_bar_and_at_least_its_lower_bound():
+    """``full`` (the empty schedule) is in every family, so where it is feasible at the bar the combined
+    bound may not exceed it; and the proven lower bound is never above the figure. Read from the rows."""
+    data = _committed()
+    computed = [row for row in data["sessions"] if row["bound_computed"]]
+    assert computed, "no row has a bound"
+    for row in computed:
+        full = row["strategies"]["full"]
+        if row["bound"] is not None and full["feasible"] and _recall(full) >= data["min_recall"]:
+            assert row["bound"] <= full["dollars"] + 1e-6, row["label"]
+        if row["bound"] is not None and row["bound_lower"] is not None:
+            assert row["bound_lower"] <= row["bound"] + 1e-6, row["label"]
+        if row["bound_exact"]:
+            assert row["bound_lower"] == pytest.approx(row["bound"], abs=1e-6), row["label"]
+
+
 def test_it_covers_every_shared_real_log_and_every_workload_size(real_data):
     labels = [r["label"] for r in _committed()["sessions"]]
     logs = sorted(p.relative_to(REAL_DATA).as_posix() for p in REAL_DATA.rglob("*")
@@ -46,10 +62,10 @@ def test_it_covers_every_shared_real_log_and_every_workload_size(real_data):
             assert f"{workload} {turns} turns (seed 0)" in labels
 
 
-def _replayed_by_the_cli(path, tmp_path) -> dict:
+def _replayed_by_the_cli(path, tmp_path, limit: bool = False) -> dict:
     out = tmp_path / "replay.json"
     cmd = [sys.executable, "-m", "pruner", "replay", str(path), "--strategies", ",".join(report.STRATEGIES),
-           "--json", str(out)]
+           "--json", str(out)] + (["--limit"] if limit else [])
     if "tau-bench" in str(path):
         cmd += ["--dialogue", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
@@ -76,8 +92,12 @@ def _check(row: dict, data: dict) -> None:
         assert row["targets"]["over_recorded"] == pytest.approx(over, abs=1e-4)  # rows rounded to 1e-8 $
         assert row["targets"]["within_recorded"] == (row["strategies"][report.POLICY]["feasible"]
                                                      and over <= report.RECORDED_TARGET)
-    bound = (data.get("limit") or {}).get("combined", {}).get("dollars")
+    assert row["bound_computed"] == ("limit" in data)
+    combined = (data.get("limit") or {}).get("combined", {})
+    bound = combined.get("dollars")
     assert row["bound"] == (None if bound is None else pytest.approx(bound, abs=1e-5))
+    lower = combined.get("lower_bound")
+    assert row["bound_lower"] == (None if lower is None else pytest.approx(lower, abs=1e-5))
 
 
 @pytest.mark.parametrize("rel", ["claude-code/codemie-session-624a4a58.jsonl",
@@ -86,13 +106,14 @@ def _check(row: dict, data: dict) -> None:
 @pytest.mark.slow
 def test_a_real_logs_figures_match_the_replay_json_summed_row_by_row(rel, real_data, tmp_path):
     label = rel if not rel.startswith("tau-bench/") else f"{rel} (dialogue 0)"
-    _check(_row(label), _replayed_by_the_cli(real_data / rel, tmp_path))
+    row = _row(label)
+    _check(row, _replayed_by_the_cli(real_data / rel, tmp_path, row["requests"] <= report.BOUND_MAX_REQUESTS))
 
 
 def test_a_workloads_figures_match_the_replay_json_summed_row_by_row(tmp_path):
     path = tmp_path / "rag_assistant-200.jsonl"
     path.write_text(dumps(generate("rag_assistant", turns=200, seed=0)), encoding="utf-8")
-    _check(_row("rag_assistant 200 turns (seed 0)"), _replayed_by_the_cli(path, tmp_path))
+    _check(_row("rag_assistant 200 turns (seed 0)"), _replayed_by_the_cli(path, tmp_path, limit=True))
 
 
 def _recall(s: dict) -> float:

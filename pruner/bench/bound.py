@@ -35,6 +35,7 @@ def measure_bound(workload: str = "tool_agent", turns: int = 2000, seed: int = 0
         limit = compute_limits(r, families=[name]).families[name]
         out["families"][name] = {"wall_s": round(time.perf_counter() - wall, 2),
                                  "cpu_s": round(time.process_time() - cpu, 2), "dollars": limit.dollars,
+                                 "lower_bound": limit.lower_bound,
                                  "exact": limit.exact, "states_peak": limit.states_peak,
                                  "actions": len(limit.schedule)}
     out["cpu_s_total"] = round(sum(f["cpu_s"] for f in out["families"].values()), 2)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..answer import RECORDING
@@ -36,7 +37,8 @@ from . import combined, compaction, prune  # noqa: F401  (each registers its fam
 from .bound import FAMILY_ORDER, Limit, Limits, ScheduledAction, saving
 from .family import FAMILIES
 from .schedule import build, replay_plan
-from .search import BEAM, MAX_STATES, max_missing, search, used_counts
+from .floor import input_floors
+from .search import BEAM, MAX_STATES, MODELLED_ONLY, max_missing, search, used_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Replay
@@ -93,7 +95,8 @@ def _combined_limit(replay: "Replay", parts: dict[str, Limit], min_recall: float
             best = replace(limit, family="combined", exact=own.exact and limit.exact,
                            approximation=(own.approximation or "exhaustive search")
                            + f"; the {name} bound's schedule is cheaper and is one of combined's")
-    return replace(best, states_peak=own.states_peak, seconds=own.seconds)
+    # Combined's own search bounds its optimum from below whichever schedule wins (theirs are combined's too).
+    return replace(best, states_peak=own.states_peak, seconds=own.seconds, lower_bound=own.lower_bound)
 
 
 def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: float, max_states: int,
@@ -106,18 +109,27 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
     allowed = max_missing(used, min_recall)
     _, requests, runner = build(session, settings, prices, replay.summarizer)  # a fresh pruner feed
     anchors = {**family.anchors(replay), **(seeds or {})}
+    # the one family with a floor under its input (pruner.replay.limit.floor)
+    floor = partial(input_floors, session, settings, prices, replay.summarizer, MODELLED_ONLY) \
+        if name == "prune" else None
     outcome = search(runner, requests, lambda _req: family.actions, anchors, allowed,
-                     max_states=max_states, beam=beam)
+                     max_states=max_states, beam=beam, input_floor=floor)
+    lower = outcome.lower_bound
     approximation = None if outcome.exact else (
         f"beam search: more than {max_states:,} distinct states at some request, so from there only the "
         f"{beam} cheapest were kept, with the states following {', '.join(sorted(anchors))}, and compactions "
-        "were tried only past half of window minus reserve; the schedule is real and priced by the replay, "
-        "the optimum may be lower")
+        "were tried only past half of window minus reserve, by the cheapest state; the schedule is real and "
+        "priced by the replay, the optimum may be lower, down to lower_bound (what the schedules the beam cut "
+        "would cost at least: the dollars they had paid when cut and every later reply's output"
+        + (", and for prune the input of every message the pruner never removes" if name == "prune" else "")
+        + ")")
     if outcome.plan is None:
+        why = "" if outcome.exact else (" that the beam search found (any that it cut would cost at least "
+                                         f"${lower:.4f})" if lower is not None else "")
         return Limit(name, None, None, (), min_recall, None, outcome.exact, approximation, False,
-                     states_peak=outcome.states_peak, seconds=time.perf_counter() - started,
-                     note=f"no schedule of the {name} family keeps every request under its window with context "
-                          f"recall >= {min_recall:g}")
+                     states_peak=outcome.states_peak, seconds=time.perf_counter() - started, lower_bound=lower,
+                     note=f"no schedule of the {name} family{why} keeps every request under its window with "
+                          f"context recall >= {min_recall:g}")
     run = replay_plan(session, dict(outcome.plan), settings=settings, prices=prices, summarizer=replay.summarizer)
     totals = run.totals
     dollars = totals["dollars"]
@@ -126,7 +138,11 @@ def _family_limit(replay: "Replay", name: str, min_recall: float, recorded: floa
         exact = False  # never expected (both use the same machinery); said rather than hidden
         approximation = (approximation or "") + (f"; the search priced this schedule at ${outcome.dollars:.6f}, "
                                                  f"its replay at ${dollars:.6f}")
+    if exact:
+        lower = dollars
+    elif lower is not None and lower > dollars:
+        lower = dollars  # the replay's price of the schedule stands (never expected to differ)
     schedule = tuple(ScheduledAction(k, a) for k, a in outcome.plan)
     return Limit(name, dollars, saving(recorded, dollars), schedule, min_recall, totals.get("context_recall"),
                  exact, approximation, bool(totals["feasible"]), states_peak=outcome.states_peak,
-                 seconds=time.perf_counter() - started)
+                 seconds=time.perf_counter() - started, lower_bound=lower)

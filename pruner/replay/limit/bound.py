@@ -34,6 +34,10 @@ class Limit:
     seconds: float = 0.0
     note: str = ""  # why there is no figure, when there is none
     applicable: bool = True  # False: the family does not exist for this session's provider (clearing off Anthropic)
+    #: A proven lower bound on the family's optimum: ``dollars`` when exact; below it when the search was a beam
+    #: (branch and bound over what the beam cut); with no ``dollars``, what any feasible schedule would cost at
+    #: least (``None``: proven that none is feasible, or not applicable).
+    lower_bound: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -43,7 +47,8 @@ class Limit:
             "min_recall": self.min_recall, "recall": self.recall, "exact": self.exact,
             "approximation": self.approximation, "feasible": self.feasible,
             "states_peak": self.states_peak, "note": self.note,
-            "applicable": self.applicable}
+            "applicable": self.applicable,
+            "lower_bound": None if self.lower_bound is None else round(self.lower_bound, 6)}
         if self.family == "clearing":
             out["parameters"] = None if self.parameters is None else dict(self.parameters)
         return out

@@ -97,4 +97,4 @@ def clearing_limit(replay: "Replay", min_recall: float, recorded: float) -> Limi
                   "clear_at_least": {"type": "input_tokens", "value": point["clear_at_least"]},
                   "exclude_tools": list(point["clear_exclude_tools"]), "grid": GRID_TEXT, "points_replayed": tried}
     return Limit("clearing", dollars, saving(recorded, dollars), schedule, min_recall, t.get("context_recall"),
-                 True, None, True, parameters=parameters, seconds=seconds)
+                 True, None, True, parameters=parameters, seconds=seconds, lower_bound=dollars)

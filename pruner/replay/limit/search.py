@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
 from typing import Any, Callable, Mapping, Sequence, cast
 
@@ -44,6 +45,9 @@ BEAM = 4
 #: Once the search is a beam, a compaction is tried only where the context (main chain) has passed this
 #: share of window minus reserve: earlier, the summary call costs more than the little it would remove.
 BEAM_COMPACT_FROM = 0.5
+#: ... and only by the cheapest ``BEAM_COMPACTORS`` free states: the summary is most of the search's time
+#: (0.05 to 0.2 s a compaction on a long context), and the schedules left untried count in the lower bound.
+BEAM_COMPACTORS = 1
 
 #: Only the modelled bill decides the dollars: the other lenses share it (no work, no state).
 MODELLED_ONLY = (Lens("modelled", True, True), Lens("not_inherited", True, False, "modelled"),
@@ -69,6 +73,9 @@ class Outcome:
     missing: int | None
     exact: bool
     states_peak: int
+    #: A proven lower bound on the family's optimum (branch and bound over what the beam cut): ``dollars``
+    #: when the search is exact; ``None`` when no schedule is feasible and none was cut (proven infeasible).
+    lower_bound: float | None = None
 
 
 class _Path:
@@ -130,7 +137,8 @@ class _Fork:
     """One state of the search: a lane (every chain's strategy, wire and cache), the recall holders
     following its contexts, its dollars and terms missing so far, its anchors, its path."""
 
-    __slots__ = ("lane", "holders", "dollars", "missing", "anchors", "path", "collector", "last_lost", "free")
+    __slots__ = ("lane", "holders", "dollars", "missing", "anchors", "path", "collector", "last_lost", "free",
+                 "rank")
 
     def __init__(self, lane: Lane, collector: RecallCollector):
         self.lane, self.collector = lane, collector
@@ -139,6 +147,7 @@ class _Fork:
         self.anchors: frozenset[str] = frozenset()
         self.path = _ROOT
         self.free = True  # False: kept past the beam only because it follows an anchor
+        self.rank = 0  # its place by dollars in the last beam (0: the cheapest)
         lane.observer = self.observe
 
     def clone(self) -> "_Fork":
@@ -204,26 +213,37 @@ def _insert(front: list[_Fork], f: _Fork) -> None:
 
 def search(runner: Any, requests: Sequence[Request], options: Callable[[Request], Sequence[str]],
            anchors: Mapping[str, Mapping[int, str]], max_missing: int, *, max_states: int = MAX_STATES,
-           beam: int = BEAM) -> Outcome:
+           beam: int = BEAM, input_floor: Callable[[], Sequence[float]] | None = None) -> Outcome:
     """The cheapest schedule of the family ``options`` describes (actions per request, ``none`` first)
-    whose every request fits its window and whose terms missing stay within ``max_missing``."""
+    whose every request fits its window and whose terms missing stay within ``max_missing``.
+    ``input_floor``: the least input dollars any schedule of the family pays at each request (the lower
+    bound's floor beside the output; ``pruner.replay.limit.floor``), asked for only if the beam cut."""
     choice = _Choice()
     collector = RecallCollector(runner.session, requests, facts=False)
     root = _Fork(plan_lane(runner, choice, MODELLED_ONLY), collector)
     root.anchors = frozenset(anchors)
     fronts: dict[tuple[Any, ...], list[_Fork]] = {(): [root]}
     exact, peak = True, 1
-    for req in requests:
+    # Branch and bound: every schedule the beam leaves unexplored passed through a cut, at request ``k``
+    # with ``d`` dollars paid before it; it costs at least d plus the floor of requests k onwards.
+    cuts: dict[int, float] = {}  # request from which the floor is owed -> the least dollars cut there
+    floors = [0.0] * len(requests)  # the least any schedule pays at each request (its reply's output)
+    for n, req in enumerate(requests):
         acts = list(dict.fromkeys(["none", *options(req)]))
         nxt: dict[tuple[Any, ...], list[_Fork]] = {}
+        seen_floor: float | None = None
         for front in fronts.values():
             for fork in front:
                 mine = acts if exact else _actions_past_beam(fork, req, acts, anchors)
+                if len(mine) < len(acts):
+                    _cut(cuts, n, fork.dollars)
                 branches = [fork] + [fork.clone() for _ in mine[1:]]  # cloned before any is stepped
                 for action, f in zip(mine, branches):  # "none" first: a no-op action merges into it
                     choice.value = action
                     f.lane.request(req)
                     row = f.lane.run.rows.pop()
+                    floor = _floor(req, row)
+                    seen_floor = floor if seen_floor is None else min(seen_floor, floor)
                     if row.rejected and not row.aborted:
                         continue  # the API refuses it: this schedule is infeasible
                     f.missing += f.last_lost
@@ -234,17 +254,38 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
                     if action != "none":
                         f.path = _Path(f.path, req.index, action)
                     _insert(nxt.setdefault(f.key(), []), f)
+        floors[n] = seen_floor or 0.0
         count = sum(len(v) for v in nxt.values())
         peak = max(peak, count)
         if count > max_states or (not exact and count > beam):
             exact = False  # once a beam, a beam at every request: letting it grow back costs steps, not quality
-            nxt = _beam(nxt, beam)
+            nxt = _beam(nxt, beam, partial(_cut, cuts, n + 1))
         fronts = nxt
+    if cuts and input_floor is not None:  # the family's floor under each request's input (measured only if needed)
+        floors = [f + i for f, i in zip(floors, input_floor())]
+    owed = [0.0] * (len(requests) + 1)  # owed[k]: the floor of requests k onwards
+    for k in range(len(requests) - 1, -1, -1):
+        owed[k] = owed[k + 1] + floors[k]
+    cut_bound = min((d + owed[k] for k, d in cuts.items()), default=None)
     finals = [f for front in fronts.values() for f in front]
     if not finals:
-        return Outcome(None, None, None, exact, peak)
+        return Outcome(None, None, None, exact, peak, cut_bound)
     best = min(finals, key=lambda f: (f.dollars, f.missing, len(f.path.plan()), f.path.plan()))
-    return Outcome(best.path.plan(), best.dollars, best.missing, exact, peak)
+    lower = best.dollars if cut_bound is None else min(best.dollars, cut_bound)
+    return Outcome(best.path.plan(), best.dollars, best.missing, exact, peak, lower)
+
+
+def _cut(cuts: dict[int, float], k: int, dollars: float) -> None:
+    cuts[k] = min(cuts.get(k, dollars), dollars)
+
+
+def _floor(req: Request, row: Any) -> float:
+    """What every schedule pays at ``req`` at least: its reply's output (the recorded reply, the same on
+    every schedule), none of its input (an input price is never negative). An aborted request bills nothing."""
+    if row.aborted:
+        return 0.0
+    price = req.price
+    return 0.0 if price is None else float(price.dollars(input=0, cached=0, written=0, output=row.output))
 
 
 def _actions_past_beam(fork: _Fork, req: Request, acts: list[str],
@@ -255,7 +296,8 @@ def _actions_past_beam(fork: _Fork, req: Request, acts: list[str],
     state tries every action, compactions only near the window, and always its anchors' actions."""
     followed = {anchors[a].get(req.index, "none") for a in fork.anchors}
     if fork.free:
-        return [a for a in acts if a in followed or "compact" not in a or _near_window(fork, req)]
+        compacts = fork.rank < BEAM_COMPACTORS and _near_window(fork, req)
+        return [a for a in acts if a in followed or "compact" not in a or compacts]
     return [a for a in acts if a in followed] or ["none"]
 
 
@@ -267,15 +309,19 @@ def _near_window(fork: _Fork, req: Request) -> bool:
     return req.scale.provider(lane.strategy.wire.tokens) > BEAM_COMPACT_FROM * threshold
 
 
-def _beam(fronts: dict[tuple[Any, ...], list[_Fork]], beam: int) -> dict[tuple[Any, ...], list[_Fork]]:
-    """The ``beam`` cheapest states, and every state that still follows an anchor's schedule."""
+def _beam(fronts: dict[tuple[Any, ...], list[_Fork]], beam: int,
+          cut: Callable[[float], None]) -> dict[tuple[Any, ...], list[_Fork]]:
+    """The ``beam`` cheapest states, and every state that still follows an anchor's schedule; ``cut`` is
+    told the dollars of every state left out (for the lower bound)."""
     flat = [(f.dollars, f.missing, n, key, f) for n, (key, front) in enumerate(fronts.items()) for f in front]
     flat.sort(key=lambda x: (x[0], x[1], x[2]))
     out: dict[tuple[Any, ...], list[_Fork]] = {}
     for rank, (_, _, _, key, f) in enumerate(flat):
         if rank < beam or f.anchors:
-            f.free = rank < beam
+            f.free, f.rank = rank < beam, rank
             out.setdefault(key, []).append(f)
+        else:
+            cut(f.dollars)
     return out
 
 

@@ -52,7 +52,10 @@ def bound_line(replay: "Replay", limits: Limits) -> str:
         return f"Best possible in hindsight: none ({bound.note})."
     change = -bound.saving_vs_recorded if bound.saving_vs_recorded is not None else None
     how = describe_schedule(bound.schedule)
-    exact = "" if bound.exact else " (approximate: see limit.combined.approximation in --json)"
+    exact = "" if bound.exact else (
+        " (approximate: " + (f"the optimum is at least {money(bound.lower_bound)}; "
+                             if bound.lower_bound is not None else "")
+        + "see limit.combined.approximation in --json)")
     line = (f"Best possible in hindsight: {money(bound.dollars)} ("
             + (f"{_pct(change)}, " if change is not None else "") + f"{how}){exact}.")
     for name in ONLINE:
