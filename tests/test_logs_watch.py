@@ -346,3 +346,28 @@ def _take(it):
         yield from it
     except KeyboardInterrupt:
         return
+
+
+def test_defect_watch_stopped_during_the_first_runs_closing_lines_printed_another_message(home, tmp_path,
+                                                                                         monkeypatch, capsys):
+    """A SIGTERM that fell after the first run's commit but before the cycles began (while the closing lines
+    were printed) reached the CLI's generic handler: "pruner logs: interrupted" instead of the watch's own
+    line. Wherever the interrupt falls, a watch ends with the same one line and 130."""
+    import pruner.cli.logs as logs_cli
+    from pruner.cli import main
+
+    session = home / ".claude/projects/-work-demo/a.jsonl"
+    session.write_text(CLAUDE.read_text("utf-8"), encoding="utf-8")
+    for var in AGENT_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(logs_cli, "closing_lines", interrupted)
+    out = tmp_path / "out"
+    assert main(["logs", "--out", str(out), "--watch", "--interval", "0.5", "--bill-only"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("pruner logs --watch: stopped") and not any("interrupted" in e for e in err)
+    assert [r["billed"] for r in _rows(out).values()] == pytest.approx([session_dollars("claude_code", [session])])

@@ -175,6 +175,15 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.watch:
+        return _run(args)
+    try:  # a watch stopped at any point, its first run included, ends with the same one line
+        return _run(args)
+    except KeyboardInterrupt:
+        return logs_watch.stopped(os.path.abspath(args.out or default_out()))
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.since and args.until and args.since > args.until:
         raise ConfigurationError(f"--since {args.since} is after --until {args.until}")
     logs_watch.check(args)

@@ -70,8 +70,14 @@ def follow(args: argparse.Namespace, find: Callable[[], list[LogSession]], targe
             sessions = cycle.summary.sessions
             print(json.dumps(cycle.as_dict(), sort_keys=True) if args.json else cycle.text(), flush=True)
     except KeyboardInterrupt:
-        held = "" if sessions is None else f" ({sessions:,} sessions)"
-        print(f"pruner logs --watch: stopped; {printable(target)} holds what the last cycle committed{held}",
-              file=sys.stderr, flush=True)
-        return 130
+        return stopped(target, sessions)
     return 0  # pragma: no cover - cycles() ends only by an interrupt
+
+
+def stopped(target: str, sessions: int | None = None) -> int:
+    """The one line a stopped watch ends with, wherever the interrupt fell (the first run, its closing
+    lines, a cycle), and its exit status."""
+    held = "" if sessions is None else f" ({sessions:,} sessions)"
+    print(f"pruner logs --watch: stopped; {printable(target)} holds what the last cycle committed{held}",
+          file=sys.stderr, flush=True)
+    return 130
