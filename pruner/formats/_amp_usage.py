@@ -6,7 +6,7 @@ names, the ledger's token counts, the workspace); tool inputs and tool output ar
 document goes through the full reader's own ``amp.session_from_document`` with texts ``"x"`` (or
 ``""``), inputs ``{}`` and results ``"x"``, so messages, usage, recorded cost and repairs are the full
 reader's. Anything it is unsure of goes to the full reader (``read_usage`` returns None): see
-``_usage_lines`` (``document``), plus a thread that records no workspace.
+``usage_lines.document``, plus a thread that records no workspace.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import msgspec
 
 from ..model import Session
-from ._usage_lines import document
 from .amp import session_from_document
 from .repairing import Repairs
+from .usage_lines import document
 
 
 class _Run(msgspec.Struct):
@@ -150,5 +150,5 @@ def read_usage(path: str) -> tuple[Session, str] | None:
         if not workspace(doc):
             return None  # recorded_cwd would look further, into the messages' sources
         return session_from_document(doc, file=file, repairs=Repairs()), digest
-    except Exception:  # Unsupported, or anything the full reader should name: it reads the file
+    except Exception:  # Unsure, or anything the full reader should name: it reads the file
         return None
