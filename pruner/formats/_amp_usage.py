@@ -165,10 +165,10 @@ class _Reader:
                     raise Unsure()  # refused: the full reader names it
                 if blk.id in self.calls:
                     self.repairs.add("renamed_call_ids", None)  # the builder's _free: another id, same links
-                groups = self.calls.setdefault(blk.id, [])
-                if not groups or groups[-1][0] != i:
-                    groups.append([i, 0])
-                groups[-1][1] += 1
+                made = self.calls.setdefault(blk.id, [])
+                if not made or made[-1][0] != i:
+                    made.append([i, 0])
+                made[-1][1] += 1
                 calls += 1
             self.out.reply(Message(id="m", role="assistant", content="x" if _text(blocks, _QUIET) else "",
                                    tool_calls=(_CALL,) * calls, metadata=meta), meta)

@@ -114,7 +114,8 @@ class _Reply:
     __slots__ = ("text", "calls", "meta", "output")
 
     def __init__(self, text: bool, meta: dict[str, Any]):
-        self.text, self.calls, self.meta, self.output = text, 0, meta, None
+        self.text, self.calls, self.meta = text, 0, meta
+        self.output: int | None = None
 
 
 class _Chain:
@@ -278,8 +279,8 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             if not usage_events and shutdown is not None:
                 _totals({MAIN_CHAIN: main, **chains}, shutdown, main.b)
             source: dict[str, Any] = dict(info)
-            source["usage_totals"] = ("assistant.usage events" if usage_events else "session.shutdown"
-                                      if shutdown is not None else "absent: no session.shutdown yet, output tokens only")
+            source["usage_totals"] = ("assistant.usage events" if usage_events else "session.shutdown" if shutdown
+                                      is not None else "absent: no session.shutdown yet, output tokens only")
             subagents = tuple(c.session(name=name, metadata={"chain": name, "agent_id": name})
                               for name, c in chains.items())
             return main.session(name=str(info.get("sessionId") or ""), metadata={"source": source},

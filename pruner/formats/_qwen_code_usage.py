@@ -135,10 +135,10 @@ class _Chain:
                     raise Unsure()  # refused: the full reader names it
                 if call.id in self.calls:
                     self.repairs.add("renamed_call_ids", n)  # the builder's _free: another id, same links
-                groups = self.calls.setdefault(call.id, [])
-                if not groups or groups[-1][0] != n:
-                    groups.append([n, 0])
-                groups[-1][1] += 1
+                made = self.calls.setdefault(call.id, [])
+                if not made or made[-1][0] != n:
+                    made.append([n, 0])
+                made[-1][1] += 1
                 calls += 1
             self.out.reply(Message(id="m", role="assistant", content="x" if _text(parts) else "",
                                    tool_calls=(_CALL,) * calls, metadata=meta), meta)

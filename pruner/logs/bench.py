@@ -21,7 +21,8 @@ allows, else copies). Measured, each with the 1-minute load before and after:
   on the workers' cores doing nothing else: the machine is shared, so the wall-clock rate depends on
   what else ran;
 * ``readers``: each agent's bill-only reader (``Agent.read_usage``) on its shared real files, MB/s and
-  MB per CPU second (``reader_speed``);
+  MB per CPU second (``reader_speed``); Qwen Code's, Copilot CLI's and Amp's, which have none, on a file
+  generated from their samples (``bench_agents``);
 * ``flat_memory``: the peak memory of billing a generated Codex session of ``big_mb`` MB (and of one
   tenth of it), the reader alone and a whole ``pruner logs`` run, each in a fresh process
   (``flat_memory``; issue 32).
@@ -229,8 +230,12 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
     parse = _json_speed(sources, 20_000_000)
     say("JSON parsing, MB/s: " + ", ".join(f"{k} {v}" for k, v in parse.items()))
     readers = reader_speed(real, budget_mb=reader_mb)
+    from .bench_agents import generated_reader_speed
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    readers.update(generated_reader_speed(scratch / "agents", samples, budget_mb=reader_mb))
     for agent, r in readers.items():
-        say(f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
+        say(f"bill-only reader, {agent}: {r['note']}" if "note" in r else
+            f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
             f"load {r['load_before']} -> {r['load_after']})")
     memory = flat_memory(scratch / "flat", real, mb=big_mb) if big_mb else {}
     for m in memory.values():
