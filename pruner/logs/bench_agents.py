@@ -42,7 +42,8 @@ def _bulk(record: dict[str, Any]) -> dict[str, Any]:
             part["functionResponse"]["response"] = {"output": _OUTPUT}
     if record.get("type") == "tool.execution_complete":  # Copilot CLI
         record["data"]["result"] = {"content": _OUTPUT}
-    for block in record.get("content") if isinstance(record.get("content"), list) else []:  # Amp
+    content = record.get("content")
+    for block in content if isinstance(content, list) else []:  # Amp
         if block.get("type") == "tool_result" and isinstance(block.get("run"), dict):
             block["run"]["result"] = _OUTPUT
     return record
