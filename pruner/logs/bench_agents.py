@@ -10,8 +10,6 @@ real log, and what the bill-only readers skip unread), until the file holds ``mb
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -86,33 +84,11 @@ def generate(agent: str, samples: Path, path: Path, mb: float) -> int:
     return len(data)
 
 
-def generated_reader_speed(scratch: Path, samples: Path, *, mb: float = 32.0,
-                           budget_mb: float = 200.0) -> dict[str, dict[str, Any]]:
-    """MB/s and MB per CPU second of the bill-only reader of each agent in ``SAMPLES`` on one generated file
-    of ``mb`` MB under ``scratch``, read over and over (file cache) until ``budget_mb`` of it was read;
-    with the load before and after. A reader that leaves the file to the full reader is reported so."""
-    from .agents import AGENTS
-    from .bench import _cpu_rate, _cpu_seconds, _load
-
-    out: dict[str, dict[str, Any]] = {}
+def generated_files(scratch: Path, samples: Path, *, mb: float = 32.0) -> list[tuple[str, Path, int]]:
+    """``(agent, path, size)`` of a generated file of ``mb`` MB under ``scratch`` for each agent in ``SAMPLES``
+    (``pruner bench-logs`` times each agent's bill-only reader on its file: ``bench.time_reader``)."""
+    out = []
     for agent, sample in SAMPLES.items():
-        read = AGENTS[agent].read_usage
-        if read is None:
-            continue
         path = scratch / f"{agent}{Path(sample).suffix}"
-        size = generate(agent, samples, path, mb)
-        if read(str(path)) is None:
-            out[agent] = {"generated_mb": round(size / 1e6, 1), "note": "left to the full reader"}
-            continue
-        rounds = max(1, int(budget_mb * 1e6 // size))
-        load, cpu = _load(), _cpu_seconds()
-        start = time.perf_counter()
-        for _ in range(rounds):
-            read(str(path))
-        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
-        total = rounds * size / 1e6
-        out[agent] = {"files": 1, "generated_mb": round(size / 1e6, 1), "mb": round(total, 1),
-                      "seconds": round(seconds, 2), "mb_per_s": round(total / seconds, 1), "load_before": load,
-                      "load_after": _load(), **_cpu_rate(total, cpu, 1)}
-        os.remove(path)
+        out.append((agent, path, generate(agent, samples, path, mb)))
     return out
