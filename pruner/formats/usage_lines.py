@@ -2,7 +2,8 @@
 
 The full readers (``pruner.formats.load_session``) read a whole file into
 memory, decode it, and refuse a file over ``DEFAULT_MAX_BYTES``. A bill-only
-reader (``codex_usage``, ``pi_usage``, ``gemini_cli_usage``) streams it in
+reader (``codex_usage``, ``pi_usage``, ``gemini_cli_usage``, Qwen Code's and Copilot CLI's; Amp's
+reads its one document with ``document``) streams it in
 ``BLOCK``-sized pieces instead, so its memory does not grow with the file's
 text: it keeps, per line, only what the bill reads.
 

@@ -236,6 +236,7 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
         timed = time_reader(agent, [str(path)], budget_mb=reader_mb)
         readers[agent] = {"generated_mb": round(size / 1e6, 1),
                           **(timed if timed is not None else {"note": "left to the full reader"})}
+        path.unlink()
     for agent, r in readers.items():
         say(f"bill-only reader, {agent}: {r['note']}" if "note" in r else
             f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
