@@ -246,10 +246,10 @@ _times = st.one_of(st.none(), st.integers(0, 4000).map(
                           st.integers(0, 30_000)), min_size=1, max_size=30))
 @settings(max_examples=EXAMPLES, deadline=None, database=None)
 def test_shared_skeleton_gives_the_bill_ledger_and_facts_of_timed_messages(steps):
-    """``usage_lines.Skeleton`` drops the time of the messages the bill reads nothing of its own in, and
+    """``usage_skeleton.Skeleton`` drops the time of the messages the bill reads nothing of its own in, and
     moves a request's start onto it: the bill, the ledger and the facts are those of the same messages
     each with its own time (``pruner.replay.fast_bill``, itself checked against bill / ledger / facts)."""
-    from pruner.formats.usage_lines import Skeleton
+    from pruner.formats.usage_skeleton import Skeleton
     from pruner.model import Message, Session, ToolCall
     from pruner.replay.fast_bill import bill_ledger_facts
 

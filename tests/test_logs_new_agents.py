@@ -17,7 +17,7 @@ import pytest
 
 from pruner.logs.agents import AGENTS
 from pruner.logs.table import TABLE
-from tests.support.agent_rows import fast_row, full_row
+from tests.support.agent_rows import fast_row, found, full_row
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "agents"
@@ -144,3 +144,37 @@ def test_bill_only_reader_reads_every_fixture_file_and_gives_the_full_row(path):
     fast = fast_row(agent, path)
     assert fast is not None, "a clean fixture file is read by the bill-only reader"
     assert fast == full_row(agent, path)
+
+
+@pytest.mark.parametrize("agent", ["qwen_code", "copilot_cli", "amp"])
+def test_bill_only_reader_reads_the_bench_generated_file_and_gives_the_full_row(tmp_path, agent):
+    """``pruner bench-logs`` times these readers on files generated from the samples: the time is the
+    skeleton reader's (it takes the file, not leaving it to the full reader) and its row is the full one."""
+    from pruner.logs.bench_agents import SAMPLES, generate
+
+    path = tmp_path / f"session{Path(SAMPLES[agent]).suffix}"
+    generate(agent, ROOT / "sample_sessions", path, 0.3)
+    fast = fast_row(agent, path)
+    assert fast is not None
+    assert fast["requests_main"] > 10  # the sample copied many times, each copy's requests billed
+    assert fast == full_row(agent, path)
+
+
+def test_regression_a_call_id_reused_by_a_later_reply_links_results_as_the_builder_does(tmp_path):
+    """Two Qwen Code replies making a call with the same id, each answered, then a third result for that
+    id (it answers no call any more: kept unlinked): the skeleton links them as ``SessionBuilder`` does."""
+    def rec(uuid: str, kind: str, parts: list, **more) -> str:
+        return json.dumps({"uuid": uuid, "sessionId": "s", "timestamp": f"2026-01-01T00:00:0{uuid[-1]}Z",
+                           "type": kind, "cwd": "/w", "message": {"role": "x", "parts": parts}, **more})
+    call = [{"functionCall": {"id": "c", "name": "read", "args": {}}}]
+    result = [{"functionResponse": {"id": "c", "name": "read", "response": {"output": "ok"}}}]
+    usage = {"model": "qwen3-coder-plus", "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1}}
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join([rec("u1", "user", [{"text": "go"}]), rec("a2", "assistant", call, **usage),
+                               rec("r3", "tool_result", result), rec("a4", "assistant", call, **usage),
+                               rec("r5", "tool_result", result), rec("r6", "tool_result", result)]) + "\n")
+    fast = fast_row("qwen_code", path)
+    assert fast is not None
+    assert fast == full_row("qwen_code", path)
+    full = AGENTS["qwen_code"].load(found("qwen_code", path))
+    assert [m.tool_call_id is not None for m in full.messages if m.role == "tool"] == [True, True, False]

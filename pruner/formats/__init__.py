@@ -37,8 +37,10 @@ DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 AUTHORING_MODULES = ("builder", "common", "repairing")
 #: The public modules of this package that are not formats, so the loader does not register them:
 #: the authoring modules, the bill-only readers ``<agent>_usage`` (an agent's log read for the bill
-#: only, by ``pruner logs``) and what they share (``usage_lines``). Every other public module here is a format.
-NOT_FORMATS = (*AUTHORING_MODULES, "claude_code_usage", "codex_usage", "pi_usage", "gemini_cli_usage", "usage_lines")
+#: only, by ``pruner logs``) and what they share (``usage_lines``, ``usage_skeleton``). Every other public
+#: module here is a format.
+NOT_FORMATS = (*AUTHORING_MODULES, "claude_code_usage", "codex_usage", "pi_usage", "gemini_cli_usage", "usage_lines",
+               "usage_skeleton")
 
 
 if TYPE_CHECKING:  # pragma: no cover

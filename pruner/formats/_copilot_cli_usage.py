@@ -1,13 +1,23 @@
-"""GitHub Copilot CLI, read for the bill and the cache ledger only (``pruner logs`` without strategies).
+"""GitHub Copilot CLI, read for the bill and the cache ledger only: the event log's skeleton, streamed.
 
-Each event is decoded by a typed msgspec decoder declaring only what the bill and the ledger read (an
-event's type, ids, time, chain; a message's text, model, output tokens, API call and tool requests' ids
-and names; a tool result's call and outcome; the usage events and the shutdown totals); tool arguments,
-tool output and the many other event kinds' payloads are skipped unread. The events go through the
-full reader's own ``copilot_cli.session_from_records`` with texts ``"x"`` (or ``""``) and arguments
-``{}``, so messages, chains, usage and repairs are the full reader's. Anything it is unsure of goes to
-the full reader (``read_usage`` returns None): see ``_usage_lines``, plus a number only the strict
-reader refuses and a session that records no ``cwd``.
+``read_usage`` reads a Copilot CLI event log line by line (``usage_lines.Stream``: flat memory, hashed
+once), each event decoded by msgspec into Structs that declare only what the bill and the ledger read
+(an event's type, id, time, chain; of a message whether its text is empty, its model, output tokens,
+API call and tool requests' ids and names; a tool result's call; the usage events and the shutdown
+totals); tool arguments, tool output and the many other event kinds' payloads are skipped unread. It
+keeps one message per event in a ``usage_skeleton.Skeleton``.
+
+It follows ``pruner.formats.copilot_cli.session_from_records`` (this repository, the same commit) step
+by step: an API call's chunks one request (its output the largest recorded), calls joining their
+message, a result linked as ``SessionBuilder.add_result`` links it (a tool the person ran, answering no
+model call, is no message), ``assistant.usage`` events on their request, else the shutdown's totals on
+each (chain, model)'s last request, else the output tokens alone. ``tests/test_logs_new_agents.py`` and
+``tests/test_formats_copilot_cli.py`` check the row is the full reader's.
+
+Anything it is unsure of goes to the full reader (``read_usage`` returns None): a line msgspec refuses or
+whose fields have other types than declared, a call the full reader refuses, a session that records no
+``cwd``, and what ``usage_lines`` leaves to the full reader (``Stream``: every line read whole by
+msgspec's generic decoder first, exact repeats dropped as the full reader drops them).
 """
 
 from __future__ import annotations
@@ -16,10 +26,18 @@ from typing import Any
 
 import msgspec
 
-from ..model import Session
-from ._usage_lines import Unsupported, lines, risky
-from .copilot_cli import session_from_records
+from ..model import MAIN_CHAIN, Message, Session, ToolCall
+from .builder import SessionBuilder
+from .common import token_count
+from .copilot_cli import NAME, copilot_usage
 from .repairing import Repairs
+from .usage_lines import Repeats, Stream, Unsure, identity
+from .usage_skeleton import Skeleton
+
+__all__ = ["read_usage"]
+
+_CALL = ToolCall(id="call", name="tool", arguments={})  # a placeholder: only the number of calls is read
+_USAGE = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 
 
 class _Request(msgspec.Struct):
@@ -88,62 +106,184 @@ class _Event(msgspec.Struct):
 
 
 _decode = msgspec.json.Decoder(_Event).decode
-_TEXTS = ("content", "transformedContent")
-_PLAIN = ("sessionId", "selectedModel", "copilotVersion", "messageId", "apiCallId", "model", "outputTokens",
-          "toolCallId", "success", "inputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 
 
-def _decode_line(line: bytes) -> _Event:
-    if risky(line):
-        raise Unsupported()
-    return _decode(line)
+class _Reply:
+    """An assistant message being assembled (chunks, usage and totals arrive later)."""
+
+    __slots__ = ("text", "calls", "meta", "output")
+
+    def __init__(self, text: bool, meta: dict[str, Any]):
+        self.text, self.calls, self.meta = text, 0, meta
+        self.output: int | None = None
 
 
-def _x(text: str) -> str:
-    return "x" if text else ""
+class _Chain:
+    """``copilot_cli._Chain`` and its ``SessionBuilder``, as much of them as the bill reads."""
+
+    def __init__(self, file: str, repairs: Repairs):
+        self.repairs = repairs
+        self.b = SessionBuilder(file=file, source_format=NAME, lenient=True, repairs=repairs)
+        self.out = Skeleton()  # Message, or _Reply until the end
+        self.replies: dict[str, _Reply] = {}
+        self.by_model: dict[str, list[_Reply]] = {}
+        self.last: _Reply | None = None
+        # original call id -> its calls grouped by message, oldest first: [message, calls unanswered]
+        self.calls: dict[str, list[list[Any]]] = {}
+
+    def reply(self, meta: dict[str, Any], model: str) -> _Reply:
+        r = _Reply(False, meta)
+        self.out.reply(r, meta)
+        self.by_model.setdefault(model, []).append(r)
+        self.last = r
+        return r
+
+    def assistant(self, e: _Event, d: _Data) -> None:
+        key = d.apiCallId if d.apiCallId else None
+        draft = self.replies.get(key) if key is not None else None
+        output = token_count(d.outputTokens)
+        if draft is None:
+            meta: dict[str, Any] = {"timestamp": e.timestamp} if isinstance(e.timestamp, str) else {}
+            model = d.model if d.model else None
+            if model:
+                meta["model"] = model
+            if key:
+                meta["request_id"] = key
+            meta["source"] = {"model": model} if model else {}
+            draft = self.reply(meta, model or "")
+            draft.text = bool(d.content)
+            if key is not None:
+                self.replies[key] = draft
+        elif d.content:
+            draft.text = True
+        if output is not None:
+            draft.output = max(draft.output or 0, output)
+        for call in d.toolRequests or ():
+            cid, name = call.toolCallId, call.name
+            if not isinstance(cid, str) or not cid or not isinstance(name, str) or not name:
+                raise Unsure()  # refused: the full reader names it
+            if cid in self.calls:
+                self.repairs.add("renamed_call_ids", self.b.line)  # the builder's _free: another id, same links
+            groups = self.calls.setdefault(cid, [])
+            if not groups or groups[-1][0] is not draft:
+                groups.append([draft, 0])
+            groups[-1][1] += 1
+            draft.calls += 1
+
+    def result(self, e: _Event, d: _Data) -> None:
+        groups = self.calls.get(d.toolCallId) if isinstance(d.toolCallId, str) else None
+        if groups is None:
+            return  # a tool the person ran: not part of the chat
+        while groups and not groups[-1][1]:
+            groups.pop()  # every call of the latest message with this id is answered
+        if groups:
+            groups[-1][1] -= 1
+        else:
+            self.repairs.add("unlinked_results", self.b.line)  # kept as unlinked tool output
+        meta = {"timestamp": e.timestamp} if isinstance(e.timestamp, str) else {}
+        self.out.plain("tool", "x", meta, "call" if groups else None)
+
+    def usage(self, d: _Data) -> bool:
+        draft = self.replies.get(d.apiCallId) if d.apiCallId is not None else None
+        if draft is None:
+            draft = self.last
+        u = copilot_usage(self.b, {k: getattr(d, k) for k in _USAGE}, "data")
+        if draft is None or u is None:
+            return False
+        draft.meta["usage"] = u
+        return True
+
+    def session(self, **kw: Any) -> Session:
+        out = self.out.finish(lambda r: r.meta)
+        for i, m in enumerate(out):
+            if isinstance(m, _Reply):
+                if "usage" not in m.meta and m.output is not None:
+                    m.meta["usage"] = {"input": 0, "output": m.output, "cache_read": 0, "cache_write": 0}
+                out[i] = Message(id="m", role="assistant", content="x" if m.text else "",
+                                 tool_calls=(_CALL,) * m.calls, metadata=m.meta)
+        metadata = self.repairs.merge_into(kw.pop("metadata"))
+        return Session(messages=tuple(out), source_format=NAME, metadata=metadata, **kw)
 
 
-def _models(models: dict[str, _ModelMetric] | None) -> dict[str, Any] | None:
-    if models is None:
-        return None
-    return {k: {} if m.usage is None else {"usage": msgspec.structs.asdict(m.usage)} for k, m in models.items()}
+def _usage(u: _Usage | None) -> dict[str, Any] | None:
+    return None if u is None else msgspec.structs.asdict(u)
 
 
-def _data(d: _Data) -> dict[str, Any]:
-    out: dict[str, Any] = {k: v for k in _PLAIN if (v := getattr(d, k)) is not None}
-    out.update({k: _x(v) for k in _TEXTS if (v := getattr(d, k)) is not None})
-    if d.context is not None:
-        out["context"] = {} if d.context.cwd is None else {"cwd": d.context.cwd}
-    if d.toolRequests is not None:
-        out["toolRequests"] = [{"toolCallId": r.toolCallId, "name": r.name, "arguments": {}} for r in d.toolRequests]
-    if d.result is not None:
-        out["result"] = {} if d.result.content is None else {"content": _x(d.result.content)}
-    if d.error is not None:
-        out["error"] = {} if d.error.message is None else {"message": _x(d.error.message)}
-    if d.modelMetrics is not None:
-        out["modelMetrics"] = _models(d.modelMetrics)
-    if d.agentMetrics is not None:
-        out["agentMetrics"] = {k: {} if a.modelMetrics is None else {"modelMetrics": _models(a.modelMetrics)}
-                               for k, a in d.agentMetrics.items()}
-    return out
-
-
-def _as_event(e: _Event) -> dict[str, Any]:
-    out: dict[str, Any] = {k: v for k in ("type", "id", "timestamp", "agentId") if (v := getattr(e, k)) is not None}
-    if e.data is not None:
-        out["data"] = _data(e.data)
-    return out
+def _totals(chains: dict[str, _Chain], shutdown: _Data, b: SessionBuilder) -> None:
+    """``copilot_cli._totals``: the shutdown's totals on each (chain, model)'s last request."""
+    agents = shutdown.agentMetrics
+    per = [(MAIN_CHAIN if agent == "main" else agent, m.modelMetrics) for agent, m in agents.items()] \
+        if agents else [(MAIN_CHAIN, shutdown.modelMetrics)]
+    for chain, models in per:
+        if models is None:
+            continue
+        c = chains.get(chain) or chains[MAIN_CHAIN]
+        for model, m in models.items():
+            u = copilot_usage(b, _usage(m.usage), f"data.modelMetrics.{model}")
+            if u is None:
+                continue
+            drafts = c.by_model.get(model) or []
+            counted = sum(x.output or 0 for x in drafts)
+            last = drafts[-1] if drafts else c.reply({"model": model, "source": {
+                "model": model, "from": "session.shutdown totals"}}, "\0")  # not one of the model's requests
+            last.meta["usage"] = {**u, "output": (last.output or 0) + max(0, u["output"] - counted)}
 
 
 def read_usage(path: str) -> tuple[Session, str] | None:
     """The usage skeleton of the Copilot CLI event log ``path`` and the file's SHA-256, or None when the
     full reader must read it (see the module)."""
     try:
-        file, decoded, digest = lines(path, _decode_line)
-        if not any(e.type == "session.start" and e.data is not None and e.data.context is not None
-                   and e.data.context.cwd for _, e in decoded):
-            return None  # recorded_cwd would look further, into the messages' sources
-        records = [(n, _as_event(e)) for n, e in decoded]
-        return session_from_records(records, file=file, repairs=Repairs()), digest
-    except Exception:  # Unsupported, or anything the full reader should name: it reads the file
+        with Stream(path) as stream:
+            repairs = Repairs()
+            chains = {MAIN_CHAIN: _Chain(stream.file, repairs)}
+            info: dict[str, Any] = {}
+            shutdown: _Data | None = None
+            usage_events = False
+            repeats = Repeats(stream)
+            for lineno, offset, raw in stream.lines():
+                e = _decode(raw)
+                key = identity(e, ("id",))  # copilot_cli._identity
+                if key is not None and repeats.repeated(key, raw, offset):
+                    continue
+                d = e.data
+                if d is None:
+                    continue  # counted as another event
+                agent = e.agentId
+                name = agent if agent and agent not in ("main", MAIN_CHAIN) else MAIN_CHAIN
+                c = chains.get(name)
+                if c is None:
+                    c = chains[name] = _Chain(stream.file, Repairs())
+                c.b.line = lineno
+                kind = e.type
+                if kind == "session.start":
+                    info.update({k: v for k in ("sessionId", "selectedModel", "copilotVersion")
+                                 if isinstance(v := getattr(d, k), str)})
+                    if d.context is not None and d.context.cwd is not None:
+                        info["cwd"] = d.context.cwd
+                elif kind == "user.message":
+                    body = d.transformedContent if d.transformedContent is not None else d.content
+                    meta = {"timestamp": e.timestamp} if isinstance(e.timestamp, str) else {}
+                    c.out.plain("user", "x" if body else "", meta)
+                elif kind == "assistant.message":
+                    c.assistant(e, d)
+                elif kind == "tool.execution_complete":
+                    c.result(e, d)
+                elif kind == "assistant.usage":
+                    usage_events |= c.usage(d)
+                elif kind == "session.shutdown":
+                    shutdown = d
+            if not info.get("cwd"):
+                return None  # recorded_cwd would look further, into the messages' sources
+            main = chains.pop(MAIN_CHAIN)
+            main.b.line = None
+            if not usage_events and shutdown is not None:
+                _totals({MAIN_CHAIN: main, **chains}, shutdown, main.b)
+            source: dict[str, Any] = dict(info)
+            source["usage_totals"] = ("assistant.usage events" if usage_events else "session.shutdown" if shutdown
+                                      is not None else "absent: no session.shutdown yet, output tokens only")
+            subagents = tuple(c.session(name=name, metadata={"chain": name, "agent_id": name})
+                              for name, c in chains.items())
+            return main.session(name=str(info.get("sessionId") or ""), metadata={"source": source},
+                                subagents=subagents), stream.digest
+    except Exception:  # Unsure, a line msgspec refuses, anything the full reader should name: it reads the file
         return None

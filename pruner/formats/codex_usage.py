@@ -39,7 +39,8 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from .usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
+from .usage_lines import Repeats, Stream, Unsure, detected, identity
+from .usage_skeleton import Skeleton
 from .builder import SessionBuilder
 from .codex import NAME, token_count_usage
 from .openai_responses import MESSAGE_ROLES

@@ -29,7 +29,8 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..model import Message, Session, ToolCall
-from .usage_lines import Repeats, Skeleton, Stream, Unsure, detected, identity
+from .usage_lines import Repeats, Stream, Unsure, detected, identity
+from .usage_skeleton import Skeleton
 from .builder import SessionBuilder
 from .claude_code_usage import loads_line
 from .pi import NAME, pi_usage

@@ -21,7 +21,8 @@ allows, else copies). Measured, each with the 1-minute load before and after:
   on the workers' cores doing nothing else: the machine is shared, so the wall-clock rate depends on
   what else ran;
 * ``readers``: each agent's bill-only reader (``Agent.read_usage``) on its shared real files, MB/s and
-  MB per CPU second (``reader_speed``);
+  MB per CPU second (``reader_speed``); Qwen Code's, Copilot CLI's and Amp's, which have none, on a file
+  generated from their samples (``bench_agents``);
 * ``flat_memory``: the peak memory of billing a generated Codex session of ``big_mb`` MB (and of one
   tenth of it), the reader alone and a whole ``pruner logs`` run, each in a fresh process
   (``flat_memory``; issue 32).
@@ -229,8 +230,16 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
     parse = _json_speed(sources, 20_000_000)
     say("JSON parsing, MB/s: " + ", ".join(f"{k} {v}" for k, v in parse.items()))
     readers = reader_speed(real, budget_mb=reader_mb)
+    from .bench_agents import generated_files
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    for agent, path, size in generated_files(scratch / "agents", samples):
+        timed = time_reader(agent, [str(path)], budget_mb=reader_mb)
+        readers[agent] = {"generated_mb": round(size / 1e6, 1),
+                          **(timed if timed is not None else {"note": "left to the full reader"})}
+        path.unlink()
     for agent, r in readers.items():
-        say(f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
+        say(f"bill-only reader, {agent}: {r['note']}" if "note" in r else
+            f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
             f"load {r['load_before']} -> {r['load_after']})")
     memory = flat_memory(scratch / "flat", real, mb=big_mb) if big_mb else {}
     for m in memory.values():
@@ -252,28 +261,34 @@ AGENT_FILES = {"claude_code": "claude-code/*.jsonl", "codex": "codex/*.jsonl", "
 def reader_speed(real: Path, *, budget_mb: float = 200.0) -> dict[str, dict[str, Any]]:
     """MB/s of each agent's bill-only reader (``Agent.read_usage``) on its shared real files, each file
     read over and over (file cache) until ``budget_mb`` of it was read; with the load before and after."""
-    from .agents import AGENTS
-
     out: dict[str, dict[str, Any]] = {}
     for agent, pattern in AGENT_FILES.items():
-        read = AGENTS[agent].read_usage
         files = sorted(str(p) for p in real.glob(pattern) if p.is_file() and not p.name.startswith("LICENSE"))
-        taken = [f for f in files if read is not None and read(f) is not None]
-        if read is None or not taken:
-            continue
-        size = sum(os.path.getsize(f) for f in taken)
-        rounds = max(1, int(budget_mb * 1e6 // size))
-        load, cpu = _load(), _cpu_seconds()
-        start = time.perf_counter()
-        for _ in range(rounds):
-            for f in taken:
-                read(f)
-        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
-        mb = rounds * size / 1e6
-        out[agent] = {"files": len(taken), "of_files": len(files), "mb": round(mb, 1), "seconds": round(seconds, 2),
-                      "mb_per_s": round(mb / seconds, 1), "load_before": load, "load_after": _load(),
-                      **_cpu_rate(mb, cpu, 1)}
+        timed = time_reader(agent, files, budget_mb=budget_mb)
+        if timed is not None:
+            out[agent] = timed
     return out
+
+
+def time_reader(agent: str, files: list[str], *, budget_mb: float) -> dict[str, Any] | None:
+    """``agent``'s bill-only reader timed on those of ``files`` it takes (None when it takes none)."""
+    from .agents import AGENTS
+
+    read = AGENTS[agent].read_usage
+    taken = [f for f in files if read is not None and read(f) is not None]
+    if read is None or not taken:
+        return None
+    size = sum(os.path.getsize(f) for f in taken)
+    rounds = max(1, int(budget_mb * 1e6 // size))
+    load, cpu = _load(), _cpu_seconds()
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for f in taken:
+            read(f)
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
+    mb = rounds * size / 1e6
+    return {"files": len(taken), "of_files": len(files), "mb": round(mb, 1), "seconds": round(seconds, 2),
+            "mb_per_s": round(mb / seconds, 1), "load_before": load, "load_after": _load(), **_cpu_rate(mb, cpu, 1)}
 
 
 def big_codex_file(path: Path, real: Path, mb: int) -> int:
