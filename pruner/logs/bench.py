@@ -335,7 +335,8 @@ if sys.argv[1] == "read":
 else:
     from pruner.logs.discover import discover
     from pruner.logs.run import run_logs
-    found = [s for loc in discover({"HOME": sys.argv[2]}, agents=("codex",)) for s in loc.sessions]
+    agent = sys.argv[4] if len(sys.argv) > 4 else "codex"
+    found = [s for loc in discover({"HOME": sys.argv[2]}, agents=(agent,)) for s in loc.sessions]
     summary = run_logs(found, sys.argv[3])
     after_read = 0.0
     billed = [summary.read, summary.errors]
@@ -372,6 +373,29 @@ def flat_memory(scratch: Path, real: Path, *, mb: int = 1000) -> dict[str, Any]:
                           "reader_mb_per_cpu_second": round(size / 1e6 / cpu, 1) if cpu else None,
                           "reader_peak_rss_after_read_mb": reader["peak_rss_after_read_mb"],
                           "billed": reader["value"], "run_peak_rss_mb": run["peak_rss_mb"],
+                          "run_read": run["value"][0], "run_errors": run["value"][1]}
+        shutil.rmtree(home)
+        shutil.rmtree(out)
+    return figures
+
+
+def folder_memory(scratch: Path, real: Path, *, sessions: int = 300) -> dict[str, Any]:
+    """Peak RSS of a whole ``pruner logs --bill-only`` run (one process, in a fresh one) over a Claude Code
+    folder of ``sessions`` small sessions and over one of ten times as many (copies of the smallest shared
+    real file: the command counts a file reached by several paths once), each into a new logs folder; the
+    folders are generated under ``scratch``, removed after (issue 32: a run's peak independent of the
+    folder's size)."""
+    smallest = min(real_claude_files(real), key=lambda p: p.stat().st_size)
+    figures: dict[str, Any] = {}
+    for label, count in (("n", sessions), ("10n", 10 * sessions)):
+        home, out = scratch / f"home-{label}", scratch / f"out-{label}"
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+        size = generate(home, count, real, only=smallest, link=False)
+        load = _load()
+        run = _peak("run", str(home), str(out), "claude_code")
+        figures[label] = {"sessions": count, "mb": round(size / 1e6, 1), "load_before": load, "load_after": _load(),
+                          "run_peak_rss_mb": run["peak_rss_mb"], "run_cpu_seconds": run["seconds"],
                           "run_read": run["value"][0], "run_errors": run["value"][1]}
         shutil.rmtree(home)
         shutil.rmtree(out)

@@ -317,8 +317,11 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             del rows[key]
         for key, person in p.relabelled:
             rows[key] = {**rows[key], "person": person}
-        if p.touched or p.removed or p.returned or p.merged or p.relabelled \
-                or not os.path.exists(os.path.join(out, TABLE)):
+        # A new folder's empty table is written now only when nothing is to be read; else at the first
+        # commit, after the first session: writing a table costs ~40 MB of RSS (pyarrow's Parquet writer),
+        # which would otherwise sit under the largest session's peak (issue 32: flat memory).
+        missing = not os.path.exists(os.path.join(out, TABLE))
+        if p.touched or p.removed or p.returned or p.merged or p.relabelled or (missing and not p.todo):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
         total_files = sum(len(s.files) for s in p.todo)
@@ -347,7 +350,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             interrupted = True
         finally:
             signal.signal(signal.SIGTERM, previous)
-            if done:
+            if done or missing:
                 save_rows(out, rows, table_schema)
         damaged = [r.get("damaged_lines") or 0 for r in rows.values()]
         summary = LogsSummary(out=out, sessions=len(rows), read=done, new=p.new, changed=p.changed,
