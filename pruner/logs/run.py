@@ -306,7 +306,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         index = load_rows(out, columns=PLAN_COLUMNS)
         p = plan(found, index, strategies, bound=bound, retry_errors=retry_errors)
         changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged or p.relabelled)
-        rows = load_rows(out) if changes else dict(index)
+        rows = load_rows(out, sparse=True) if changes else dict(index)
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
         for key in p.removed:
@@ -350,7 +350,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             interrupted = True
         finally:
             signal.signal(signal.SIGTERM, previous)
-            if done or missing:
+            if done or not os.path.exists(os.path.join(out, TABLE)):  # a new folder interrupted first: its table
                 save_rows(out, rows, table_schema)
         damaged = [r.get("damaged_lines") or 0 for r in rows.values()]
         summary = LogsSummary(out=out, sessions=len(rows), read=done, new=p.new, changed=p.changed,
