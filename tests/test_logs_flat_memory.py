@@ -135,7 +135,8 @@ def test_a_sparse_load_is_the_full_load_without_its_nulls(tmp_path):
 
 
 _KINDS = {"string": st.one_of(st.none(), st.text(max_size=8)),
-          "double": st.one_of(st.none(), st.floats(allow_nan=False)), "int64": st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)), "bool": st.one_of(st.none(), st.booleans())}
+          "double": st.one_of(st.none(), st.floats(allow_nan=False)),
+          "int64": st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)), "bool": st.one_of(st.none(), st.booleans())}
 _TABLE_SCHEMA = schema(MONEY_COLUMNS)
 
 

@@ -13,6 +13,7 @@ measurement loaded does not count in the next:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,25 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from .bench import _load, generate, real_claude_files
+
+#: The projects the folder's sessions are spread over (as ``pruner.logs.bench.generate`` spreads them)
+PROJECTS = 20
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _copies(home: Path, count: int, source: Path) -> int:
+    """``home/.claude/projects`` holding ``count`` copies of ``source`` (copies, not links: the command
+    counts a file reached by several paths once); returns their total size in bytes."""
+    for i in range(count):
+        folder = home / ".claude" / "projects" / f"-bench-project-{i % PROJECTS:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(source, "rb") as fh:
+            write_atomic(folder / f"{i:06d}-{source.stem}.jsonl", lambda out: shutil.copyfileobj(fh, out),
+                         follow_symlinks=False)
+    return count * source.stat().st_size
 
 __all__ = ["big_codex_file", "flat_memory", "folder_memory"]
 
@@ -134,13 +153,16 @@ def folder_memory(scratch: Path, real: Path, *, sessions: int = 300) -> dict[str
     real file: the command counts a file reached by several paths once), each into a new logs folder; the
     folders are generated under ``scratch``, removed after (issue 32: a run's peak independent of the
     folder's size)."""
-    smallest = min(real_claude_files(real), key=lambda p: p.stat().st_size)
+    files = sorted(p for p in (real / "claude-code").glob("*.jsonl") if p.is_file())
+    if not files:
+        raise FileNotFoundError(f"no Claude Code files under {real / 'claude-code'}")
+    smallest = min(files, key=lambda p: p.stat().st_size)
     figures: dict[str, Any] = {}
     for label, count in (("n", sessions), ("10n", 10 * sessions)):
         home, out = scratch / f"home-{label}", scratch / f"out-{label}"
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
-        size = generate(home, count, real, only=smallest, link=False)
+        size = _copies(home, count, smallest)
         load = _load()
         run = _peak("run", str(home), str(out), "claude_code")
         figures[label] = {"sessions": count, "mb": round(size / 1e6, 1), "load_before": load, "load_after": _load(),

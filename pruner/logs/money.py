@@ -126,8 +126,8 @@ def _bill_and_ledger_columns(row: dict[str, Any], b: Bill, entries: Sequence[Led
         worst = max(misses, key=lambda e: (e.rebilled_dollars, -e.request))
         row.update(costliest_miss_request=worst.request, costliest_miss_dollars=worst.rebilled_dollars)
     for cause, v in ledger_summary(entries).items():
-        misses, rebilled = _CAUSE_KEYS[cause]
-        row[misses] = v["misses"] + v["partials"]
+        missed, rebilled = _CAUSE_KEYS[cause]
+        row[missed] = v["misses"] + v["partials"]
         row[rebilled] = v["dollars"]
 
 
