@@ -35,7 +35,7 @@ import heapq
 import json
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ..model import MAIN_CHAIN, Message, Session
 from .bill import Bill, BilledRequest, _add_row, _row, _totals
@@ -71,10 +71,31 @@ def _requests(chains: tuple[tuple[str, Session], ...]) -> tuple[list[list[_Found
     return per_chain, low, high
 
 
-def _numbers(per_chain: list[list[_Found]]) -> dict[tuple[str, int], int]:
+class _OneChain(Mapping[tuple[str, int], int]):
+    """``(chain, position) -> number`` of a session of one chain, held as ``position -> number``: no key
+    tuple per request (a 1 GB session has ~90,000 requests; issue 32)."""
+
+    def __init__(self, found: list[_Found]):
+        self.chain = found[0][0] if found else MAIN_CHAIN
+        self.numbers = {position: k for k, (_, _, position, _, _) in enumerate(found)}
+
+    def __getitem__(self, key: tuple[str, int]) -> int:
+        chain, position = key
+        if chain != self.chain:
+            raise KeyError(key)
+        return self.numbers[position]
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return ((self.chain, position) for position in self.numbers)
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+
+def _numbers(per_chain: list[list[_Found]]) -> Mapping[tuple[str, int], int]:
     """``find_requests``' numbering: chains merged on (start time so far, chain order, position)."""
-    if len(per_chain) == 1:  # one chain: its own order (the merge of one stream), without the merge's keys
-        return {(chain, position): k for k, (chain, _, position, _, _) in enumerate(per_chain[0])}
+    if len(per_chain) == 1:  # one chain: its own order (the merge of one stream), keyed by position alone
+        return _OneChain(per_chain[0])
     streams = []
     for order, found in enumerate(per_chain):
         stream, last = [], float("-inf")
