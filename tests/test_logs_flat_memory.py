@@ -164,3 +164,35 @@ def test_the_table_written_column_by_column_holds_what_a_row_by_row_table_holds(
          for _, r in sorted(rows.items())], schema=_TABLE_SCHEMA)
     assert pq.read_table(out / TABLE).equals(expected)
     assert table_module.TABLE == TABLE
+
+
+_PANDAS_PROBE = """
+import json, sys
+from pruner.logs import discover, run_logs
+from pruner.logs.table import TABLE
+import pyarrow.parquet as pq
+found = [s for loc in discover({"HOME": sys.argv[1]}, agents=("claude_code",)) for s in loc.sessions]
+summary = run_logs(found, sys.argv[2])
+imported = "pandas" in sys.modules
+frame = pq.read_table(sys.argv[2] + "/" + TABLE).to_pandas()  # pandas still works in this process
+import pyarrow as pa
+import pandas as pd
+series = pa.array(pd.Series([1, None]))  # and pyarrow still sees a pandas object as one
+print(json.dumps({"read": summary.read, "pandas_during_run": imported, "frame_rows": len(frame),
+                  "series": [str(series.type), series.null_count]}))
+"""
+
+
+def test_a_run_writes_its_table_without_importing_pandas_and_pandas_works_after(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    home, out = _home(tmp_path, "a.jsonl", "b.jsonl"), tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", _PANDAS_PROBE, str(home), str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    # a Series of [1, None] is float64 with NaN; read as a pandas object its NaN is a null (as a plain
+    # sequence of floats it would stay NaN, null_count 0)
+    assert got == {"read": 2, "pandas_during_run": False, "frame_rows": 2, "series": ["double", 1]}

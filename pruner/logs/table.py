@@ -19,6 +19,7 @@ import json
 import os
 import re
 import stat
+import sys
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterator
 
@@ -148,6 +149,34 @@ def load_rows(out: str, columns: tuple[str, ...] | None = None, *, sparse: bool 
     return {r["session_key"]: r for r in rows}
 
 
+class _NoPandas:
+    """A ``sys.meta_path`` finder for which pandas cannot be imported (``_no_pandas_probe``)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r} (not while a logs table is built)", name=name)
+        return None
+
+
+@contextmanager
+def _no_pandas_probe() -> Iterator[None]:
+    """pyarrow's conversion of Python lists (``pa.array``, ``Table.from_pydict``) first asks whether each
+    list is a pandas object, and to ask imports pandas (pyarrow's ``pandas_api`` shim, pyarrow 26,
+    ``pandas-shim.pxi``): ~50 MB of RSS for a run that never uses pandas (issue 32: flat memory). While
+    pandas is not imported, no object can be one; so here an ``import pandas`` fails, and the shim
+    takes pandas as absent for that question. Its methods that need pandas (``Table.to_pandas``) import
+    it again when called, so pandas works as before in this process afterwards."""
+    if "pandas" in sys.modules:  # imported already (the dashboard): nothing to spare
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
 def save_rows(out: str, rows: dict[str, dict[str, Any]], table_schema: pa.Schema) -> None:
     """Replace the table with ``rows`` (sorted by key) in one rename."""
     # Every text escaped where UTF-8 cannot hold it (a reader's message quoting a name, a recorded field):
@@ -155,8 +184,9 @@ def save_rows(out: str, rows: dict[str, dict[str, Any]], table_schema: pa.Schema
     # Column by column: a list per column, not a dict per row of every column (most of them null in a
     # bill-only row), so a commit of many rows costs one pointer per cell (issue 32: flat memory).
     ordered = [r for _, r in sorted(rows.items())]
-    table = pa.Table.from_pydict({name: [printable(v) if isinstance(v := r.get(name), str) else v for r in ordered]
-                                  for name in table_schema.names}, schema=table_schema)
+    with _no_pandas_probe():
+        table = pa.Table.from_pydict({name: [printable(v) if isinstance(v := r.get(name), str) else v
+                                             for r in ordered] for name in table_schema.names}, schema=table_schema)
     write_atomic(os.path.join(out, TABLE), lambda fh: pq.write_table(table, fh), follow_symlinks=False)
 
 
