@@ -318,8 +318,8 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         for key, person in p.relabelled:
             rows[key] = {**rows[key], "person": person}
         # A new folder's empty table is written now only when nothing is to be read; else at the first
-        # commit, after the first session: writing a table costs ~40 MB of RSS (pyarrow's Parquet writer),
-        # which would otherwise sit under the largest session's peak (issue 32: flat memory).
+        # commit, after the first session: the first table write costs 25-40 MB of RSS (pyarrow's Parquet
+        # writer and Arrow's buffers), which would otherwise sit under the largest session's peak (issue 32).
         missing = not os.path.exists(os.path.join(out, TABLE))
         if p.touched or p.removed or p.returned or p.merged or p.relabelled or (missing and not p.todo):
             save_rows(out, rows, table_schema)
