@@ -9,7 +9,8 @@ import pytest
 
 from pruner.formats import load_session
 from pruner.formats.codex_usage import read_usage
-from pruner.logs.bench import big_codex_file, flat_memory, reader_speed
+from pruner.logs.bench import reader_speed
+from pruner.logs.bench_memory import big_codex_file, flat_memory, folder_memory
 from pruner.logs.money import money_columns
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,3 +47,16 @@ def test_flat_memory_reports_peak_rss_of_a_small_and_a_big_file(tmp_path):
     assert all(f["reader_peak_rss_mb"] > 0 and f["run_peak_rss_mb"] > 0 for f in figures.values())
     json.dumps(figures)  # what the results file holds
     assert not any(tmp_path.glob("home-*"))  # the generated sessions are removed
+
+
+def test_folder_memory_reports_a_runs_peak_rss_over_n_and_ten_n_sessions(tmp_path):
+    figures = folder_memory(tmp_path, REAL, sessions=2)
+    assert set(figures) == {"n", "10n"}
+    n, ten = figures["n"], figures["10n"]
+    assert (n["sessions"], ten["sessions"]) == (2, 20)
+    assert (n["run_read"], ten["run_read"]) == (2, 20) and n["run_errors"] == ten["run_errors"] == 0
+    smallest = min(p.stat().st_size for p in (REAL / "claude-code").glob("*.jsonl"))  # copies of the smallest
+    assert (n["mb"], ten["mb"]) == (round(2 * smallest / 1e6, 1), round(20 * smallest / 1e6, 1))
+    assert n["run_peak_rss_mb"] > 0 and ten["run_peak_rss_mb"] > 0
+    json.dumps(figures)  # what the results file holds
+    assert not any(tmp_path.glob("home-*")) and not any(tmp_path.glob("out-*"))  # removed after

@@ -38,6 +38,9 @@ ALLOWED = {
         "a stale lock (its process gone) is replaced by this run's temporary lock file in one rename",
     ("pruner/batch/lock.py", "_acquire", "os.link"):
         "the lock itself: link(2) of the temporary file fails when the lock's name exists, whatever it is",
+    ("pruner/logs/agents/_sqlite.py", "connect", "sqlite3.connect"):
+        "an agent's own database (OpenCode, Goose) opened read-only (an SQLite URI with mode=ro): nothing is "
+        "written, and a missing file is an error, not a new database (test_an_agents_database_is_opened_read_only)",
     ("pruner/logs/bench.py", "_link", "os.link"):
         "the logs benchmark builds its synthetic home folder from the shared real files by hard links (no "
         "bytes copied, the inputs never written); where links are refused its copy goes through write_atomic",
@@ -339,3 +342,30 @@ def test_a_parquet_table_written_by_the_batch_reads_back(tmp_path):
     write_atomically(table, str(path))
     assert not path.is_symlink() and (tmp_path / "elsewhere").read_bytes() == b"keep"
     assert pq.read_table(path).to_pylist() == [{"session_id": "a", "tokens": 3}, {"session_id": "b", "tokens": 4}]
+
+
+def test_an_agents_database_is_opened_read_only(tmp_path):
+    """The one ``sqlite3.connect`` allowed above writes nothing: a write through it is refused, the file's
+    bytes are unchanged, and a missing database is an error rather than a new empty file."""
+    import sqlite3
+
+    import pytest
+
+    from pruner.logs.agents._sqlite import connect
+
+    path = tmp_path / "agent.db"
+    made = sqlite3.connect(path)
+    made.execute("CREATE TABLE t (x)")
+    made.commit()
+    made.close()
+    before = path.read_bytes()
+    con = connect(str(path))
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            con.execute("INSERT INTO t VALUES (1)")
+    finally:
+        con.close()
+    assert path.read_bytes() == before
+    with pytest.raises(sqlite3.OperationalError):
+        connect(str(tmp_path / "missing.db"))
+    assert not (tmp_path / "missing.db").exists()

@@ -11,14 +11,14 @@ from .types import positive_int
 
 NAME = "bench-logs"
 HELP = ("time pruner logs on a generated Claude Code folder (the shared real files' sizes): bill + ledger, every "
-        "strategy, a rerun with nothing changed, each agent's bill-only reader (MB/s) and a 1 GB session's peak "
-        "memory")
+        "strategy, a rerun with nothing changed, each agent's bill-only reader (MB/s), a 1 GB session's peak "
+        "memory and a run's peak memory over a folder of N and of 10 N sessions")
 EXTRA = "logs"  # checked by pruner.cli before run()
 
 #: Where the default run keeps its figures: the file docs/own-logs.md's table renders.
 DEFAULT_RESULTS = "sample_sessions/bench/logs.json"
 DEFAULTS = {"files": 2_000, "strategy_files": 120, "rerun_files": 10_000, "workers": 2, "reader_mb": 200,
-            "big_mb": 1000}
+            "big_mb": 1000, "folder_sessions": 300}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--big-mb", type=int, default=DEFAULTS["big_mb"], metavar="MB",
                    help="size of the generated Codex session whose peak memory is measured (0: none; default "
                         "%(default)s)")
+    p.add_argument("--folder-sessions", type=int, default=DEFAULTS["folder_sessions"], metavar="N",
+                   help="small sessions in the folder whose whole run's peak memory is measured, against a folder of "
+                        "10 N (0: none; default %(default)s)")
     p.add_argument("--scratch", default="/tmp/pruner-bench-logs", metavar="DIR",
                    help="where the corpora are generated (emptied first; default %(default)s)")
     p.add_argument("--real", default=None, metavar="DIR",
@@ -54,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     env = start(args.command_line)
     figures = run_bench(Path(args.scratch), real, files=args.files, strategy_files=args.strategy_files,
                         rerun_files=args.rerun_files, workers=args.workers, reader_mb=args.reader_mb,
-                        big_mb=max(0, args.big_mb), say=lambda line: print(line, file=sys.stderr, flush=True))
+                        big_mb=max(0, args.big_mb),
+                        folder_sessions=max(0, args.folder_sessions),
+                        say=lambda line: print(line, file=sys.stderr, flush=True))
     body = {"meta": {"environment": finish(env), "corpus": f"{args.files:,} Claude Code sessions drawn from the "
                                                          f"shared real files, under {args.scratch}"}, **figures}
     write_atomic(args.out, json.dumps(body, indent=2, sort_keys=True) + "\n")

@@ -25,7 +25,9 @@ allows, else copies). Measured, each with the 1-minute load before and after:
   generated from their samples (``bench_agents``);
 * ``flat_memory``: the peak memory of billing a generated Codex session of ``big_mb`` MB (and of one
   tenth of it), the reader alone and a whole ``pruner logs`` run, each in a fresh process
-  (``flat_memory``; issue 32).
+  (``pruner.logs.bench_memory.flat_memory``; issue 32);
+* ``folder_memory``: the peak memory of a whole ``pruner logs`` run over a folder of ``folder_sessions``
+  small sessions and over one of ten times as many (``pruner.logs.bench_memory.folder_memory``).
 """
 
 from __future__ import annotations
@@ -169,7 +171,7 @@ def _json_speed(paths: list[Path], budget_bytes: int) -> dict[str, float]:
 
 def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rerun_files: int, workers: int,
               seed: int = 0, say: Callable[[str], None] = print, reader_mb: float = 200.0,
-              big_mb: int = 1000) -> dict[str, Any]:
+              big_mb: int = 1000, folder_sessions: int = 300) -> dict[str, Any]:
     """Generate the corpora under ``scratch`` (removed first), measure, and return the figures."""
     from ..replay import strategy_names
 
@@ -241,11 +243,18 @@ def run_bench(scratch: Path, real: Path, *, files: int, strategy_files: int, rer
         say(f"bill-only reader, {agent}: {r['note']}" if "note" in r else
             f"bill-only reader, {agent}: {r['mb_per_s']} MB/s ({r['mb_per_cpu_second']} MB per CPU second; "
             f"load {r['load_before']} -> {r['load_after']})")
+    from .bench_memory import flat_memory, folder_memory
+
     memory = flat_memory(scratch / "flat", real, mb=big_mb) if big_mb else {}
     for m in memory.values():
         say(f"{m['mb']:,} MB Codex session: peak RSS {m['reader_peak_rss_mb']} MB reading it, "
             f"{m['run_peak_rss_mb']} MB for the whole run (load {m['load_before']} -> {m['load_after']})")
-    return {"readers": readers, "flat_memory": memory, "workers": workers, "cpus": os.cpu_count(),
+    folder = folder_memory(scratch / "folder", real, sessions=folder_sessions) if folder_sessions else {}
+    for f in folder.values():
+        say(f"a folder of {f['sessions']:,} small sessions ({f['mb']:,} MB): peak RSS {f['run_peak_rss_mb']} MB for "
+            f"the whole run (load {f['load_before']} -> {f['load_after']})")
+    return {"readers": readers, "flat_memory": memory, "folder_memory": folder, "workers": workers,
+            "cpus": os.cpu_count(),
             "largest_file_mb": round(largest / 1e6, 2),
             "real_files": [p.name for p in sources], "bill_ledger": bill, "bill_ledger_rerun": bill_rerun,
             "strategies": strategies, "rerun": rerun, "json_mb_per_s": parse}
@@ -289,105 +298,3 @@ def time_reader(agent: str, files: list[str], *, budget_mb: float) -> dict[str, 
     mb = rounds * size / 1e6
     return {"files": len(taken), "of_files": len(files), "mb": round(mb, 1), "seconds": round(seconds, 2),
             "mb_per_s": round(mb / seconds, 1), "load_before": load, "load_after": _load(), **_cpu_rate(mb, cpu, 1)}
-
-
-def big_codex_file(path: Path, real: Path, mb: int) -> int:
-    """A Codex rollout of about ``mb`` MB: the shared real rollout's lines after its ``session_meta``, over
-    and over, each copy an hour later (so no line repeats another exactly); returns its size."""
-    import re
-    from datetime import datetime, timedelta, timezone
-
-    source = sorted(p for p in (real / "codex").glob("*.jsonl") if p.is_file())[0]
-    head, *body = source.read_bytes().rstrip(b"\n").split(b"\n")
-    stamp = re.compile(rb'^\{"timestamp":"([^"]+)"')
-    pieces = []
-    for line in body:
-        m = stamp.match(line)
-        if m is None:
-            raise ValueError(f"{source}: a line without a leading timestamp")
-        when = datetime.fromisoformat(m.group(1).decode().replace("Z", "+00:00"))
-        pieces.append((when, line[m.end(1):]))
-    size = 0
-
-    def write(fh: Any) -> None:
-        nonlocal size
-        fh.write(head + b"\n")
-        size = len(head) + 1
-        copy = 0
-        while size < mb * 1_000_000:
-            shift = timedelta(hours=copy)
-            for when, rest in pieces:
-                t = (when + shift).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-                line = b'{"timestamp":"' + t.encode() + rest + b"\n"
-                fh.write(line)
-                size += len(line)
-            copy += 1
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, write)
-    return size
-
-
-_PEAK = """
-import json, resource, sys, time
-def cpu():
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
-def peak():
-    # VmHWM: this process's own high-water mark. ru_maxrss is not: Linux carries the parent's over exec.
-    try:
-        with open("/proc/self/status") as fh:
-            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-start = cpu()
-if sys.argv[1] == "read":
-    from pruner.formats.codex_usage import read_usage
-    from pruner.logs.money import usage_columns
-    skeleton, _ = read_usage(sys.argv[2])
-    after_read = peak()
-    billed = usage_columns(skeleton)[0]["billed"]
-else:
-    from pruner.logs.discover import discover
-    from pruner.logs.run import run_logs
-    found = [s for loc in discover({"HOME": sys.argv[2]}, agents=("codex",)) for s in loc.sessions]
-    summary = run_logs(found, sys.argv[3])
-    after_read = 0.0
-    billed = [summary.read, summary.errors]
-print(json.dumps({"peak_rss_mb": round(peak(), 1),
-                  "peak_rss_after_read_mb": round(after_read, 1),
-                  "seconds": round(cpu() - start, 2), "value": billed}))
-"""
-
-
-def _peak(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", _PEAK, *args], capture_output=True, text=True, timeout=3600)
-    if done.returncode != 0:
-        raise RuntimeError(f"the memory run failed: {done.stderr.strip().splitlines()[-1:]}")
-    out: dict[str, Any] = json.loads(done.stdout)
-    return out
-
-
-def flat_memory(scratch: Path, real: Path, *, mb: int = 1000) -> dict[str, Any]:
-    """Peak RSS of billing one ``mb`` MB Codex session (the bill-only reader alone, and a whole ``pruner
-    logs`` run over a folder holding it), each in a fresh process; and of a run over a folder of one
-    tenth of that size, to compare (the file is generated under ``scratch``, removed after)."""
-    figures: dict[str, Any] = {}
-    for label, size_mb in (("small", max(1, mb // 10)), ("big", mb)):
-        home, out = scratch / f"home-{label}", scratch / f"out-{label}"
-        shutil.rmtree(out, ignore_errors=True)  # a table of an earlier run would hold the session: nothing read
-        path = home / ".codex" / "sessions" / "2026" / "05" / "11" / f"rollout-bench-{label}.jsonl"
-        size = big_codex_file(path, real, size_mb)
-        load = _load()
-        reader = _peak("read", str(path))  # its seconds are CPU seconds (user + system)
-        run = _peak("run", str(home), str(out))
-        cpu = reader["seconds"]
-        figures[label] = {"mb": round(size / 1e6, 1), "load_before": load, "load_after": _load(),
-                          "reader_peak_rss_mb": reader["peak_rss_mb"], "reader_cpu_seconds": cpu,
-                          "reader_mb_per_cpu_second": round(size / 1e6 / cpu, 1) if cpu else None,
-                          "reader_peak_rss_after_read_mb": reader["peak_rss_after_read_mb"],
-                          "billed": reader["value"], "run_peak_rss_mb": run["peak_rss_mb"],
-                          "run_read": run["value"][0], "run_errors": run["value"][1]}
-        shutil.rmtree(home)
-        shutil.rmtree(out)
-    return figures

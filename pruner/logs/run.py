@@ -318,7 +318,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         index = load_rows(out, columns=PLAN_COLUMNS)
         p = plan(found, index, strategies, bound=bound, retry_errors=retry_errors)
         changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged or p.relabelled)
-        rows = load_rows(out) if changes else dict(index)
+        rows = load_rows(out, sparse=True) if changes else dict(index)
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
         for key in p.removed:
@@ -329,8 +329,11 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             del rows[key]
         for key, person in p.relabelled:
             rows[key] = {**rows[key], "person": person}
-        if p.touched or p.removed or p.returned or p.merged or p.relabelled \
-                or not os.path.exists(os.path.join(out, TABLE)):
+        # A new folder's empty table is written now only when nothing is to be read; else at the first
+        # commit, after the first session: the first table write costs 25-40 MB of RSS (pyarrow's Parquet
+        # writer and Arrow's buffers), which would otherwise sit under the largest session's peak (issue 32).
+        missing = not os.path.exists(os.path.join(out, TABLE))
+        if p.touched or p.removed or p.returned or p.merged or p.relabelled or (missing and not p.todo):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
         total_files = sum(len(s.files) for s in p.todo)
@@ -359,7 +362,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             interrupted = True
         finally:
             signal.signal(signal.SIGTERM, previous)
-            if done:
+            if done or not os.path.exists(os.path.join(out, TABLE)):  # a new folder interrupted first: its table
                 save_rows(out, rows, table_schema)
         damaged = [r.get("damaged_lines") or 0 for r in rows.values()]
         summary = LogsSummary(out=out, sessions=len(rows), read=done, new=p.new, changed=p.changed,

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import stat
+import sys
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterator
 
@@ -110,8 +111,15 @@ def _check_rows(path: str, rows: list[dict[str, Any]]) -> None:
                                     "[[path, size, mtime_ns, sha256], ...]")
 
 
-def load_rows(out: str, columns: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
+_BATCH = 1024  # rows converted to Python at a time by a sparse load
+
+
+def load_rows(out: str, columns: tuple[str, ...] | None = None, *, sparse: bool = False
+              ) -> dict[str, dict[str, Any]]:
     """session_key -> row (only ``columns`` when given), from the folder's table (empty when there is none).
+    ``sparse``: a row without its null cells (most of a bill-only row's: its strategy and bound columns),
+    read a batch of rows at a time, for a run that holds every row while it reads (issue 32: a row costs
+    what it holds, not the table's width); ``row.get(column)`` reads the same either way.
 
     A table this command did not write (another Parquet file, a damaged cell, a pipe or a link at its
     name) is refused with one line naming it; a column it lacks (a table of an earlier version) is
@@ -130,20 +138,55 @@ def load_rows(out: str, columns: tuple[str, ...] | None = None) -> dict[str, dic
                 if held.get_field_index(name) < 0 or held.field(name).type != kind:
                     raise _unreadable(path, f"it has no {name} column of {kind}; it is not a logs table")
             wanted = [c for c in columns if held.get_field_index(c) >= 0] if columns else None
-            rows = parquet.read(columns=wanted).to_pylist()
+            if sparse:
+                rows = [{k: v for k, v in r.items() if v is not None}
+                        for batch in parquet.iter_batches(batch_size=_BATCH, columns=wanted) for r in batch.to_pylist()]
+            else:
+                rows = parquet.read(columns=wanted).to_pylist()
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, str(exc)) from None
     _check_rows(path, rows)
     return {r["session_key"]: r for r in rows}
 
 
+class _NoPandas:
+    """A ``sys.meta_path`` finder for which pandas cannot be imported (``_no_pandas_probe``)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r} (not while a logs table is built)", name=name)
+        return None
+
+
+@contextmanager
+def _no_pandas_probe() -> Iterator[None]:
+    """pyarrow's conversion of Python lists (``pa.array``, ``Table.from_pydict``) first asks whether each
+    list is a pandas object, and to ask imports pandas (pyarrow's ``pandas_api`` shim, pyarrow 26,
+    ``pandas-shim.pxi``): ~50 MB of RSS for a run that never uses pandas (issue 32: flat memory). While
+    pandas is not imported, no object can be one; so here an ``import pandas`` fails, and the shim
+    takes pandas as absent for that question. Its methods that need pandas (``Table.to_pandas``) import
+    it again when called, so pandas works as before in this process afterwards."""
+    if "pandas" in sys.modules:  # imported already (the dashboard): nothing to spare
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
 def save_rows(out: str, rows: dict[str, dict[str, Any]], table_schema: pa.Schema) -> None:
     """Replace the table with ``rows`` (sorted by key) in one rename."""
     # Every text escaped where UTF-8 cannot hold it (a reader's message quoting a name, a recorded field):
     # no cell can make the write fail.
-    ordered = [{name: printable(v) if isinstance(v := r.get(name), str) else v for name in table_schema.names}
-               for _, r in sorted(rows.items())]
-    table = pa.Table.from_pylist(ordered, schema=table_schema)
+    # Column by column: a list per column, not a dict per row of every column (most of them null in a
+    # bill-only row), so a commit of many rows costs one pointer per cell (issue 32: flat memory).
+    ordered = [r for _, r in sorted(rows.items())]
+    with _no_pandas_probe():
+        table = pa.Table.from_pydict({name: [printable(v) if isinstance(v := r.get(name), str) else v
+                                             for r in ordered] for name in table_schema.names}, schema=table_schema)
     write_atomic(os.path.join(out, TABLE), lambda fh: pq.write_table(table, fh), follow_symlinks=False)
 
 

@@ -35,7 +35,7 @@ import heapq
 import json
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ..model import MAIN_CHAIN, Message, Session
 from .bill import Bill, BilledRequest, _add_row, _row, _totals
@@ -51,25 +51,51 @@ __all__ = ["bill_ledger_facts"]
 _Found = tuple[str, int, int, "float | None", Message]  # chain, index in chain, position, start time, message
 
 
-def _requests(chains: tuple[tuple[str, Session], ...]) -> tuple[list[list[_Found]], list[float]]:
-    """Each chain's requests (as ``chain_requests``) and every message's recorded time."""
+def _requests(chains: tuple[tuple[str, Session], ...]) -> tuple[list[list[_Found]], float | None, float | None]:
+    """Each chain's requests (as ``chain_requests``) and the earliest and latest recorded time of any
+    message (kept as two numbers, not a list of every time: flat memory, issue 32)."""
     per_chain: list[list[_Found]] = []
-    times: list[float] = []
+    low = high = None
     for chain, conversation in chains:
-        msgs = conversation.messages
-        stamps = [timestamp(m) for m in msgs]
-        times.extend(t for t in stamps if t is not None)
         found: list[_Found] = []
-        for i, m in enumerate(msgs):
+        before: float | None = None  # the time of the message before this one
+        for i, m in enumerate(conversation.messages):
+            own = timestamp(m)
+            if own is not None:
+                low = own if low is None or own < low else low
+                high = own if high is None or own > high else high
             if is_request(m):
-                start = stamps[i - 1] if i > 0 else None
-                found.append((chain, len(found), i, stamps[i] if start is None else start, m))
+                found.append((chain, len(found), i, own if before is None else before, m))
+            before = own
         per_chain.append(found)
-    return per_chain, times
+    return per_chain, low, high
 
 
-def _numbers(per_chain: list[list[_Found]]) -> dict[tuple[str, int], int]:
+class _OneChain(Mapping[tuple[str, int], int]):
+    """``(chain, position) -> number`` of a session of one chain, held as ``position -> number``: no key
+    tuple per request (a 1 GB session has ~90,000 requests; issue 32)."""
+
+    def __init__(self, found: list[_Found]):
+        self.chain = found[0][0] if found else MAIN_CHAIN
+        self.numbers = {position: k for k, (_, _, position, _, _) in enumerate(found)}
+
+    def __getitem__(self, key: tuple[str, int]) -> int:
+        chain, position = key
+        if chain != self.chain:
+            raise KeyError(key)
+        return self.numbers[position]
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return ((self.chain, position) for position in self.numbers)
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+
+def _numbers(per_chain: list[list[_Found]]) -> Mapping[tuple[str, int], int]:
     """``find_requests``' numbering: chains merged on (start time so far, chain order, position)."""
+    if len(per_chain) == 1:  # one chain: its own order (the merge of one stream), keyed by position alone
+        return _OneChain(per_chain[0])
     streams = []
     for order, found in enumerate(per_chain):
         stream, last = [], float("-inf")
@@ -77,7 +103,7 @@ def _numbers(per_chain: list[list[_Found]]) -> dict[tuple[str, int], int]:
             last = time if time is not None else last
             stream.append(((last, order, position), (chain, position)))
         streams.append(stream)
-    merged = heapq.merge(*streams, key=lambda pair: pair[0]) if len(streams) > 1 else streams[0]
+    merged = heapq.merge(*streams, key=lambda pair: pair[0])
     return {key: k for k, (_, key) in enumerate(merged)}
 
 
@@ -117,7 +143,7 @@ def _facts_model(m: Message) -> str | None:
     return model if isinstance(model, str) and model and model != "<synthetic>" else None
 
 
-def _facts(per_chain: list[list[_Found]], times: list[float]) -> dict[str, Any]:
+def _facts(per_chain: list[list[_Found]], low: float | None, high: float | None) -> dict[str, Any]:
     """``pruner.logs.row.session_facts``: start, end, models and request counts over every chain."""
     models: Counter[str] = Counter()
     main = sub = 0
@@ -130,7 +156,7 @@ def _facts(per_chain: list[list[_Found]], times: list[float]) -> dict[str, Any]:
             model = _facts_model(m)
             if model:
                 models[model] += 1
-    return {"start": _iso(min(times)) if times else None, "end": _iso(max(times)) if times else None,
+    return {"start": _iso(low), "end": _iso(high),
             "models": json.dumps(dict(sorted(models.items()))), "requests_main": main, "requests_subagent": sub}
 
 
@@ -139,11 +165,13 @@ def bill_ledger_facts(session: Session, prices: PriceTable | None = None
     """``(bill(session, prices), ledger(session, prices), session_facts(session))``, found in one pass."""
     prices = prices or default_prices()
     chains = session.chains
-    per_chain, times = _requests(chains)
+    per_chain, low, high = _requests(chains)
+    facts = _facts(per_chain, low, high)
     billed = _bill(per_chain, prices, None)
     default = prices.get(detect(session, prices)[1])
     # The ledger prices a request that records no model at the session's model; the bill leaves it unpriced.
     priced = billed if all(r.model_recorded for r in billed.requests) else _bill(per_chain, prices, default.model)
     numbers = _numbers(per_chain)
+    del per_chain  # what was found is in the bill and the numbers now: not held while the ledger is made
     entries = _ledger(session, dict(chains), priced, numbers, prices, default)
-    return billed, entries, _facts(per_chain, times)
+    return billed, entries, facts
