@@ -38,7 +38,7 @@ ALLOWED = {
         "a stale lock (its process gone) is replaced by this run's temporary lock file in one rename",
     ("pruner/batch/lock.py", "_acquire", "os.link"):
         "the lock itself: link(2) of the temporary file fails when the lock's name exists, whatever it is",
-    ("pruner/logs/agents/_sqlite.py", "connect", "sqlite3.connect"):
+    ("pruner/logs/agents/database.py", "connect", "sqlite3.connect"):
         "an agent's own database (OpenCode, Goose) opened read-only (an SQLite URI with mode=ro): nothing is "
         "written, and a missing file is an error, not a new database (test_an_agents_database_is_opened_read_only)",
     ("pruner/logs/bench.py", "_link", "os.link"):
@@ -351,7 +351,7 @@ def test_an_agents_database_is_opened_read_only(tmp_path):
 
     import pytest
 
-    from pruner.logs.agents._sqlite import connect
+    from pruner.logs.agents.database import connect
 
     path = tmp_path / "agent.db"
     made = sqlite3.connect(path)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pruner.cli import main
 from pruner.logs import discover, run_logs
 from pruner.logs.answer import folder_answer
-from pruner.logs.groupings import GROUPINGS, NONE, THIS_MACHINE, group_keys
+from pruner.logs.groupings import GROUPINGS, NO_VALUE, THIS_MACHINE, group_keys
 from pruner.logs.report import as_csv, report, text
 from pruner.logs.table import TABLE
 from pruner.money import money
@@ -263,8 +263,8 @@ def test_a_row_without_the_field_is_in_the_none_group_not_dropped():
         if by == "person":  # no person is this machine's own folder (a run without --homes), not unknown
             assert [(g.key, g.answer.billed) for g in rolled.groups] == [(THIS_MACHINE, 3.0)]
             continue
-        assert [g.answer.billed for g in rolled.groups if g.key == NONE] == [1.0], by
-        assert rolled.groups[-1].key == NONE  # last, after the real groups
+        assert [g.answer.billed for g in rolled.groups if g.key == NO_VALUE] == [1.0], by
+        assert rolled.groups[-1].key == NO_VALUE  # last, after the real groups
 
 
 def test_csv_cells_a_spreadsheet_would_run_are_quoted_as_text():

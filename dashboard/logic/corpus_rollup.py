@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from pruner.logs.answer import RECORDING
-from pruner.logs.groupings import GROUPINGS, NONE
+from pruner.logs.groupings import GROUPINGS, NO_VALUE
 from pruner.logs.report import Report, report
 from pruner.money import money
 
@@ -72,5 +72,5 @@ def chart_frame(r: Report) -> pd.DataFrame:
     """``period``, ``billed``, ``cache_read_share`` (None: not known), ``best``, ``sessions``: one row per
     group in time order, the groups without a time left out (they are in the table)."""
     rows = [{"period": g.key, "billed": g.answer.billed, "cache_read_share": g.cache_read_share,
-             "best": g.best or "-", "sessions": g.answer.sessions} for g in r.groups if g.key != NONE]
+             "best": g.best or "-", "sessions": g.answer.sessions} for g in r.groups if g.key != NO_VALUE]
     return pd.DataFrame(rows, columns=["period", "billed", "cache_read_share", "best", "sessions"])

@@ -41,6 +41,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 from urllib.parse import unquote, urlparse
 
+from .common import MAX_REQUEST_COST
 from ..errors import FormatError
 from ..model import Session
 from .builder import SessionBuilder
@@ -51,8 +52,6 @@ NAME = "amp"
 ORDER = 68  # where --help and FORMATS list it
 DESCRIPTION = "Amp thread JSON (id T-..., messages with messageId, content blocks and usage)"
 ROLES = ("user", "assistant", "info")
-#: The largest credit charge one request may record (USD): as Pi's ``MAX_REQUEST_COST``; above it is damage.
-MAX_REQUEST_COST = 100_000.0
 _ERROR_STATUS = ("error", "cancelled", "rejected-by-user")
 
 

@@ -16,6 +16,11 @@ from .repairing import Repairs
 if TYPE_CHECKING:
     from .builder import SessionBuilder
 
+#: The largest cost one request may record as the agent's own (USD: Pi's ``cost.total``, OpenCode's ``cost``,
+#: Amp's ``credits``): a million-token request at the dearest price there is costs a few hundred dollars,
+#: so a recorded cost above this is damage, not a bill.
+MAX_REQUEST_COST = 100_000.0
+
 
 def jpath(*parts: Any) -> str:
     """A JSON path for error messages: ``jpath("$", 3, "content")`` -> ``$[3].content``."""

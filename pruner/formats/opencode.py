@@ -63,16 +63,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
+from .common import MAX_REQUEST_COST
 from ..errors import FormatError
 from ..model import Session
 from .builder import Draft, SessionBuilder
 from .common import JsonObject, Probe, checked_usage, document, jpath, type_name, unmapped, with_source
 
 NAME = "opencode"
-ORDER = 70  # where --help and FORMATS list it
+ORDER = 72  # where --help and FORMATS list it
 DESCRIPTION = "OpenCode session JSON (opencode export: info + messages, each with info and parts)"
-#: The largest cost one request may record, in USD (as Pi's reader: more is damage).
-MAX_REQUEST_COST = 100_000.0
 #: What OpenCode sends the model for a tool call that never finished (message-v2.ts, toModelMessages).
 INTERRUPTED = "[Tool execution was interrupted]"
 #: What OpenCode sends for a compaction part (message-v2.ts, toModelMessages).

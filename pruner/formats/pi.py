@@ -39,6 +39,7 @@ import math
 from bisect import bisect_left
 from typing import Any, Iterable
 
+from .common import MAX_REQUEST_COST
 from ..model import Session
 from .builder import SessionBuilder
 from .common import (JsonObject, Probe, checked_usage, flatten_content, identity_by, parse_jsonl, unmapped,
@@ -136,10 +137,6 @@ def _path(entries: list[tuple[int, JsonObject]], b: SessionBuilder) -> tuple[lis
 def _text(value: Any, b: SessionBuilder, where: str) -> tuple[str, list[Any]]:
     return flatten_content(value, file=b.file, where=where, line=b.line)
 
-
-#: The largest cost one request may record, in USD: a million-token request at the dearest price
-#: there is costs a few hundred dollars; a recorded cost above this is damage.
-MAX_REQUEST_COST = 100_000.0
 
 
 def pi_usage(b: SessionBuilder, u: JsonObject) -> dict[str, Any] | None:

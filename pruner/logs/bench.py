@@ -44,11 +44,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..files import write_atomic
+from .bench_memory import PROJECTS
 from .discover import discover
 from .found import LogSession
 from .run import run_logs
 
-PROJECTS = 20
 
 
 def real_claude_files(real: Path) -> list[Path]:

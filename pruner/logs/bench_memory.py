@@ -22,7 +22,7 @@ from typing import Any
 
 from ..files import write_atomic
 
-#: The projects the folder's sessions are spread over (as ``pruner.logs.bench.generate`` spreads them)
+#: The projects a generated folder's sessions are spread over (``pruner.logs.bench`` spreads its corpus so too).
 PROJECTS = 20
 
 

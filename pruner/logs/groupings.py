@@ -27,7 +27,7 @@ the group of
 * ``person``: the row's ``person`` (``pruner logs --homes``); a session of this machine's own home folder
   (``""``, or null in a table written before the column) is in ``THIS_MACHINE``.
 
-A row without the field a grouping reads is in the group ``NONE`` (never dropped). Another grouping
+A row without the field a grouping reads is in the group ``NO_VALUE`` (never dropped). Another grouping
 is one more entry in ``GROUPINGS``.
 """
 
@@ -39,7 +39,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping, Sequence
 
 #: The key of a row that lacks what the grouping reads (no recorded time, no model, ...).
-NONE = "(none)"
+NO_VALUE = "(none)"
 #: ccusage's block length (``DEFAULT_SESSION_DURATION_HOURS``, rust/crates/ccusage/src/main.rs line 61).
 BLOCK_HOURS = 5
 
@@ -67,7 +67,7 @@ def _when(row: Row) -> datetime | None:
 def per_row(key: Callable[[Row], str | None]) -> Callable[[Sequence[Row]], list[str]]:
     """A grouping whose key is a function of the row alone."""
     def keys(rows: Sequence[Row]) -> list[str]:
-        return [k if isinstance(k := key(r), str) and k else NONE for r in rows]
+        return [k if isinstance(k := key(r), str) and k else NO_VALUE for r in rows]
     return keys
 
 
@@ -125,7 +125,7 @@ def _count_rank(item: tuple[str, Any]) -> tuple[float, float, str]:
 def block_keys(rows: Sequence[Row]) -> list[str]:
     """ccusage's 5-hour blocks over the rows' start times (see the module): each row's block start, ISO UTC."""
     limit = timedelta(hours=BLOCK_HOURS)
-    out = [NONE] * len(rows)
+    out = [NO_VALUE] * len(rows)
     timed = sorted((when, i) for i, r in enumerate(rows) if (when := _when(r)) is not None)
     start: datetime | None = None
     last: datetime | None = None

@@ -25,7 +25,7 @@ from ..money import money
 from ..replay import strategy_names
 from ..replay.verdict import DEFAULT_MIN_RECALL
 from .answer import RECORDING, FolderAnswer, _number, folder_answer
-from .groupings import GROUPINGS, NONE, group_keys
+from .groupings import GROUPINGS, NO_VALUE, group_keys
 
 Row = Mapping[str, Any]
 #: The table's columns a report reads (everything else stays on disk).
@@ -66,7 +66,7 @@ class Group:
 @dataclass(frozen=True)
 class Report:
     by: str
-    groups: tuple[Group, ...]  # sorted by key (time groupings in time order), NONE last
+    groups: tuple[Group, ...]  # sorted by key (time groupings in time order), NO_VALUE last
     total: Group
     strategies: tuple[str, ...]
     prices: tuple[str, ...]  # which prices the dollars are at (the rows' ``prices`` labels)
@@ -125,7 +125,7 @@ def report(rows: Iterable[Row], by: str, *, since: str | None = None, until: str
     members: dict[str, list[Row]] = {}
     for key, r in zip(group_keys(by, kept), kept):
         members.setdefault(key, []).append(r)
-    order = sorted(members, key=lambda k: (k == NONE, k))
+    order = sorted(members, key=lambda k: (k == NO_VALUE, k))
     prices = tuple(sorted({p for r in kept if isinstance(p := r.get("prices"), str) and p}))
     return Report(by, tuple(_group(k, members[k], strategies, min_recall) for k in order),
                   _group("total", kept, strategies, min_recall), strategies, prices, min_recall)

@@ -22,8 +22,9 @@ from .base import Agent, UsageReader
 AGENTS: Registry[Agent] = Registry("agent", origin=lambda a: origin_of(a.find))
 """Every agent ``pruner logs`` reads, by name, in listing order."""
 
-#: The modules of this package that are not agents.
-_NOT_AGENTS = ("base",)
+#: The modules of this package that are not agents: the ``Agent`` type, and the read-only opening of an
+#: agent's database (OpenCode, Goose).
+_NOT_AGENTS = ("base", "database")
 
 
 def register_agent(agent: Agent) -> Agent:

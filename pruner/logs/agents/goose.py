@@ -33,7 +33,7 @@ from typing import Any, Iterator
 from ...errors import FormatError
 from ...model import Session
 from ..found import FileState, LogSession, file_state
-from ._sqlite import connect, text
+from .database import connect, text
 from .base import Agent
 
 DB_NAME = "sessions.db"

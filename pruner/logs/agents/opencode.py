@@ -39,7 +39,7 @@ from typing import Iterator
 from ...errors import FormatError
 from ...model import Session
 from ..found import FileState, LogSession, file_state, files_in, subfolders
-from ._sqlite import connect, text as _text
+from .database import connect, text as _text
 from .base import Agent
 
 #: What ``--list`` and the row say for a session whose working folder is not recorded.
