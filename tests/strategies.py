@@ -57,12 +57,12 @@ def _args(draw, tool: str):
 
 
 @st.composite
-def sessions(draw, max_turns: int = 8) -> Session:
+def sessions(draw, max_turns: int = 8, min_turns: int = 1) -> Session:
     """A valid session with tool calls, results, docs, TTLs and dependency keys."""
     events: list[tuple] = []
     if draw(st.booleans()):
         events.append(("system", "You are a careful assistant.", {}))
-    for _ in range(draw(st.integers(1, max_turns))):
+    for _ in range(draw(st.integers(min_turns, max_turns))):
         text = draw(st.sampled_from(("hello", "please check again", "what did I say?")))
         kw: dict = {}
         marker = draw(st.integers(0, 5))

@@ -34,9 +34,9 @@ def _prices():
 
 
 @st.composite
-def cases(draw, max_requests: int, max_turns: int = 4):
+def cases(draw, max_requests: int, max_turns: int = 4, min_turns: int = 1):
     """A session of at most ``max_requests`` requests (``max_turns`` 4 gives up to about 7; 7 reaches 12)."""
-    s = draw(sessions(max_turns=max_turns))
+    s = draw(sessions(max_turns=max_turns, min_turns=min_turns))
     out, t = [], T0
     recorded = draw(st.booleans())
     for m in s.messages:
