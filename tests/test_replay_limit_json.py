@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings as hsettings
 from pruner.cli import main
 from pruner.formats.native import dumps
 from tests.support.paths import ROOT
-from tests.test_replay_limit import NIGHTLY, cases
+from tests.test_replay_limit import cases
 
 KEYS = {"dollars", "saving_vs_recorded", "schedule", "min_recall", "recall", "exact", "approximation", "feasible",
         "lower_bound"}
@@ -34,7 +34,8 @@ CI_SAMPLE_BYTES = 200_000
 
 def _replay_json(path: Path, tmp_path: Path, *extra: str) -> dict:
     out = tmp_path / (path.name + ".replay.json")
-    assert main(["replay", str(path), "--json", str(out), "--limit", *extra]) == 0
+    # no --limit: on sessions of at most hindsight.AT_ONCE_MAX_REQUESTS requests the bound is the default
+    assert main(["replay", str(path), "--json", str(out), *extra]) == 0
     return json.loads(out.read_text())
 
 
@@ -94,7 +95,6 @@ def test_workload_samples_have_a_limit_at_most_every_member_strategy(path, tmp_p
 
 
 @pytest.mark.slow
-@NIGHTLY
 @pytest.mark.parametrize("path", [p for p in SAMPLES if p.stat().st_size >= CI_SAMPLE_BYTES], ids=lambda p: p.name)
 def test_large_workload_samples_have_a_limit_at_most_every_member_strategy(path, tmp_path):
     _check(_replay_json(path, tmp_path))
@@ -129,11 +129,28 @@ def test_generated_sessions_have_a_limit_at_most_every_member_strategy(case, tmp
     _check(_replay_json(path, tmp, *extra))
 
 
-def test_without_limit_it_is_left_out(tmp_path):
+def test_no_limit_leaves_it_out(tmp_path):
     out = tmp_path / "r.json"
-    assert main(["replay", str(ROOT / "sample_sessions" / "pi_session.jsonl"), "--json", str(out)]) == 0
+    assert main(["replay", str(ROOT / "sample_sessions" / "pi_session.jsonl"), "--json", str(out), "--no-limit"]) == 0
     doc = json.loads(out.read_text())
     assert "limit" not in doc and "regret" not in doc["strategies"]["full"]["totals"]
+
+
+def test_a_session_longer_than_the_default_says_its_bound_was_not_computed_and_limit_computes_it(
+        tmp_path, monkeypatch, capsys):
+    from pruner.replay import hindsight
+
+    sample = ROOT / "sample_sessions" / "pi_session.jsonl"  # 7 requests
+    monkeypatch.setattr(hindsight, "AT_ONCE_MAX_REQUESTS", 3)
+    out = tmp_path / "r.json"
+    assert main(["replay", str(sample), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["limit"]["computed"] is False and "7 requests, above the 3" in doc["limit"]["note"]
+    assert "regret" not in doc["strategies"]["full"]["totals"]
+    assert f"Best possible in hindsight: {doc['limit']['note']}." in printed  # under the table and in the verdict
+    assert main(["replay", str(sample), "--json", str(out), "--limit"]) == 0
+    _check(json.loads(out.read_text()))
 
 
 _ = replace  # dataclasses.replace is used by the shared case builder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from ..errors import ConfigurationError
@@ -9,6 +10,7 @@ from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.answer import answer
 from ..replay.calibration import from_replay
+from ..replay.hindsight import AT_ONCE_MAX_REQUESTS, computes_at_once, not_computed
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict, with_bound
@@ -52,9 +54,11 @@ def add_arguments(p) -> None:
     p.add_argument("--csv", metavar="OUT", nargs="?", const="-", default=None,
                    help="write one CSV line per request per strategy to OUT (no OUT, or -: to stdout, and the "
                    "report to stderr)")
-    p.add_argument("--limit", action="store_true",
-                   help="also compute the hindsight bound (the cheapest schedule of each family, knowing the whole "
-                   "session: see docs/explanation/hindsight-bound.md); slow on long sessions")
+    p.add_argument("--limit", action=argparse.BooleanOptionalAction, default=None,
+                   help="compute the hindsight bound (the cheapest schedule of each family, knowing the whole "
+                   "session: see docs/explanation/hindsight-bound.md). Default: on sessions of at most "
+                   f"{AT_ONCE_MAX_REQUESTS} requests (seconds); --limit on any (minutes on long ones), --no-limit "
+                   "on none")
 
 
 def run(args) -> int:
@@ -89,13 +93,17 @@ def run(args) -> int:
         print("\n".join(calibration.lines()), file=out)
     print(figures.visibility.sentence() if figures.visibility is not None else
           "Visibility: not measurable (the session records no usage to compare the transcript with).", file=out)
-    limits = None
-    if result.recall is not None and result.requests and args.limit:
+    limits, bound, skipped = None, "", None
+    wanted = args.limit if args.limit is not None else computes_at_once(n)
+    if result.recall is not None and result.requests and wanted:
         from ..replay.limit import compute_limits
         from ..replay.limit.text import bound_line
 
         limits = compute_limits(result, min_recall=args.min_recall)
-    bound = bound_line(result, limits) if limits is not None else ""
+        bound = bound_line(result, limits)
+    elif result.recall is not None and result.requests and args.limit is None:
+        skipped = not_computed(n)  # said, not silently left out: the verdict's question is open here
+        bound = f"Best possible in hindsight: {skipped}."
     print(table(result, figures, limits), file=out)
     if bound:
         print(bound, file=out)
@@ -113,6 +121,8 @@ def run(args) -> int:
     # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
     if args.json:
         data = replay_lost.add_json(to_json(result, min_recall=args.min_recall, limits=limits), result, args)
+        if skipped is not None:
+            data["limit"] = {"computed": False, "note": skipped}
         write_output(args.json, dumps_json(data, indent=1) + "\n",
                      source=args.file, option="--json")
     if args.csv:

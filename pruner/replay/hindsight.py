@@ -38,6 +38,11 @@ if TYPE_CHECKING:  # pragma: no cover
 BOUND_LABEL = "best in hindsight"
 #: The online strategy the bound is compared with, first present first (as ``limit.text.bound_line``).
 ONLINE = ("cache_aware", "cache_aware_prune")
+#: ``pruner replay`` computes the bound by default on sessions of at most this many requests (``--limit`` on any,
+#: ``--no-limit`` on none). Measured on this project's 2-core machine, idle: at most 10 CPU s on every shared
+#: real log (Pi's 453-request large-session the longest) and 4.7 s on the 388-request tool_agent sample; the
+#: 965-request tool_agent session takes minutes (docs/explanation/hindsight-bound.md, "Cost").
+AT_ONCE_MAX_REQUESTS = 500
 #: The families whose dollars ``pruner logs`` stores (``bound_cells``); the combined one is ``bound_dollars``.
 STORED_FAMILIES = ("prune", "compaction", "clearing")
 
@@ -50,6 +55,17 @@ def session_limits(replay: "Replay", min_recall: float = DEFAULT_MIN_RECALL) -> 
     from .limit import compute_limits
 
     return compute_limits(replay, min_recall=min_recall)
+
+
+def computes_at_once(requests: int) -> bool:
+    """Whether ``pruner replay`` computes the bound of a session of ``requests`` requests unless told."""
+    return requests <= AT_ONCE_MAX_REQUESTS
+
+
+def not_computed(requests: int) -> str:
+    """Why a replay has no bound when it was not asked for, as the line under the table and the JSON say it."""
+    return (f"not computed: {requests:,} requests, above the {AT_ONCE_MAX_REQUESTS:,} up to which it is computed "
+            "by default (pass --limit to compute it: seconds to minutes at this length)")
 
 
 def regret(limits: "Limits | None", totals: Mapping[str, Any]) -> float | None:

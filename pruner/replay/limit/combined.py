@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .family import Family, compactions, everywhere, register_family
+from .family import Family, compactions, everywhere, online_schedules, register_family
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Replay
@@ -20,9 +20,8 @@ def _anchors(r: "Replay") -> dict[str, dict[int, str]]:
     out: dict[str, dict[int, str]] = {
         "full": {}, "prune_every_request": everywhere(r, "prune"), "drop": everywhere(r, "drop"),
         "compact": {k: "compact" for k in compactions(r, "compact")}}
-    if "prune_then_compact" in r.runs:
-        out["prune_then_compact"] = {q.index: "prune+compact" if q.index in ptc else "prune" for q in r.requests}
-    return out
+    out["prune_then_compact"] = {q.index: "prune+compact" if q.index in ptc else "prune" for q in r.requests}
+    return {**out, **online_schedules(r, compaction=True)}
 
 
 COMBINED = register_family(Family(

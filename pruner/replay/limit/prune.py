@@ -8,10 +8,11 @@ the cached prefix is untouched). The empty schedule is ``full``; ``prune`` at ev
 
 from __future__ import annotations
 
-from .family import Family, everywhere, register_family
+from .family import Family, everywhere, online_schedules, register_family
 
 PRUNE = register_family(Family(
     name="prune", actions=("drop", "prune"), members=("full", "prune_every_request"),
-    anchors=lambda r: {"full": {}, "prune_every_request": everywhere(r, "prune"), "drop": everywhere(r, "drop")},
+    anchors=lambda r: {"full": {}, "prune_every_request": everywhere(r, "prune"), "drop": everywhere(r, "drop"),
+                       **online_schedules(r, compaction=False)},
     describe="at which requests to send the pruner's context (prune) or leave out what it removes of the new "
              "messages (drop)"))

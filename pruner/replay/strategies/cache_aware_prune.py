@@ -69,6 +69,9 @@ from ..wire import Wire, lookback_start, system_head
 #: A switch must pay back within this share of the requests made so far: a causal guess at how many
 #: are left that does not count on the session lasting as long again.
 HORIZON = 0.5
+#: The detail of the event that says new messages were left out on arrival (rule 1), not a switch: the hindsight
+#: bound reads a policy's decisions from its events (``pruner.replay.limit.family.online_schedules``).
+FREE_DROP = "left out new messages the pruner drops (never sent: free)"
 
 
 class _SwitchView:
@@ -355,8 +358,7 @@ class CacheAwarePrune(Strategy):
 
     def _done(self, before: int, after: int, free: int) -> Step:
         if free > 0:
-            return Step(events=(Event("prune", before, after, len(self.wire),
-                                      "left out new messages the pruner drops (never sent: free)"),))
+            return Step(events=(Event("prune", before, after, len(self.wire), FREE_DROP),))
         return Step()
 
     def _should_switch(self, request: Request, ctx: Context, position: int, removable: int) -> str | None:
