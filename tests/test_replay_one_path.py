@@ -39,7 +39,9 @@ def _cases() -> list:
 
 
 def _cli_json(path: Path, dialogue: int | None, out: Path) -> dict:
-    args = [sys.executable, "-m", "pruner", "replay", str(path), "--json", str(out)]
+    # --no-limit: the strategies' totals are compared here; the bound's regret columns are the bound's
+    # (the same line on every surface: tests/test_replay_bound_dashboard.py, tests/test_one_answer.py)
+    args = [sys.executable, "-m", "pruner", "replay", str(path), "--json", str(out), "--no-limit"]
     if dialogue is not None:
         args += ["--dialogue", str(dialogue)]
     done = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=600)

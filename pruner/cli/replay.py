@@ -114,7 +114,8 @@ def run(args) -> int:
             print("\n".join(show_context(result, name, args.show)), file=out)
     if args.misses:
         print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
-    print(with_bound(verdict(result, min_recall=args.min_recall, figures=figures), bound).sentence, file=out)
+    said = with_bound(verdict(result, min_recall=args.min_recall, figures=figures), bound)
+    print(said.sentence, file=out)
     for line in replay_lost.lines(result, args):
         print(line, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never
@@ -123,6 +124,8 @@ def run(args) -> int:
         data = replay_lost.add_json(to_json(result, min_recall=args.min_recall, limits=limits), result, args)
         if skipped is not None:
             data["limit"] = {"computed": False, "note": skipped}
+        if "verdict" in data:  # the verdict printed, the bound's sentence included: one answer on both
+            data["verdict"] = said.as_dict()
         write_output(args.json, dumps_json(data, indent=1) + "\n",
                      source=args.file, option="--json")
     if args.csv:
