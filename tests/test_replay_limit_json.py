@@ -34,7 +34,7 @@ CI_SAMPLE_BYTES = 200_000
 
 def _replay_json(path: Path, tmp_path: Path, *extra: str) -> dict:
     out = tmp_path / (path.name + ".replay.json")
-    # no --limit: on sessions of at most hindsight.AT_ONCE_MAX_REQUESTS requests the bound is the default
+    # no --limit: on sessions of at most hindsight.DEFAULT_BOUND_MAX_REQUESTS requests the bound is the default
     assert main(["replay", str(path), "--json", str(out), *extra]) == 0
     return json.loads(out.read_text())
 
@@ -141,7 +141,7 @@ def test_a_session_longer_than_the_default_says_its_bound_was_not_computed_and_l
     from pruner.replay import hindsight
 
     sample = ROOT / "sample_sessions" / "pi_session.jsonl"  # 7 requests
-    monkeypatch.setattr(hindsight, "AT_ONCE_MAX_REQUESTS", 3)
+    monkeypatch.setattr(hindsight, "DEFAULT_BOUND_MAX_REQUESTS", 3)
     out = tmp_path / "r.json"
     assert main(["replay", str(sample), "--json", str(out)]) == 0
     printed = capsys.readouterr().out

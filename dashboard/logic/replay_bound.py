@@ -21,10 +21,11 @@ from pruner.replay.hindsight import BOUND_LABEL, bound_run, regrets, session_lim
 from pruner.replay.limit.text import bound_line
 
 #: Up to this many requests the page computes the bound with the replay; above it, a button does, so the first
-#: view stays fast. The search's time follows the contexts' sizes more than the requests: 3.2 s on the
-#: 97-request tool_agent sample, but more than 90 s on the 55-request real Claude Code session
-#: codemie-session-624a4a58 (2 shared cores, load 7 to 9).
-AT_ONCE_MAX_REQUESTS = 40
+#: view stays fast (``pruner replay`` computes it by default up to ``hindsight.DEFAULT_BOUND_MAX_REQUESTS``, where a
+#: few more seconds matter less than on a page). Measured on this project's 2-core machine, idle: 2.9 s on the
+#: 170-request real Claude Code session ccviewer-fe5e1c67, 4.8 s on the 55-request codemie-session-624a4a58
+#: (long contexts), 4.7 s on the 388-request tool_agent sample.
+AT_ONCE_MAX_REQUESTS = 200
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from ..jsonio import dumps_json
 from ..replay import ReplaySettings, default_prices, load_prices, replay
 from ..replay.answer import answer
 from ..replay.calibration import from_replay
-from ..replay.hindsight import AT_ONCE_MAX_REQUESTS, computes_at_once, not_computed
+from ..replay.hindsight import DEFAULT_BOUND_MAX_REQUESTS, computes_at_once, not_computed
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
 from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict, with_bound
@@ -57,8 +57,8 @@ def add_arguments(p) -> None:
     p.add_argument("--limit", action=argparse.BooleanOptionalAction, default=None,
                    help="compute the hindsight bound (the cheapest schedule of each family, knowing the whole "
                    "session: see docs/explanation/hindsight-bound.md). Default: on sessions of at most "
-                   f"{AT_ONCE_MAX_REQUESTS} requests (seconds); --limit on any (minutes on long ones), --no-limit "
-                   "on none")
+                   f"{DEFAULT_BOUND_MAX_REQUESTS} requests (seconds); --limit on any (minutes on long ones), "
+                   "--no-limit on none")
 
 
 def run(args) -> int:

@@ -42,7 +42,7 @@ ONLINE = ("cache_aware", "cache_aware_prune")
 #: ``--no-limit`` on none). Measured on this project's 2-core machine, idle: at most 10 CPU s on every shared
 #: real log (Pi's 453-request large-session the longest) and 4.7 s on the 388-request tool_agent sample; the
 #: 965-request tool_agent session takes minutes (docs/explanation/hindsight-bound.md, "Cost").
-AT_ONCE_MAX_REQUESTS = 500
+DEFAULT_BOUND_MAX_REQUESTS = 500
 #: The families whose dollars ``pruner logs`` stores (``bound_cells``); the combined one is ``bound_dollars``.
 STORED_FAMILIES = ("prune", "compaction", "clearing")
 
@@ -59,12 +59,12 @@ def session_limits(replay: "Replay", min_recall: float = DEFAULT_MIN_RECALL) -> 
 
 def computes_at_once(requests: int) -> bool:
     """Whether ``pruner replay`` computes the bound of a session of ``requests`` requests unless told."""
-    return requests <= AT_ONCE_MAX_REQUESTS
+    return requests <= DEFAULT_BOUND_MAX_REQUESTS
 
 
 def not_computed(requests: int) -> str:
     """Why a replay has no bound when it was not asked for, as the line under the table and the JSON say it."""
-    return (f"not computed: {requests:,} requests, above the {AT_ONCE_MAX_REQUESTS:,} up to which it is computed "
+    return (f"not computed: {requests:,} requests, above the {DEFAULT_BOUND_MAX_REQUESTS:,} up to which it is computed "
             "by default (pass --limit to compute it: seconds to minutes at this length)")
 
 

@@ -28,7 +28,7 @@ for _name, _value in vars(shared).items():  # the browser, the server, a fresh t
 
 pytestmark = pytest.mark.e2e
 
-WORKLOAD = {"workload": "tool_agent", "turns": 30, "seed": 1}
+WORKLOAD = {"workload": "tool_agent", "turns": 110, "seed": 1}  # above the 200 requests the page computes at once
 #: The bound's line on the cost chart: its y values, once plotly drew it.
 BOUND_Y = """() => { for (const el of document.querySelectorAll('.js-plotly-plot')) {
     const t = (el._fullData || []).find(t => t.name === 'best in hindsight' && t.mode === 'lines');
@@ -64,7 +64,7 @@ def test_the_verdict_names_the_bound_the_chart_draws_it_and_nothing_is_clipped(p
     query = "&".join(f"{k}={v}" for k, v in WORKLOAD.items())
     page.goto(f"{app_url}/replay?{query}")
     verdict = page.locator(".st-key-replay_verdict_box")
-    # 55 requests: above what the page computes at once, so the first view says so and offers the button
+    # above what the page computes at once, so the first view says so and offers the button
     verdict.get_by_text("Best possible in hindsight: not computed yet", exact=False).first.wait_for()
     verdict.get_by_role("button", name="Compute the best possible in hindsight").click()
     verdict.get_by_text(f"Best possible in hindsight: {money(combined['dollars'])}", exact=False).first.wait_for()
