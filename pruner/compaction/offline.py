@@ -119,7 +119,13 @@ def _without_shorter_paths(paths: Sequence[str]) -> list[str]:
 def _is_error(result: Message) -> bool:
     if isinstance(result.metadata, Mapping) and result.metadata.get("is_error") is True:
         return True
-    head = "\n".join(result.content.splitlines()[:3])
+    return _reads_as_error(result.content)
+
+
+@lru_cache(maxsize=1 << 16)
+def _reads_as_error(text: str) -> bool:
+    """Whether the first lines of ``text`` read as an error (once per distinct text: see ``_PER_TEXT``)."""
+    head = "\n".join(text.splitlines()[:3])
     return bool(_ERROR_LINE.search(head))
 
 
