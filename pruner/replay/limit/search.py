@@ -29,7 +29,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, count
-from operator import attrgetter, is_not, not_
+from operator import attrgetter, is_not
 from typing import Any, Callable, Mapping, Sequence, cast
 
 from ...model import Message
@@ -197,36 +197,16 @@ class _Fork:
 
 
 def _net(holder: _Holder, gone: list[Message], came: list[Message]) -> tuple[list[Message], list[Message]]:
-    """``gone`` and ``came`` without the session messages in both, when ``apply`` comes to the same state
-    without them. A prune or compaction sends the whole tail after its first change again (``Wire.switch``
-    tracks it as left and entered), and following it message by message was most of the step; found at
-    C speed. A message that leaves and comes back ends with the count it had and is not gone for good;
-    the others keep their order. Kept whole when one of them is outside the session or a summary (whose
-    coming back marks a compaction), when a message left twice, or when nothing else left (``apply``
-    asks whether anything did); when one came twice, only the block both end with is taken out."""
+    """``gone`` and ``came`` without the block of session messages both end with, when ``apply`` would
+    come to the same state without it. A prune or compaction sends the whole tail after its first
+    change again (``Wire.switch`` tracks it as left and entered), and following it message by message
+    was most of the step; found and checked at C speed. Each message of the block leaves and comes
+    back: its count ends where it was and it is not gone for good, and the rest keeps its order. Kept
+    whole (the exact equivalent would need more care) when the block holds a message outside the
+    session or a summary (whose coming back marks a compaction), when a message left twice, or when
+    nothing else left (``apply`` asks whether anything did)."""
     if not gone or not came:
         return gone, came
-    index = holder.index
-    pos_of = index.pos_of
-    gone_ids, came_ids = list(map(id, gone)), list(map(id, came))
-    gone_set, came_set = set(gone_ids), set(came_ids)
-    if len(gone_set) < len(gone_ids):
-        return gone, came
-    if len(came_set) < len(came_ids):
-        return _net_block(holder, gone, came)
-    both = gone_set & came_set
-    if not both or len(both) == len(gone_set):
-        return gone, came
-    positions = list(map(pos_of.get, both))
-    if None in positions or not index.summaries.isdisjoint(positions):
-        return gone, came
-    keep = both.__contains__
-    return list(compress(gone, map(not_, map(keep, gone_ids)))), list(compress(came, map(not_, map(keep, came_ids))))
-
-
-def _net_block(holder: _Holder, gone: list[Message], came: list[Message]) -> tuple[list[Message], list[Message]]:
-    """``_net`` when a message came twice (a compaction: the new messages are appended, then sent again
-    behind the summary): only the block of session messages ending with the last that left."""
     index = holder.index
     pos_of = index.pos_of
     last = gone[-1]
@@ -241,7 +221,7 @@ def _net_block(holder: _Holder, gone: list[Message], came: list[Message]) -> tup
     if common == len(gone):
         return gone, came
     block = list(map(pos_of.get, map(id, gone[len(gone) - common:])))
-    if None in block or not index.summaries.isdisjoint(block):
+    if None in block or not index.summaries.isdisjoint(block) or len(set(map(id, gone))) < len(gone):
         return gone, came
     return gone[:len(gone) - common], [*came[:end - common], *came[end:]]
 
