@@ -25,14 +25,11 @@ priced by the replay, so the figure is achievable; the optimum may be lower.
 from __future__ import annotations
 
 import copy
-from bisect import bisect_left
 from dataclasses import dataclass
 from functools import partial
-from itertools import compress, count
-from operator import attrgetter, is_not
+from operator import attrgetter
 from typing import Any, Callable, Mapping, Sequence, cast
 
-from ...model import Message
 from ..cache import CacheState
 from ..lanes import Lane, Lens
 from ..recall import RecallCollector
@@ -179,7 +176,7 @@ class _Fork:
         holder = self.holders.get(chain)
         if holder is None:
             holder = self.holders[chain] = _Holder(collector.index(chain))
-        holder.apply(req.index, *_net(holder, wire.left, wire.entered), wire.substitutes)
+        holder.apply(req.index, wire.left, wire.entered, wire.substitutes)
         position = req.position
         self.last_lost = sum(1 for t in collector.used(req) if not holder.held(t, position))
 
@@ -194,36 +191,6 @@ class _Fork:
                           None if done is None else (id(done.summary), done.first_kept, len(done.head)),
                           tuple(_state_key(st) for _, st in sorted(cl.states.items()))))
         return tuple(parts)
-
-
-def _net(holder: _Holder, gone: list[Message], came: list[Message]) -> tuple[list[Message], list[Message]]:
-    """``gone`` and ``came`` without the block of session messages both end with, when ``apply`` would
-    come to the same state without it. A prune or compaction sends the whole tail after its first
-    change again (``Wire.switch`` tracks it as left and entered), and following it message by message
-    was most of the step; found and checked at C speed. Each message of the block leaves and comes
-    back: its count ends where it was and it is not gone for good, and the rest keeps its order. Kept
-    whole (the exact equivalent would need more care) when the block holds a message outside the
-    session or a summary (whose coming back marks a compaction), when a message left twice, or when
-    nothing else left (``apply`` asks whether anything did)."""
-    if not gone or not came:
-        return gone, came
-    index = holder.index
-    pos_of = index.pos_of
-    last = gone[-1]
-    p = pos_of.get(id(last))
-    if p is None:
-        return gone, came
-    # Where the last message that left came back (contexts keep session order; the new messages follow it).
-    end = bisect_left(came, p, key=lambda m: pos_of.get(id(m), -1)) + 1
-    if end > len(came) or came[end - 1] is not last:
-        return gone, came
-    common = next(compress(count(), map(is_not, reversed(gone), reversed(came[:end]))), min(len(gone), end))
-    if common == len(gone):
-        return gone, came
-    block = list(map(pos_of.get, map(id, gone[len(gone) - common:])))
-    if None in block or not index.summaries.isdisjoint(block) or len(set(map(id, gone))) < len(gone):
-        return gone, came
-    return gone[:len(gone) - common], [*came[:end - common], *came[end:]]
 
 
 def _insert(front: list[_Fork], f: _Fork) -> None:
