@@ -29,7 +29,7 @@ from pruner.replay import replay
 from pruner.replay.limit import compute_limits, replay_plan
 from pruner.replay.limit.family import FAMILIES
 from pruner.replay.limit.schedule import build, plan_lane
-from pruner.replay.limit.search import MODELLED_ONLY, _Choice, _Fork, max_missing, used_counts
+from pruner.replay.limit.search import MODELLED_ONLY, Choice, Fork, max_missing, used_counts
 from pruner.replay.recall import RecallCollector
 from pruner.replay.requests import find_requests
 from tests.support.profile import profile
@@ -45,7 +45,7 @@ def _holder_state(h: Any) -> tuple[Any, ...]:
             None if h.open is None else id(h.open), len(h.closed))
 
 
-def _sibling_key(f: _Fork) -> tuple[Any, ...]:
+def _sibling_key(f: Fork) -> tuple[Any, ...]:
     holders = tuple((c, _holder_state(h)) for c, h in sorted(f.holders.items()))
     return (f.key(), holders, f.dollars, f.missing)
 
@@ -56,10 +56,10 @@ def tree_brute_force(session, settings, prices, family: str, min_recall: float):
     _, requests, runner = build(session, settings, prices)
     allowed = max_missing(sum(used_counts(runner, requests)), min_recall)
     _, requests, runner = build(session, settings, prices)  # a fresh pruner feed
-    choice = _Choice()
-    root = _Fork(plan_lane(runner, choice, MODELLED_ONLY), RecallCollector(runner.session, requests, facts=False))
+    choice = Choice()
+    root = Fork(plan_lane(runner, choice, MODELLED_ONLY), RecallCollector(runner.session, requests, facts=False))
     actions = ("none", *FAMILIES[family].actions)
-    level: list[tuple[_Fork, tuple[tuple[int, str], ...]]] = [(root, ())]
+    level: list[tuple[Fork, tuple[tuple[int, str], ...]]] = [(root, ())]
     for req in requests:
         nxt = []
         for fork, plan in level:

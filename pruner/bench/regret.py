@@ -8,10 +8,10 @@ the replay the cost columns come from (``pruner.bench.cost``: same strategies, s
 
 The search takes seconds up to 200 turns (4.7 s for the 388-request tool_agent session on this project's
 idle 2-core machine) and minutes at 1,000 turns and more, so a run computes it up to ``BOUND_TURNS`` turns
-(``pruner bench --bound-turns``) and marks larger configurations ``computed: false`` with the reason. ``python -m pruner.bench.regret
-RESULTS [TURNS]`` adds the bound to the rows of an existing results file up to TURNS turns (the session is
-generated again and checked against the row's ``session_sha256``), which is how the committed results
-got theirs.
+(``pruner bench --bound-turns``) and marks larger configurations ``computed: false`` with the reason.
+``python -m pruner.bench.regret RESULTS [TURNS]`` adds the bound to the rows of an existing results file
+up to TURNS turns (the session is generated again and checked against the row's ``session_sha256``),
+which is how the committed results got theirs.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ transcript can never start a heading of its own.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..analysis.index import markers
@@ -118,7 +119,13 @@ def _without_shorter_paths(paths: Sequence[str]) -> list[str]:
 def _is_error(result: Message) -> bool:
     if isinstance(result.metadata, Mapping) and result.metadata.get("is_error") is True:
         return True
-    head = "\n".join(result.content.splitlines()[:3])
+    return _reads_as_error(result.content)
+
+
+@lru_cache(maxsize=1 << 16)
+def _reads_as_error(text: str) -> bool:
+    """Whether the first lines of ``text`` read as an error (once per distinct text: see ``_PER_TEXT``)."""
+    head = "\n".join(text.splitlines()[:3])
     return bool(_ERROR_LINE.search(head))
 
 
@@ -134,19 +141,41 @@ def _call_text(name: str, arguments: Any) -> str:
     return one_line(f"{name}({format_arguments(arguments)})", 160)
 
 
+# What one message's text gives the facts, computed once per distinct text: a summary reads the whole
+# history, and the next compaction of the same session (or the hindsight bound's next state) reads most
+# of it again. Pure functions of the text, so the cache changes no summary.
+_PER_TEXT = 1 << 16
+
+
+@lru_cache(maxsize=_PER_TEXT)
+def _constraints(text: str) -> tuple[str, ...]:
+    # Questions ask rather than constrain, so they are left out.
+    return tuple(one_line(s, 200) for s in _sentences(text) if _CONSTRAINT.search(s) and not s.endswith("?"))
+
+
+@lru_cache(maxsize=_PER_TEXT)
+def _decisions(text: str) -> tuple[str, ...]:
+    return tuple(one_line(s, 200) for s in _sentences(text)
+                 if _DECISION.search(s) and not _NARRATION.match(s) and not s.endswith(":") and len(s.split()) >= 4)
+
+
+@lru_cache(maxsize=_PER_TEXT)
+def _paths(text: str) -> tuple[str, ...]:
+    return tuple(_PATH.findall(text))
+
+
+@lru_cache(maxsize=_PER_TEXT)
+def _identifiers(text: str) -> tuple[str, ...]:
+    return tuple(_IDENTIFIER.findall(text))
+
+
 class _Facts:
     """Everything the offline summariser reads out of a run of messages, once."""
 
     def __init__(self, messages: Sequence[Message]):
         self.requests = [m.content for m in messages if m.role == "user" and _is_request(m.content)]
-        # Questions ask rather than constrain, so they are left out.
-        self.constraints = _unique(one_line(s, 200) for m in messages if m.role == "user"
-                                   for s in _sentences(m.content)
-                                   if _CONSTRAINT.search(s) and not s.endswith("?"))
-        self.decisions = _unique(one_line(s, 200) for m in messages if m.role == "assistant"
-                                 for s in _sentences(m.content)
-                                 if _DECISION.search(s) and not _NARRATION.match(s) and not s.endswith(":")
-                                 and len(s.split()) >= 4)
+        self.constraints = _unique(s for m in messages if m.role == "user" for s in _constraints(m.content))
+        self.decisions = _unique(s for m in messages if m.role == "assistant" for s in _decisions(m.content))
         results = {m.tool_call_id: m for m in messages if m.tool_call_id is not None}
         changed: dict[str, list[str]] = {}
         read: list[str] = []
@@ -190,9 +219,9 @@ class _Facts:
             if m.role in ("user", "assistant"):
                 texts.append(m.content)
         self.paths = _without_shorter_paths(_unique(list(changed) + read + [p for t in texts
-                                                                            for p in _PATH.findall(t)]))
+                                                                            for p in _paths(t)]))
         self.messages = messages
-        self.identifiers = _unique(i for t in texts for i in _IDENTIFIER.findall(t) if i not in self.paths)
+        self.identifiers = _unique(i for t in texts for i in _identifiers(t) if i not in self.paths)
 
     @staticmethod
     def _plan(messages: Sequence[Message]) -> list[str]:

@@ -133,9 +133,13 @@ class Scheduled(Strategy):
         changed = {cid for cid, _ in wire.substitutes.items() ^ subs.items()}
         first = lcp
         if changed:
+            # Where a changed placeholder goes grows with its call's session position (a binary search's
+            # answer never decreases with what it looks for, and an unknown call goes last): the earliest
+            # call answers for all, one search instead of one per call.
             tail = messages[offset:] if offset else messages
-            for cid in changed:
-                first = min(first, offset + env.position_after_call(tail, cid))
+            owner = env.call_owner
+            cid = min(changed, key=lambda c: (0, owner[c]) if c in owner else (1, 0))
+            first = min(first, offset + env.position_after_call(tail, cid))
         if tokens is None:
             book = env.book
             tokens = book.total(messages) + sum(book.text(t) for t in subs.values())

@@ -54,7 +54,7 @@ MODELLED_ONLY = (Lens("modelled", True, True), Lens("not_inherited", True, False
                  Lens("unscaled", False, True, "modelled"))
 
 
-class _Choice:
+class Choice:
     """The plan every forked strategy reads: the action chosen for the request being stepped."""
 
     def __init__(self) -> None:
@@ -128,12 +128,7 @@ def _copy_holder(h: _Holder) -> _Holder:
     return n
 
 
-def _state_key(s: CacheState) -> tuple[Any, ...]:
-    system = None if s.system is None else (s.system.position, s.system.tokens, s.system.expires)
-    return (tuple(map(_ENTRY, s.entries)), system, s.requests > 0)
-
-
-class _Fork:
+class Fork:
     """One state of the search: a lane (every chain's strategy, wire and cache), the recall holders
     following its contexts, its dollars and terms missing so far, its anchors, its path."""
 
@@ -150,7 +145,7 @@ class _Fork:
         self.rank = 0  # its place by dollars in the last beam (0: the cheapest)
         lane.observer = self.observe
 
-    def clone(self) -> "_Fork":
+    def clone(self) -> "Fork":
         lane = copy.copy(self.lane)
         lane.run = StrategyRun(NAME, SUMMARY)
         chains = {}
@@ -163,7 +158,7 @@ class _Fork:
             n.states = {k: _copy_state(v) for k, v in cl.states.items()}
             chains[chain] = n
         lane.chains = chains
-        f = _Fork(lane, self.collector)
+        f = Fork(lane, self.collector)
         f.holders = {c: _copy_holder(h) for c, h in self.holders.items()}
         f.dollars, f.missing, f.anchors, f.path, f.free = self.dollars, self.missing, self.anchors, self.path, self.free
         return f
@@ -180,20 +175,63 @@ class _Fork:
         position = req.position
         self.last_lost = sum(1 for t in collector.used(req) if not holder.held(t, position))
 
-    def key(self) -> tuple[Any, ...]:
-        parts = []
+    def key(self) -> "_Key":
+        parts, caches = [], []
         for chain in sorted(self.lane.chains):
             cl = self.lane.chains[chain]
             s = cast(Scheduled, cl.strategy)
             w = s.wire
             done = s.compactor.current
             parts.append((chain, tuple(map(id, w.messages)), tuple(sorted(w.substitutes.items())),
-                          None if done is None else (id(done.summary), done.first_kept, len(done.head)),
-                          tuple(_state_key(st) for _, st in sorted(cl.states.items()))))
-        return tuple(parts)
+                          None if done is None else (id(done.summary), done.first_kept, len(done.head))))
+            caches.append(tuple(_Cache(st) for _, st in sorted(cl.states.items())))
+        return _Key(tuple(parts), tuple(caches))
 
 
-def _insert(front: list[_Fork], f: _Fork) -> None:
+class _Cache:
+    """One cache state as a state key holds it: a copy of its entry list (the entries themselves are
+    replaced, never changed, so the copy is a snapshot), compared entry by entry only when asked."""
+
+    __slots__ = ("entries", "system", "used", "summary")
+
+    def __init__(self, s: CacheState):
+        self.entries = list(s.entries)
+        self.system = None if s.system is None else _ENTRY(s.system)
+        self.used = s.requests > 0
+        last = _ENTRY(self.entries[-1]) if self.entries else None
+        self.summary = (len(self.entries), last, self.system, self.used)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Cache):
+            return NotImplemented
+        # Mostly the same entry objects (states share them): the list comparison's identity check is C speed,
+        # and two different entries compare as dataclasses do, field by field (position, tokens, expires).
+        return self.summary == other.summary and self.entries == other.entries
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Key:
+    """What decides a state's future (see the module docstring), as exactly as the tuple of every entry's
+    (position, tokens, expiry) was, without building that tuple for every state: the hash reads each
+    cache's length, newest entry and system entry, and the entries are compared only on a match."""
+
+    __slots__ = ("parts", "caches", "_hash")
+
+    def __init__(self, parts: tuple[Any, ...], caches: tuple[tuple[_Cache, ...], ...]):
+        self.parts, self.caches = parts, caches
+        self._hash = hash((parts, tuple(tuple(c.summary for c in chain) for chain in caches)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Key):
+            return NotImplemented
+        return self._hash == other._hash and self.parts == other.parts and self.caches == other.caches
+
+
+def _insert(front: list[Fork], f: Fork) -> None:
     """Keep ``front`` the non-dominated (missing, dollars) pairs of one state key."""
     for g in front:
         if g.missing <= f.missing and g.dollars <= f.dollars:
@@ -218,11 +256,11 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
     whose every request fits its window and whose terms missing stay within ``max_missing``.
     ``input_floor``: the least input dollars any schedule of the family pays at each request (the lower
     bound's floor beside the output; ``pruner.replay.limit.floor``), asked for only if the beam cut."""
-    choice = _Choice()
+    choice = Choice()
     collector = RecallCollector(runner.session, requests, facts=False)
-    root = _Fork(plan_lane(runner, choice, MODELLED_ONLY), collector)
+    root = Fork(plan_lane(runner, choice, MODELLED_ONLY), collector)
     root.anchors = frozenset(anchors)
-    fronts: dict[tuple[Any, ...], list[_Fork]] = {(): [root]}
+    fronts: dict[Any, list[Fork]] = {(): [root]}
     exact, peak = True, 1
     # Branch and bound: every schedule the beam leaves unexplored passed through a cut, at request ``k``
     # with ``d`` dollars paid before it; it costs at least d plus the floor of requests k onwards.
@@ -230,7 +268,7 @@ def search(runner: Any, requests: Sequence[Request], options: Callable[[Request]
     floors = [0.0] * len(requests)  # the least any schedule pays at each request (its reply's output)
     for n, req in enumerate(requests):
         acts = list(dict.fromkeys(["none", *options(req)]))
-        nxt: dict[tuple[Any, ...], list[_Fork]] = {}
+        nxt: dict[_Key, list[Fork]] = {}
         seen_floor: float | None = None
         for front in fronts.values():
             for fork in front:
@@ -288,7 +326,7 @@ def _floor(req: Request, row: Any) -> float:
     return 0.0 if price is None else float(price.dollars(input=0, cached=0, written=0, output=row.output))
 
 
-def _actions_past_beam(fork: _Fork, req: Request, acts: list[str],
+def _actions_past_beam(fork: Fork, req: Request, acts: list[str],
                        anchors: Mapping[str, Mapping[int, str]]) -> list[str]:
     """What a state tries once the search is a beam. A state kept only because it follows an anchor
     takes only its anchors' actions (what keeps the bound at most theirs; its other branches would be
@@ -301,7 +339,7 @@ def _actions_past_beam(fork: _Fork, req: Request, acts: list[str],
     return [a for a in acts if a in followed] or ["none"]
 
 
-def _near_window(fork: _Fork, req: Request) -> bool:
+def _near_window(fork: Fork, req: Request) -> bool:
     lane = fork.lane.chains.get(req.chain)
     if lane is None or req.scale is None or req.window is None:
         return True
@@ -309,13 +347,13 @@ def _near_window(fork: _Fork, req: Request) -> bool:
     return req.scale.provider(lane.strategy.wire.tokens) > BEAM_COMPACT_FROM * threshold
 
 
-def _beam(fronts: dict[tuple[Any, ...], list[_Fork]], beam: int,
-          cut: Callable[[float], None]) -> dict[tuple[Any, ...], list[_Fork]]:
+def _beam(fronts: dict[_Key, list[Fork]], beam: int,
+          cut: Callable[[float], None]) -> dict[_Key, list[Fork]]:
     """The ``beam`` cheapest states, and every state that still follows an anchor's schedule; ``cut`` is
     told the dollars of every state left out (for the lower bound)."""
     flat = [(f.dollars, f.missing, n, key, f) for n, (key, front) in enumerate(fronts.items()) for f in front]
     flat.sort(key=lambda x: (x[0], x[1], x[2]))
-    out: dict[tuple[Any, ...], list[_Fork]] = {}
+    out: dict[_Key, list[Fork]] = {}
     for rank, (_, _, _, key, f) in enumerate(flat):
         if rank < beam or f.anchors:
             f.free, f.rank = rank < beam, rank
@@ -346,4 +384,4 @@ def plan_dict(plan: Sequence[tuple[int, str]]) -> dict[int, str]:
     return dict(plan)
 
 
-__all__ = ["Outcome", "search", "used_counts", "max_missing", "plan_dict", "Any"]
+__all__ = ["Choice", "Fork", "Outcome", "search", "used_counts", "max_missing", "plan_dict", "Any"]
