@@ -47,7 +47,7 @@ def committed_and_fresh():
     fresh = run_benchmark(workloads=list(meta["workloads"]), sizes=meta["sizes"], seeds=meta["seeds"],
                           config=PruneConfig(**{k: v for k, v in config.items() if k != "file_tools"}
                                              | {"disabled_rules": frozenset(config["disabled_rules"])}),
-                          timing_runs=1)
+                          timing_runs=1, bound_turns=meta["bound_turns"])  # as far as the committed bounds go
     return committed, json.loads(fresh.to_json())
 
 
