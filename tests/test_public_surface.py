@@ -18,10 +18,10 @@ PACKAGE = ROOT / "pruner"
 
 EXPORTS: dict[str, list[str]] = {
     "pruner": [
-        "Bill", "CompactionSettings", "ConfigurationError", "Decision", "ENCODINGS", "ExportError", "FORMATS",
+        "Answer", "Bill", "CompactionSettings", "ConfigurationError", "Decision", "ENCODINGS", "ExportError", "FORMATS",
         "FileTools", "FormatError", "IncrementalPruner", "InvalidSessionError", "Message", "OfflineSummarizer",
         "OpenAISummarizer", "PruneConfig", "PruneResult", "PruneStats", "PrunerError", "ROLES", "Replay",
-        "ReplaySettings", "STATUSES", "Session", "SummarizerError", "ToolCall", "Verdict", "__version__", "bill",
+        "ReplaySettings", "STATUSES", "Session", "SummarizerError", "ToolCall", "__version__", "bill",
         "calibrate", "compact", "dumps", "export", "get_counter", "load_session", "message_tokens", "prune",
         "replay_session", "save_session", "to_anthropic_messages", "to_openai_messages", "to_text",
         "validate_session", "verdict"],
@@ -57,10 +57,10 @@ EXPORTS: dict[str, list[str]] = {
                       "splice_sections", "splice_tables", "start_marker", "table_regions"],
     "pruner.readme.tables": ["FigureTable", "TABLES", "load_results", "provenance", "register_table", "render_table"],
     "pruner.replay": [
-        "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CAUSES", "CacheModel", "CacheUsage",
+        "Answer", "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CAUSES", "CacheModel", "CacheUsage",
         "Calibration", "DEFAULT_MODELS", "Event", "ExtraCall", "LedgerEntry", "ModelPrice", "OpenAICache",
         "PriceTable", "RecallReport", "Replay", "ReplaySettings", "Request", "RequestRow", "STRATEGIES", "Step",
-        "Strategy", "StrategyRun", "TokenScale", "Verdict", "bill", "calibrate", "context_recall",
+        "Strategy", "StrategyRun", "TokenScale", "bill", "calibrate", "context_recall",
         "default_prices", "find_requests", "ledger", "ledger_of", "ledger_summary", "load_prices",
         "register_strategy", "replay", "strategy_names", "verdict"],
     "pruner.replay.limit": ["FAMILY_ORDER", "Limit", "Limits", "ScheduledAction", "compute_limits", "replay_plan"],

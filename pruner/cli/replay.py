@@ -13,11 +13,12 @@ from ..replay.calibration import from_replay
 from ..replay.hindsight import DEFAULT_BOUND_MAX_REQUESTS, computes_at_once, not_computed
 from ..replay.ledger_report import lines as ledger_lines
 from ..replay.report import chain_lines, escape, events_text, show_context, table, to_csv, to_json
-from ..replay.verdict import DEFAULT_MIN_RECALL, recall_share, verdict, with_bound
+from ..replay.verdict import DEFAULT_MIN_RECALL, Bound, recall_share, verdict
 from ..replay.settings import DEFAULT_MODELS
 from . import replay_lost
 from .common import (add_input_arguments, add_setting_arguments, load_from_args, refuse_shared_outputs, setting_values,
                      write_output)
+from .ticker import Ticker
 from .types import non_negative_int, strategy_list
 
 NAME = "replay"
@@ -47,6 +48,9 @@ def add_arguments(p) -> None:
     p.add_argument("--min-recall", type=recall_share, default=DEFAULT_MIN_RECALL, metavar="R",
                    help="the verdict's bar: the share of the terms the replies used that a strategy's context "
                    f"must keep (default {DEFAULT_MIN_RECALL}: see docs/context-recall.md)")
+    p.add_argument("--explain", action="store_true",
+                   help="print how the verdict is reached: the calibration against the bill, the method, the "
+                   "strategies that could not run and why, caveats, and where each is documented")
     replay_lost.add_arguments(p)
     p.add_argument("--json", metavar="OUT", nargs="?", const="-", default=None,
                    help="write every request of every strategy as JSON to OUT (no OUT, or -: to stdout, and the "
@@ -63,72 +67,80 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     refuse_shared_outputs(("--json", args.json), ("--csv", args.csv))  # before the replay: nothing written
-    session = load_from_args(args)
-    prices = load_prices(args.prices) if args.prices else default_prices()
-    # Provider and model left None are the session's: the library's replay detects them (one path for all).
-    settings = ReplaySettings(provider=args.provider, model=args.model,
-                              **setting_values(ReplaySettings, args, REPLAY_SETTINGS))
-    result = replay(session, replay_lost.strategies(args), settings=settings, prices=prices, snapshots=False)
-    how = result.model_choice
-    if args.show is not None and not result.requests:
-        raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
-                                 "model produced), so there is no context to show")
-    if args.show is not None and args.show >= len(result.requests):
-        raise ConfigurationError(f"--show {args.show}: this session has {len(result.requests)} requests "
-                                 f"(0 to {len(result.requests) - 1})")
-    out = sys.stderr if "-" in (args.json, args.csv) else sys.stdout  # an output on stdout keeps it to itself
-    n = len(result.requests)
-    chains = len(result.chains)
-    subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
-    print(f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
-          f"{session.last_turn:,} turns; format {session.source_format}", file=out)
-    print(f"prices: {result.money_label}" + (f" ({how})" if how else ""), file=out)
-    windows = sorted({r.window for r in result.requests if r.window is not None}) or [result.window]
-    print(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens", file=out)
-    for note in result.notes:
-        print(f"note: {note}", file=out)
-    calibration = from_replay(result)
-    figures = answer(result, calibration)
-    if calibration is not None:
-        print("\n".join(calibration.lines()), file=out)
-    print(figures.visibility.sentence() if figures.visibility is not None else
-          "Visibility: not measurable (the session records no usage to compare the transcript with).", file=out)
-    limits, bound, skipped = None, "", None
-    wanted = args.limit if args.limit is not None else computes_at_once(n)
-    if result.recall is not None and result.requests and wanted:
-        from ..replay.limit import compute_limits
-        from ..replay.limit.text import bound_line
+    with Ticker() as ticker:  # a line on stderr (a terminal only) once the run passes 2 s
+        ticker.stage(f"reading {args.file}")
+        session = load_from_args(args)
+        prices = load_prices(args.prices) if args.prices else default_prices()
+        # Provider and model left None are the session's: the library's replay detects them (one path for all).
+        settings = ReplaySettings(provider=args.provider, model=args.model,
+                                  **setting_values(ReplaySettings, args, REPLAY_SETTINGS))
+        ticker.stage("replaying every strategy request by request")
+        result = replay(session, replay_lost.strategies(args), settings=settings, prices=prices, snapshots=False)
+        n = len(result.requests)
+        if args.show is not None and not result.requests:
+            raise ConfigurationError(f"--show {args.show}: this session has no requests (no assistant message a "
+                                     "model produced), so there is no context to show")
+        if args.show is not None and args.show >= n:
+            raise ConfigurationError(f"--show {args.show}: this session has {n} requests (0 to {n - 1})")
+        calibration = from_replay(result)
+        figures = answer(result, calibration)
+        limits, bound = None, None
+        wanted = args.limit if args.limit is not None else computes_at_once(n)
+        if result.recall is not None and result.requests and wanted:
+            from ..replay.limit import compute_limits
 
-        limits = compute_limits(result, min_recall=args.min_recall)
-        bound = bound_line(result, limits)
-    elif result.recall is not None and result.requests and args.limit is None:
-        skipped = not_computed(n)  # said, not silently left out: the verdict's question is open here
-        bound = f"Best possible in hindsight: {skipped}."
-    print(table(result, figures, limits), file=out)
-    if bound:
-        print(bound, file=out)
-    for line in chain_lines(result) + events_text(result):
-        print(line, file=out)
-    if args.show is not None:
-        for name in result.runs:
-            print("\n".join(show_context(result, name, args.show)), file=out)
-    if args.misses:
-        print("\n".join(escape(line) for line in ledger_lines(result.ledger)), file=out)
-    said = with_bound(verdict(result, min_recall=args.min_recall, figures=figures), bound)
-    print(said.sentence, file=out)
-    for line in replay_lost.lines(result, args):
+            ticker.stage(f"computing the least any schedule could cost ({n:,} requests)")
+            limits = compute_limits(result, min_recall=args.min_recall)
+        elif result.recall is not None and result.requests and args.limit is None:
+            # said, not silently left out: the verdict's question is open here
+            bound = Bound(False, args.min_recall, note=not_computed(n))
+        ticker.stage("writing the answer")
+        said = verdict(result, min_recall=args.min_recall, figures=figures, limits=limits, bound=bound)
+        report = _report(args, session, result, calibration, said, limits)
+        data = None
+        if args.json:
+            data = replay_lost.add_json(to_json(result, min_recall=args.min_recall, limits=limits, said=said,
+                                                bound_note=None if bound is None else bound.note), result, args)
+    out = sys.stderr if "-" in (args.json, args.csv) else sys.stdout  # an output on stdout keeps it to itself
+    for line in report:
         print(line, file=out)
     # The one writer of every command (atomic; a link followed, the mode kept, a device never
     # replaced) and the one JSON writer (U+2028, C1 controls and the like escaped).
-    if args.json:
-        data = replay_lost.add_json(to_json(result, min_recall=args.min_recall, limits=limits), result, args)
-        if skipped is not None:
-            data["limit"] = {"computed": False, "note": skipped}
-        if "verdict" in data:  # the verdict printed, the bound's sentence included: one answer on both
-            data["verdict"] = said.as_dict()
-        write_output(args.json, dumps_json(data, indent=1) + "\n",
-                     source=args.file, option="--json")
+    if data is not None:
+        write_output(args.json, dumps_json(data, indent=1) + "\n", source=args.file, option="--json")
     if args.csv:
         write_output(args.csv, to_csv(result), source=args.file, option="--csv")
     return 0
 
+
+def _report(args, session, result, calibration, said, limits) -> list[str]:
+    """What the terminal shows: the session, the table, the events, and last the verdict's three lines
+    (``Answer.lines``); the method, the calibration and the caveats only with ``--explain``."""
+    n, chains, how = len(result.requests), len(result.chains), result.model_choice
+    subagents = f" ({chains - 1} subagent chains included)" if chains > 1 else ""
+    out = [f"{args.file}: {len(session.messages):,} messages, {n:,} requests (model calls){subagents} in "
+           f"{session.last_turn:,} turns; format {session.source_format}",
+           f"prices: {result.money_label}" + (f" ({how})" if how else "")]
+    windows = sorted({r.window for r in result.requests if r.window is not None}) or [result.window]
+    out.append(f"cache: {result.cache_description}; window {', '.join(f'{w:,}' for w in windows)} tokens")
+    visibility = said.figures.visibility
+    if args.explain:
+        out += [f"note: {note}" for note in result.notes]
+        if calibration is not None:
+            out += calibration.lines()
+    out.append(visibility.sentence() if visibility is not None else
+               "Visibility: not measurable (the session records no usage to compare the transcript with).")
+    out.append(table(result, said.figures, limits))
+    out += chain_lines(result) + events_text(result)
+    if args.show is not None:
+        for name in result.runs:
+            out += show_context(result, name, args.show)
+    if args.misses:
+        out += [escape(line) for line in ledger_lines(result.ledger)]
+    if args.explain:
+        out += ["", "How to read it:"] + [f"  {escape(line)}" for line in said.explain()]
+    elif said.explain():
+        out.append("(method, calibration and caveats: --explain)")
+    out += [escape(line) for line in said.lines()]
+    out += replay_lost.lines(result, args)
+    return out

@@ -25,17 +25,17 @@ from .ledger_report import ledger_summary
 from .rows import RequestRow, StrategyRun
 from .scale import TokenScale
 from .recall import RecallReport, context_recall
-from .verdict import Verdict, verdict
+from .verdict import Answer, verdict
 from .prices import ModelPrice, PriceTable, default_prices, load_prices
 from .requests import Request, find_requests
 from .settings import DEFAULT_MODELS, ReplaySettings
 from .strategy import STRATEGIES, Event, ExtraCall, Step, Strategy, register_strategy, strategy_names
 
 __all__ = [
-    "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CAUSES", "CacheModel", "CacheUsage",
+    "Answer", "AnthropicCache", "Bill", "BilledRequest", "CACHE_MODELS", "CAUSES", "CacheModel", "CacheUsage",
     "Calibration", "DEFAULT_MODELS", "Event", "ExtraCall", "LedgerEntry", "ModelPrice", "OpenAICache",
     "PriceTable", "RecallReport", "Replay", "ReplaySettings", "Request", "RequestRow", "STRATEGIES",
-    "Step", "Strategy", "StrategyRun", "TokenScale", "Verdict", "bill", "calibrate", "context_recall",
+    "Step", "Strategy", "StrategyRun", "TokenScale", "bill", "calibrate", "context_recall",
     "default_prices", "find_requests", "ledger", "ledger_of", "ledger_summary", "load_prices",
     "register_strategy", "replay", "strategy_names", "verdict"
 ]

@@ -86,10 +86,21 @@ class Saving:
     share: float | None  # saving / modelled recording
     measurable: bool  # comparable and the saving's size is outside the band
     recall: float | None
+    from_request: int | None = None  # infeasible: the first request the API would refuse
 
     @property
     def comparable(self) -> bool:
         return self.status == "comparable"
+
+    def na(self) -> str:
+        """Why a strategy that could not run has no figure, as every table says it: ``n/a: over the window
+        from request 40 ($14.20 up to there)`` (never its partial dollars as an amount); "" when comparable."""
+        if self.status == "not_applicable":
+            return f"n/a: {self.reason}"
+        if self.status == "infeasible":
+            where = "" if self.from_request is None else f" from request {self.from_request:,}"
+            return f"n/a: over the window{where} ({money(self.dollars)} up to there)"
+        return ""
 
     def change(self) -> str:
         """The strategy's cost against the modelled recording: ``−31.8 %``, ``+3.1 %``; ``-`` when not comparable."""
@@ -102,7 +113,9 @@ class Saving:
 
 
 @dataclass(frozen=True)
-class Answer:
+class Figures:
+    """The figures a replay's answer is made of (``pruner.replay.verdict.Answer`` holds them and says them)."""
+
     reference: str  # the strategy standing for the recording
     billed: float | None  # the bill (None: the session records no usage)
     modelled: float  # the recording under the cache model
@@ -111,9 +124,26 @@ class Answer:
     visibility: Visibility | None  # None: the session records no usage to compare with
     savings: tuple[Saving, ...]
     unpriced: bool = False  # every request is of a model without a price: no dollars to compare
+    #: When the recording itself runs over the window (a generated session replayed at a smaller window),
+    #: the request it stops at: no saving is measured against it (it is no whole session's cost).
+    reference_infeasible_from: int | None = None
+    reference_partial: float | None = None  # its dollars up to that request
+
+    @property
+    def reference_feasible(self) -> bool:
+        return self.reference_infeasible_from is None
 
     def saving_of(self, strategy: str) -> Saving:
         return next(s for s in self.savings if s.strategy == strategy)
+
+    def na_of(self, strategy: str) -> str:
+        """``Saving.na`` of any strategy, the reference too (an infeasible recording is no amount either)."""
+        if strategy == self.reference:
+            if self.reference_feasible:
+                return ""
+            return Saving(strategy, self.reference_partial or 0.0, "infeasible", "", None, None, False, None,
+                          self.reference_infeasible_from).na()
+        return self.saving_of(strategy).na()
 
     def figures_line(self) -> str:
         """Billed, modelled and the error between them, once (every view prints this line)."""
@@ -134,6 +164,8 @@ class Answer:
                 "error": None if self.error is None else round(self.error, 4), "band": round(self.band, 4),
                 "visibility": None if self.visibility is None else self.visibility.as_dict(),
                 "unpriced": self.unpriced, "figures": self.figures_line(),
+                "reference_feasible": self.reference_feasible,
+                "reference_infeasible_from": self.reference_infeasible_from,
                 "strategies": {s.strategy: s.as_dict() for s in self.savings}}
 
 
@@ -207,7 +239,7 @@ def visibility(r: "Replay") -> Visibility | None:
     return Visibility(seen, billed) if billed else None
 
 
-def answer(r: "Replay", calibration: "Calibration | None" = None) -> Answer:
+def answer(r: "Replay", calibration: "Calibration | None" = None) -> Figures:
     """The figures of ``r`` (``calibration``: ``from_replay(r)`` when already computed)."""
     from .calibration import from_replay
 
@@ -225,6 +257,10 @@ def answer(r: "Replay", calibration: "Calibration | None" = None) -> Answer:
     band = max(abs(error) if error is not None else 0.0, BAND_FLOOR)
     unpriced = bool(ref.get("unpriced_requests", 0)) and \
         ref.get("unpriced_requests", 0) >= ref.get("billed_requests", ref.get("requests", 0))
+    ref_stop = None
+    if status_of(ref)[0] == "infeasible":  # no whole session's cost: nothing is measured against it
+        ref_stop = ref.get("infeasible_from")
+        ref_stop = int(ref_stop) if isinstance(ref_stop, int) else 0
     savings = []
     for name, run in runs.items():
         if name == reference:
@@ -234,10 +270,13 @@ def answer(r: "Replay", calibration: "Calibration | None" = None) -> Answer:
         dollars = float(t["dollars"])
         recall = t.get("context_recall")
         recall = float(recall) if isinstance(recall, (int, float)) else None
-        if status != "comparable" or unpriced:
-            savings.append(Saving(name, dollars, status, why, None, None, False, recall))
+        stop = t.get("infeasible_from") if status == "infeasible" else None
+        if status != "comparable" or unpriced or ref_stop is not None:
+            savings.append(Saving(name, dollars, status, why, None, None, False, recall,
+                                  int(stop) if isinstance(stop, int) else None))
             continue
         saving = round(modelled - dollars, 6)
         share = saving / modelled if modelled else 0.0
         savings.append(Saving(name, dollars, status, why, saving, share, abs(share) > band and modelled > 0, recall))
-    return Answer(reference, billed, modelled, error, band, visibility(r), tuple(savings), unpriced)
+    return Figures(reference, billed, modelled, error, band, visibility(r), tuple(savings), unpriced, ref_stop,
+                   None if ref_stop is None else float(ref["dollars"]))

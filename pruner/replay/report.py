@@ -14,11 +14,11 @@ import io
 import re
 from typing import Any
 
-from .answer import Answer, answer, not_applicable_text
+from .answer import Figures, answer, not_applicable_text
 from .calibration import from_replay
 from .engine import Replay, RequestRow, money_label
 from .rows import ROW_FIELDS
-from .verdict import feasible, recall_json, verdict
+from .verdict import DEFAULT_MIN_RECALL, feasible, recall_json, verdict
 from pruner.money import money
 
 SCHEMA = "pruner.replay/2"
@@ -62,17 +62,30 @@ def meta(r: Replay) -> dict[str, Any]:
     }
 
 
-def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None, limits: Any = None) -> dict[str, Any]:
+def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None, limits: Any = None,
+            said: Any = None, bound_note: str | None = None) -> dict[str, Any]:
     """Everything: meta, the calibration (when usage is recorded), per strategy its totals and every request.
 
     ``ledger``: the cache ledger's JSON (why each recorded miss happened; computed from these rows and
     the bill by ``pruner.replay.ledger`` where it exists), else None. ``limits``: the hindsight bound
-    (``pruner.replay.limit.compute_limits``): written as ``limit``, and each strategy's ``totals.regret``."""
+    (``pruner.replay.limit.compute_limits``): written as ``limit``, and each strategy's ``totals.regret``;
+    ``bound_note``: why it was not computed (``limit`` is then ``{"computed": false, "note": ...}``).
+    ``said``: the replay's ``verdict.Answer`` when the caller built it (the verdict is its ``to_json``: the
+    one the terminal printed), else built here from the same arguments."""
     calibration = from_replay(r)
-    figures = answer(r, calibration)
+    figures = said.figures if said is not None else answer(r, calibration)
     if ledger is None:
         ledger = _ledger_json(r)
-    out = _to_json(r, calibration, figures, ledger, min_recall)
+    if said is None and r.recall is not None:
+        from .verdict import Bound
+
+        bound = None if bound_note is None else Bound(False, min_recall if min_recall is not None else
+                                                      DEFAULT_MIN_RECALL, note=bound_note)
+        said = verdict(r, figures=figures, limits=limits, bound=bound,
+                       **({} if min_recall is None else {"min_recall": min_recall}))
+    out = _to_json(r, calibration, figures, ledger, said)
+    if limits is None and bound_note is not None:
+        out["limit"] = {"computed": False, "note": bound_note}
     if limits is not None:
         out["limit"] = limits.as_dict()
         for entry in out["strategies"].values():
@@ -84,7 +97,7 @@ def to_json(r: Replay, *, ledger: Any = None, min_recall: float | None = None, l
     return out
 
 
-def _to_json(r: Replay, calibration: Any, figures: Answer, ledger: Any, min_recall: float | None) -> dict[str, Any]:
+def _to_json(r: Replay, calibration: Any, figures: Figures, ledger: Any, said: Any) -> dict[str, Any]:
     return {
         "schema": SCHEMA, "meta": meta(r),
         "calibration": calibration.as_dict() if calibration else None,
@@ -94,9 +107,7 @@ def _to_json(r: Replay, calibration: Any, figures: Answer, ledger: Any, min_reca
                               "requests": [_row_dict(name, row) for row in run.rows],
                               **({"recall": recall_json(r, name)} if r.recall is not None else {})}
                        for name, run in r.runs.items()},
-        **({"verdict": verdict(r, figures=figures,
-                               **({} if min_recall is None else {"min_recall": min_recall})).as_dict()}
-           if r.recall is not None else {}),
+        **({"verdict": said.to_json()} if said is not None else {}),
     }
 
 
@@ -124,7 +135,7 @@ def to_csv(r: Replay) -> str:
     return out.getvalue()
 
 
-def table(r: Replay, figures: Answer | None = None, limits: Any = None) -> str:
+def table(r: Replay, figures: Figures | None = None, limits: Any = None) -> str:
     """The per-strategy table the CLI prints; below it, every strategy that could not have run and why
     (an infeasible or not applicable strategy is listed, never ranked). Every row's dollars are modelled
     (the recording's too: the bill is printed once, above), and ``vs modelled`` is each strategy's cost
@@ -152,9 +163,9 @@ def table(r: Replay, figures: Answer | None = None, limits: Any = None) -> str:
         if not t["applicable"]:
             dollars = "n/a"
             why.append(f"{run.name}: {not_applicable_text(run.name)}: {t['not_applicable_reason']}")
-        elif not t["feasible"]:
-            dollars = f"({dollars})"
-            why.append(f"{t['infeasible_reason']}; its dollars (in brackets) count only the requests before it")
+        elif not t["feasible"]:  # never an amount: its partial dollars are said as what they are
+            dollars = "n/a"
+            why.append(f"{run.name}: {a.na_of(run.name)}")
         row = [run.name, f"{t['billed_requests']:,}", f"{t['fresh']:,}", f"{t['cached']:,}", f"{t['written']:,}",
                f"{100 * t['cached_share']:.1f}", dollars, unscaled, "reference" if run.name == a.reference else
                changes.get(run.name, "-"),
