@@ -93,10 +93,15 @@ def recall_points(r: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["strategy", "recall %", "dollars", "feasible"])
 
 
+#: The cost-against-recall chart's title: a title (the verdict is above the charts, never over a data point).
+COST_RECALL_TITLE = "Cost against recall, per strategy"
+
+
 def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str | None = None,
                        bound: dict[str, Any] | None = None) -> go.Figure:
-    """Dollars against context recall, one point per strategy (the recording ringed, infeasible ones hollow
-    grey); a click on a point selects that strategy. ``title``: the verdict sentence. ``bound``: the
+    """Dollars against context recall, one point per strategy that could run (the recording ringed; a strategy
+    over the window is not plotted: its partial dollars are no amount); a click on a point selects that
+    strategy. ``title``: a short title (``COST_RECALL_TITLE``), never the verdict. ``bound``: the
     hindsight bound's point (``strategy``, ``recall %``, ``dollars``), a dark diamond no click selects.
 
     >>> pts = pd.DataFrame({"strategy": ["as_recorded", "compact"], "recall %": [100.0, 90.0],
@@ -106,6 +111,8 @@ def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str |
     """
     fig = go.Figure()
     for k, row in enumerate(points.itertuples(index=False)):
+        if not row.feasible:
+            continue
         name = row.strategy
         recording = name == "as_recorded"
         marker = {"size": 18 if recording else 13, "color": colour(name, k) if row.feasible else "#FFFFFF",
@@ -124,8 +131,8 @@ def cost_recall_figure(points: pd.DataFrame, *, title: str = "", selected: str |
             textposition="bottom center", marker={"size": 15, "color": BOUND_COLOUR, "symbol": "diamond"},
             hovertemplate=f"<b>{label}</b>: the cheapest schedule knowing the whole session<br>recall %{{x:.1f}} %"
                           "<br>$%{y:,.4f}<extra></extra>"))
-    fig.update_layout(title={"text": _wrap(title) or "Cost against what each strategy keeps", "font": {"size": 13}},
-                      height=420, showlegend=False, margin={"l": 70, "r": 20, "t": 90, "b": 50},
+    fig.update_layout(title={"text": html.escape(title) or COST_RECALL_TITLE, "font": {"size": 13}},
+                      height=420, showlegend=False, margin={"l": 70, "r": 20, "t": 50, "b": 50},
                       clickmode="event+select",
                       xaxis={"title": {"text": "context recall (% of the terms the replies used that it still held)"},
                              "ticksuffix": " %"},
@@ -145,15 +152,3 @@ def clicked_strategy(event: Any) -> str | None:
         if isinstance(value, str):
             return value
     return None
-
-
-def _wrap(text: str, width: int = 110) -> str:
-    """A long sentence broken into lines for a chart title (plotly does not wrap)."""
-    words, lines, line = html.escape(text).split(), [], ""
-    for w in words:
-        if line and len(line) + 1 + len(w) > width:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}".strip()
-    return "<br>".join(lines + ([line] if line else []))

@@ -79,7 +79,7 @@ def test_strategy_points_verdict_and_the_sessions_that_matter():
     assert not points.loc["cache_aware_prune", "feasible"]
     assert points.loc["cache_aware_prune", "label"] == \
         "cache_aware_prune: $5.40 over 2 of 3 sessions; not possible on 1"
-    sentence = cm.verdict_sentence(corpus, corpus.sessions)
+    sentence = " ".join(cm.verdict_lines(corpus, corpus.sessions))
     assert "cache_aware_prune would have saved $1.60 (−22.9 %) over 2 of 3 sessions: $5.40 against $7.00 " \
            "modelled" in sentence, sentence
     matter = cm.sessions_that_matter(corpus, corpus.sessions)
@@ -147,7 +147,7 @@ def test_defect_r4_33_a_saving_inside_the_band_is_no_measurable_saving_and_measu
     no measurable saving, and it is measured against the modelled recording."""
     rows = [dict(_row(k, "2026-01-01", "p", {"m": 2.3}, cheap=2.3 - 0.0074), modelled=2.308) for k in "abcde"]
     corpus = _corpus(rows)
-    sentence = cm.verdict_sentence(corpus, corpus.sessions)
+    sentence = " ".join(cm.verdict_lines(corpus, corpus.sessions))
     modelled, bill = 5 * 2.308, 5 * 2.3
     assert f"modelled ${modelled:,.2f} over the 5 replayed" in sentence and f"Billed ${bill:,.2f}" in sentence
     assert "No measurable saving: the largest, cache_aware_prune" in sentence, sentence

@@ -124,7 +124,7 @@ def test_the_four_surfaces_print_the_same_billed_modelled_and_savings(real_data,
         else:
             assert points.loc[name, "feasible_sessions"] == 0
     folder = corpus_money.folder(logs, logs.sessions)
-    assert corpus_money.verdict_sentence(logs, logs.sessions) == f"{folder.figures_line()} {folder.verdict()}"
+    assert corpus_money.verdict_lines(logs, logs.sessions) == (folder.figures_line(), f"Verdict: {folder.verdict()}")
     assert f"{folder.figures_line()}\n" in p.stdout and f"Verdict: {folder.verdict()}\n" in p.stdout
 
 

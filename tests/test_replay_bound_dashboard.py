@@ -91,24 +91,33 @@ def test_cost_against_recall_has_the_bound_as_a_point_no_click_selects(case):
     assert replay_answers.clicked_strategy({"selection": {"points": [{"x": point.x[0]}]}}) is None
 
 
-def test_the_verdict_line_is_the_sentence_the_cli_prints(case, capsys, tmp_path):
-    r, limits, _ = case
-    line = replay_bound.verdict_line(r, limits)
+def _least(limit: dict, bar: str = "99 %") -> str:
+    """The third line's bound, worded here from ``--json``'s ``limit.combined`` (exact, or between the proven
+    lower bound and the schedule found)."""
+    if limit["exact"]:
+        return f"the least any schedule could cost at ≥ {bar} recall: {money(limit['dollars'])} (exact)"
+    return (f"the least any schedule could cost at ≥ {bar} recall: between {money(limit['lower_bound'])} and "
+            f"{money(limit['dollars'])}")
+
+
+def test_the_verdict_states_the_bound_the_cli_computed_once_and_never_as_best_possible(case, capsys, tmp_path):
+    r, limits, doc = case
     path = tmp_path / "again.jsonl"
     path.write_text(dumps(r.session), encoding="utf-8")
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in KNOBS.items()]
     capsys.readouterr()
     assert main(["replay", str(path), "--limit", *flags]) == 0
     printed = capsys.readouterr().out
-    assert line.startswith("Best possible in hindsight: $") and line in printed
+    least = _least(doc["limit"]["combined"])
+    assert printed.count(least) == 1 and printed.splitlines()[-1].endswith(least + ".")
+    assert "Best possible" not in printed and "best possible" not in printed
 
 
-def test_a_replay_without_recall_says_the_bound_is_not_computed():
+def test_a_replay_without_recall_has_no_bound():
     from pruner.replay import replay
 
     r = replay(generate("tool_agent", turns=4, seed=0), ["full"], recall=False)
     assert replay_bound.limits(r) is None
-    assert replay_bound.verdict_line(r, None).startswith("Best possible in hindsight: not computed")
     assert replay_bound.bound_frame(r, None).empty and replay_bound.bound_point(None) is None
 
 
@@ -117,11 +126,11 @@ def test_a_replay_without_recall_says_the_bound_is_not_computed():
 def test_the_pages_verdict_names_the_bound_and_its_table_has_regret():
     at = open_replay(sample="pi_session.jsonl")
     assert_clean(at)
-    verdict = next(i.value for i in at.info if "Best possible in hindsight" in i.value)
+    verdict = next(i.value for i in at.info if "least any schedule could cost" in i.value).replace("\\", "")
     from pruner.replay import replay
 
     expected = replay(load_session(SAMPLES / "pi_session.jsonl"))
-    assert replay_bound.verdict_line(expected, replay_bound.limits(expected)) in verdict.replace("\\", "")
+    assert _least(replay_bound.limits(expected).combined.as_dict()) in verdict
     table = next(d.value for d in at.dataframe if "regret" in getattr(d.value, "columns", []))
     assert len(table) == len(expected.runs)
 
@@ -130,8 +139,8 @@ def test_a_long_sessions_bound_waits_for_the_button_and_then_stands_in_the_verdi
     monkeypatch.setattr(replay_bound, "AT_ONCE_MAX_REQUESTS", 3)  # the 7-request sample counts as long
     at = open_replay(sample="pi_session.jsonl")
     assert_clean(at)
-    assert not any("Best possible in hindsight: $" in i.value.replace("\\", "") for i in at.info)
-    assert any("not computed yet" in c.value for c in at.caption)
+    assert not any("recall: $" in i.value.replace("\\", "") for i in at.info)
+    assert any("was not computed (not yet" in i.value.replace("\\", "") for i in at.info)
     at.button(key="replay_bound_button").click().run()
     assert_clean(at)
-    assert any("Best possible in hindsight: $" in i.value.replace("\\", "") for i in at.info)
+    assert any("least any schedule could cost at ≥ 99 % recall: $" in i.value.replace("\\", "") for i in at.info)

@@ -325,7 +325,8 @@ def logs_view(shown, link: dict[str, str] | None = None) -> None:
 
     st.header("2. What would each strategy have cost, and what would it have lost?")
     points = money_logic.strategy_points(shown, frame)
-    st.markdown(f"**{ui.escape_markdown(money_logic.verdict_sentence(shown, frame))}**")
+    st.info("\n\n".join(ui.escape_markdown(line) for line in money_logic.verdict_lines(shown, frame)),
+            icon=":material/gavel:")
     if not points.empty:
         st.caption(ui.escape_markdown("Each sum counts only the sessions where the strategy is feasible and "
                                       "applicable: " + "; ".join(p for p in points["label"] if p) + "."))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pruner.replay import ReplaySettings, strategy_names, verdict
-from pruner.replay.verdict import with_bound
+from pruner.replay.verdict import DEFAULT_MIN_RECALL, DOCS, Bound as AnswerBound
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
@@ -114,11 +114,8 @@ def settings_form(loaded) -> logic.ReplayChoice:
     return ss.get("replay_choice") or applied
 
 
-def totals(r, key, bound: Bound) -> None:
+def totals(r, key, bound: Bound, said) -> None:
     st.subheader("Totals per strategy")
-    st.caption(f"Dollars: {ui.escape_markdown(r.money_label)}. Cache: {ui.escape_markdown(r.cache_description)}.")
-    for note in r.notes:
-        st.caption(ui.escape_markdown(note))
     aborted = cache.shared("replay_aborted", key, lambda: logic.aborted_note(r))
     if aborted:
         st.caption(aborted)
@@ -132,19 +129,14 @@ def totals(r, key, bound: Bound) -> None:
     with st.container(key="replay_totals_box"):  # the browser test measures that every column shows
         st.dataframe(logic.styled_totals(frame), hide_index=True, width="stretch", key="replay_totals",
                      column_config=logic.totals_columns(frame))
-    for name, reason in logic.infeasible(r).items():
-        what = reason if reason.startswith("does not apply") else f"is infeasible (greyed): {reason}"
-        st.caption(f":grey[**{ui.escape_markdown(name)}** {ui.escape_markdown(what)}]")
+    for name in logic.infeasible(r):  # never an amount: "n/a: over the window from request N ($X up to there)"
+        st.caption(f":grey[**{ui.escape_markdown(name)}**: {ui.escape_markdown(said.figures.na_of(name))}]")
     with st.expander("Every figure, and what each strategy sends"):
         detail = cache.shared("replay_detail", key, lambda: logic.detail_frame(r))
         st.dataframe(detail, hide_index=True, width="stretch", key="replay_totals_detail",
                      column_config=logic.totals_columns(detail))
         for name, text in cache.shared("replay_summaries", key, lambda: logic.summaries(r)):
             st.caption(f"**{ui.escape_markdown(name)}**: {ui.escape_markdown(text)}")
-    lines = cache.shared("replay_calibration", key, lambda: logic.calibration_lines(r))
-    if lines:
-        with st.expander("Calibration against what the provider billed", expanded=True):
-            st.code("\n".join(lines), language=None, wrap_lines=True)
 
 
 def frame_of(r, key):
@@ -166,7 +158,7 @@ def stepper(r, key) -> tuple[str, int]:
     n = len(r.requests)
     names = list(r.runs)
     if ss.get(STRATEGY) not in names:  # the strategy the verdict names, as the page's answer says
-        named = cache.shared("replay_verdict", key, lambda: verdict(r)).strategy
+        named = cache.shared("replay_verdict", key, lambda: verdict(r)).strategy  # the bound does not change it
         ss[STRATEGY] = named if named in names else names[0]
     ss[REQUEST] = min(max(int(ss.get(REQUEST, 0)), 0), n - 1)
     ss[STRATEGY_WIDGET], ss[REQUEST_WIDGET] = ss[STRATEGY], ss[REQUEST]  # the widgets show what is kept
@@ -333,17 +325,17 @@ def _on_recall_click() -> None:
         ss[STRATEGY] = name
 
 
-def cost_against_recall(r, key, sentence: str, bound: Bound) -> None:
+def cost_against_recall(r, key, bound: Bound) -> None:
     points = cache.shared("replay_recall_points", key, lambda: answers.recall_points(r))
     if points.empty:
         return
-    fig = answers.cost_recall_figure(points, title=sentence, selected=ss.get(STRATEGY),
+    fig = answers.cost_recall_figure(points, title=answers.COST_RECALL_TITLE, selected=ss.get(STRATEGY),
                                      bound=replay_bound.bound_point(bound.limits))
     st.plotly_chart(fig, key="replay_recall_chart", on_select=_on_recall_click, selection_mode="points",
                     config={"displaylogo": False, "displayModeBar": False})
     st.caption("One point per strategy: what it costs against the share of the terms the replies used that its "
-               "context still held (★ the recording; hollow grey: infeasible; ◆ the best possible in hindsight, "
-               "when computed). Click a point to step through that strategy below.")
+               "context still held (★ the recording; ◆ the cheapest schedule in hindsight, when computed; a strategy "
+               "over the window is not plotted: see the table). Click a point to step through that strategy below.")
 
 
 def losses(r, loaded, strategy: str, k: int) -> None:
@@ -422,21 +414,49 @@ def page(loading_note) -> None:
         return
     frame = frame_of(r, key)
     bound = hindsight(r, key)
-    answer = cache.shared("replay_verdict", key, lambda: verdict(r))
-    sentence = answer.sentence if bound.line is None else with_bound(answer, bound.line).sentence
+    said = told(r, key, bound)
     with st.container(key="replay_verdict_box"):
-        st.info(ui.escape_markdown(sentence), icon=":material/gavel:")
+        # the verdict: the one Answer's three lines, each a paragraph (transcript terms in them made inert)
+        st.info("\n\n".join(ui.escape_markdown(line) for line in said.lines()), icon=":material/gavel:")
         bound_status(r, key, bound)
-        seen = cache.shared("replay_figures", key, lambda: logic.figures(r)).visibility
-        if seen is None:
-            st.caption("Visibility: not measurable (the session records no usage to compare the transcript with).")
-        elif seen.warn:
+        seen = said.figures.visibility
+        if seen is not None and seen.warn:
             st.warning(ui.escape_markdown(seen.sentence()), icon=":material/visibility_off:")
-        else:
-            st.caption(ui.escape_markdown(seen.sentence()))
-    totals(r, key, bound)
+        explain(r, key, said)
+    totals(r, key, bound, said)
     overview_charts(r, key, frame, bound)
-    below_charts(r, key, loaded, choice, sentence, bound)
+    below_charts(r, key, loaded, choice, said, bound)
+
+
+def told(r, key, bound: Bound):
+    """The replay's ``Answer`` with the bound as the page has it (computed, not yet, failed): rendered, never
+    recomposed."""
+    if bound.state == "done" and bound.limits is not None:
+        return cache.shared("replay_answer", (key, "done"), lambda: verdict(r, limits=bound.limits))
+    if bound.state == "pending":
+        note = (f"not yet: on a session of {len(r.requests):,} requests it runs when you press the button below")
+    elif bound.state == "failed":
+        note = "it failed: see below"
+    else:
+        note = "it needs the context recall of every strategy, which this replay did not measure"
+    return cache.shared("replay_answer", (key, bound.state),
+                        lambda: verdict(r, bound=AnswerBound(False, DEFAULT_MIN_RECALL, note=note)))
+
+
+def explain(r, key, said) -> None:
+    """The method, the calibration and the caveats, folded under the verdict, with where each is documented."""
+    with st.expander("How this answer is reached: method, calibration, caveats"):
+        for line in said.explain()[:-1]:  # the last is the list of pages, as links below
+            st.caption(ui.escape_markdown(line))
+        st.caption(f"Dollars: {ui.escape_markdown(r.money_label)}. Cache: {ui.escape_markdown(r.cache_description)}.")
+        for note in r.notes:
+            st.caption(ui.escape_markdown(note))
+        lines = cache.shared("replay_calibration", key, lambda: logic.calibration_lines(r))
+        if lines:
+            st.markdown("**Calibration against what the provider billed**")
+            st.code("\n".join(lines), language=None, wrap_lines=True)
+        # the pages ship with the project (docs/); the dashboard serves nothing beyond itself, so their paths
+        st.markdown("Read more: " + " · ".join(f"{title} (`{path}`)" for title, path in DOCS))
 
 
 def hindsight(r, key) -> Bound:
@@ -453,27 +473,25 @@ def hindsight(r, key) -> Bound:
         return Bound("failed", error=ui.error_text(exc))
     finally:
         note.empty()
-    return Bound("done", limits, replay_bound.verdict_line(r, limits) if limits is not None else None)
+    return Bound("done", limits)
 
 
 def bound_status(r, key, bound: Bound) -> None:
-    """Under the verdict: why the bound is not in it (not computed yet, not measurable, failed)."""
+    """Under the verdict (whose third line says whether the bound is computed): the button that computes a long
+    session's, or why it failed."""
     if bound.state == "pending":
-        st.caption(f"Best possible in hindsight: not computed yet. Its search is slow on long sessions today, so on "
-                   f"a session of {len(r.requests):,} requests (above {replay_bound.AT_ONCE_MAX_REQUESTS:,}) it "
-                   "runs when you ask; the verdict, the strategies table and the charts then show it.")
-        st.button("Compute the best possible in hindsight", key="replay_bound_button",
+        st.button("Compute the least any schedule could cost", key="replay_bound_button",
+                  help=f"Its search is slow on long sessions today, so above {replay_bound.AT_ONCE_MAX_REQUESTS:,} "
+                       "requests it runs when you ask; the verdict, the strategies table and the charts then show it.",
                   on_click=lambda: ss.update({BOUND_ASKED: key}))
     elif bound.state == "failed":
-        st.warning(f"Best possible in hindsight: could not be computed ({ui.escape_markdown(bound.error)}). The "
-                   "rest of the page stands; change the replay settings above to try again.",
+        st.warning(f"The least any schedule could cost: could not be computed ({ui.escape_markdown(bound.error)}). "
+                   "The rest of the page stands; change the replay settings above to try again.",
                    icon=":material/warning:")
-    elif bound.limits is None:
-        st.caption(replay_bound.verdict_line(r, None))
 
 
 @st.fragment
-def below_charts(r, key, loaded, choice, sentence: str, bound: Bound) -> None:
+def below_charts(r, key, loaded, choice, said, bound: Bound) -> None:
     """The ledger, the cost against recall, the stepper and the events. A long replay's first view draws them
     once the browser drew the charts above (its 10,000-row events table, 1.5 MB, arrived while plotly
     drew them and held them back by a second); the click reruns only this part."""
@@ -484,10 +502,9 @@ def below_charts(r, key, loaded, choice, sentence: str, bound: Bound) -> None:
                        marks=(".legendtext", ".heatmaplayer image"))
         return
     ledger(r, key)
-    cost_against_recall(r, key, sentence, bound)
-    answer = cache.shared("replay_verdict_answer", key, lambda: verdict(r))
-    context_views.lost_section(r, key, answer.best, answer.closest)
-    context_views.composition_section(r, key, answer.best)
+    cost_against_recall(r, key, bound)
+    context_views.lost_section(r, key, said.best, said.closest)
+    context_views.composition_section(r, key, said.best)
     request_part(r, key, loaded, choice)
     events(r, key)
 

@@ -172,10 +172,11 @@ def strategy_points(corpus: LogsCorpus, frame: pd.DataFrame) -> pd.DataFrame:
                                          "infeasible", "not_applicable", "recall", "recording", "saving", "label"])
 
 
-def verdict_sentence(corpus: LogsCorpus, frame: pd.DataFrame, *, min_recall: float = DEFAULT_MIN_RECALL) -> str:
-    """The selection's figures line and verdict (the same sentences ``pruner logs`` ends with)."""
-    f = folder(corpus, frame)
-    return f"{f.figures_line()} {f.verdict(min_recall)}"
+def verdict_lines(corpus: LogsCorpus, frame: pd.DataFrame, *,
+                  min_recall: float = DEFAULT_MIN_RECALL) -> tuple[str, ...]:
+    """The selection's answer (``FolderAnswer.lines``: the lines ``pruner logs`` ends with), rendered, never
+    recomposed here."""
+    return folder(corpus, frame).lines(min_recall)
 
 
 def sessions_that_matter(corpus: LogsCorpus, frame: pd.DataFrame, *,

@@ -24,7 +24,7 @@ import pandas as pd
 from pruner import Session
 from pruner.money import money
 from pruner.replay import ReplaySettings, default_prices, replay, strategy_names
-from pruner.replay.answer import Answer, answer, status_of
+from pruner.replay.answer import Figures, answer, status_of
 from pruner.replay.calibration import from_replay
 from pruner.replay.detect import resolve_settings
 from pruner.replay.engine import Replay
@@ -182,7 +182,7 @@ def infeasible(r: Replay) -> dict[str, str]:
     return out
 
 
-def figures(r: Replay) -> Answer:
+def figures(r: Replay) -> Figures:
     """Billed, modelled, the band and every saving (the library's ``answer``: the CLI prints the same)."""
     return answer(r)
 
@@ -213,12 +213,11 @@ def totals_frame(r: Replay, regret: list[str] | None = None) -> pd.DataFrame:
     if regret is not None and not frame.empty:
         frame.insert(3, "regret", regret)
     if bad and not frame.empty:
-        # as the CLI prints them: an infeasible strategy's partial dollars in brackets (never the smallest
-        # number of a column of sums), "n/a" where the strategy does not apply
+        # as the CLI prints them: "n/a" where a strategy could not run (over the window, or another provider's
+        # feature): its partial dollars are no amount (the caption under the table says "n/a: over the window
+        # from request N ($X up to there)", ``Saving.na``)
         def shown(label: str, dollars: float) -> str:
-            text = money(dollars)
-            return "n/a" if label.endswith("(does not apply)") else f"({text})" if label.endswith("(infeasible)") \
-                else text
+            return "n/a" if label.endswith(GREYED) else money(dollars)
         frame["dollars"] = [shown(lab, d) for lab, d in zip(frame["strategy"], frame["dollars"])]
     return frame
 

@@ -1,4 +1,4 @@
-"""The Replay page's hindsight bound, shaped for the page: when to compute it, the verdict's line, the
+"""The Replay page's hindsight bound, shaped for the page: when to compute it, the
 bound's cumulative dollars and its schedule for the overview, its point for cost against recall, and
 each strategy's regret for the strategies table. Pure (no Streamlit); the bound itself comes through
 ``pruner.replay.hindsight`` (the one path the Corpus page and ``pruner logs`` share).
@@ -18,7 +18,6 @@ import pandas as pd
 
 from pruner.money import money
 from pruner.replay.hindsight import BOUND_LABEL, bound_run, regrets, session_limits
-from pruner.replay.limit.text import bound_line
 
 #: Up to this many requests the page computes the bound with the replay; above it, a button does, so the first
 #: view stays fast (``pruner replay`` computes it by default up to ``hindsight.DEFAULT_BOUND_MAX_REQUESTS``, where a
@@ -31,12 +30,11 @@ AT_ONCE_MAX_REQUESTS = 200
 @dataclass(frozen=True)
 class Bound:
     """The bound as one run of the page has it: ``state`` "done" (``limits``: ``None`` when the replay cannot
-    have one; ``line``: the verdict's sentence), "pending" (a long session's, until the visitor asks) or
-    "failed" (``error``: what went wrong, for the page to say)."""
+    have one), "pending" (a long session's, until the visitor asks) or "failed" (``error``: what went wrong,
+    for the page to say). The verdict says it (``pruner.replay.verdict.Answer``), never this module."""
 
     state: str
     limits: Any = None
-    line: str | None = None
     error: str = ""
 
 
@@ -48,14 +46,6 @@ def computes_at_once(requests: int) -> bool:
 def limits(r: Any):
     """The bound of the replay ``r`` (``pruner.replay.hindsight.session_limits``; ``None``: not computable)."""
     return session_limits(r)
-
-
-def verdict_line(r: Any, bound: Any) -> str:
-    """The sentence ``pruner replay --limit`` prints (``bound_line``), or why there is none."""
-    if bound is None:
-        return ("Best possible in hindsight: not computed (it needs the context recall of every strategy, "
-                "which this replay did not measure).")
-    return bound_line(r, bound)
 
 
 def regret_text(value: float | None) -> str:

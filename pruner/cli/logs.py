@@ -169,7 +169,8 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
             f"(+{money(g['gap'])})" for g in largest_gaps(rows, bound.online, limit=5)]
     if gaps:
         gaps.insert(0, f"Largest gaps between {bound.online} and the best possible in hindsight:")
-    return ([folder.figures_line()] + sums + [f"Verdict: {folder.verdict()}", bound.text()] + gaps + [
+    head = ["Per strategy, over the sessions where it could run:"] + sums if sums else []
+    return (head + list(folder.lines(bound=bound.text())) + gaps + [
             "Open it: pruner dashboard (the dashboard extra: pip install 'pruner[dashboard]'), then "
             f"{dashboard_link(target)}"])
 

@@ -89,7 +89,7 @@ def run(args) -> int:
         if result.recall is not None and result.requests and wanted:
             from ..replay.limit import compute_limits
 
-            ticker.stage(f"computing the least any schedule could cost ({n:,} requests)")
+            ticker.stage(f"computing the hindsight bound ({n:,} requests)")
             limits = compute_limits(result, min_recall=args.min_recall)
         elif result.recall is not None and result.requests and args.limit is None:
             # said, not silently left out: the verdict's question is open here

@@ -33,11 +33,11 @@ class Ticker:
     """``with Ticker() as t: t.stage("computing the hindsight bound"); ...``: the line shows the stage and
     the seconds since the command started."""
 
-    def __init__(self, stream: TextIO | None = None, *, force: bool = False, delay: float = DELAY,
+    def __init__(self, stream: TextIO | None = None, *, force: bool = False, delay: float | None = None,
                  interval: float = 0.5):
         self.stream = _raw(stream if stream is not None else sys.stderr)
         self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
-        self.delay, self.interval = delay, interval
+        self.delay, self.interval = DELAY if delay is None else delay, interval
         self.text = "working"
         self.start = time.monotonic()
         self._width = 0

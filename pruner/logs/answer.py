@@ -121,6 +121,12 @@ class FolderAnswer:
               and (s.recall is None or s.recall >= min_recall)]
         return min(ok, key=saving_key) if ok else None
 
+    def lines(self, min_recall: float = DEFAULT_MIN_RECALL, bound: str = "") -> tuple[str, ...]:
+        """The folder's answer in at most three lines, as one session's (``replay.verdict.Answer.lines``): what
+        was billed (and modelled), the verdict among the strategies that could run, and the bound's sums
+        (``pruner.logs.bound.BoundSum.text``) when given. ``pruner logs`` and the Corpus page print these."""
+        return tuple(x for x in (self.figures_line(), f"Verdict: {self.verdict(min_recall)}", bound) if x)
+
     def verdict(self, min_recall: float = DEFAULT_MIN_RECALL) -> str:
         """The folder's answer in one sentence, measured against the modelled recording of the same sessions."""
         if self.modelled is None:
