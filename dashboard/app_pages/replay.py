@@ -480,12 +480,12 @@ def bound_status(r, key, bound: Bound) -> None:
     """Under the verdict (whose third line says whether the bound is computed): the button that computes a long
     session's, or why it failed."""
     if bound.state == "pending":
-        st.button("Compute the least any schedule could cost", key="replay_bound_button",
+        st.button("Compute the hindsight bound", key="replay_bound_button",
                   help=f"Its search is slow on long sessions today, so above {replay_bound.AT_ONCE_MAX_REQUESTS:,} "
                        "requests it runs when you ask; the verdict, the strategies table and the charts then show it.",
                   on_click=lambda: ss.update({BOUND_ASKED: key}))
     elif bound.state == "failed":
-        st.warning(f"The least any schedule could cost: could not be computed ({ui.escape_markdown(bound.error)}). "
+        st.warning(f"The hindsight bound could not be computed ({ui.escape_markdown(bound.error)}). "
                    "The rest of the page stands; change the replay settings above to try again.",
                    icon=":material/warning:")
 

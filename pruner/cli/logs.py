@@ -80,8 +80,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only the bill and the cache ledger (no strategy replayed): the fast reading")
     p.add_argument("--bound", action="store_true",
                    help="also compute each session's hindsight bound (the cheapest schedule knowing the whole "
-                        "session; see docs/explanation/hindsight-bound.md) and end with what it and cache_aware "
-                        "would have saved; slow today on long sessions (about two minutes for 388 requests on a "
+                        "session; see docs/explanation/hindsight-bound.md) and end with the savings of it and of "
+                        "cache_aware; slow today on long sessions (about two minutes for 388 requests on a "
                         "busy 2-core machine), so off by default")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=positive_int, default=1, metavar="N",
