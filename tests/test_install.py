@@ -54,7 +54,7 @@ def test_pruner_replay_runs_with_every_extra_missing(capsys, monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)
     assert main(["replay", str(SAMPLE), "--strategies", "full"]) == 0
     out = capsys.readouterr().out
-    assert "Modelled (full" in out and "\nfull " in out  # the verdict's figures and the strategy's row
+    assert "pruner's cache model puts" in out and "\nfull " in out  # the verdict's figures and the strategy's row
 
 
 # -- a missing extra is one line and exit status 2 -----------------------------------------------------------

@@ -29,7 +29,7 @@ def test_defect_r4_33_replay_json_with_no_value_or_a_dash_prints_the_json_on_std
         p = _replay(*args)
         assert p.returncode == 0, p.stderr
         data = json.loads(p.stdout)
-        assert data["answer"]["modelled"] > 0 and data["verdict"]["sentence"] in p.stderr
+        assert data["answer"]["modelled"] > 0 and all(line in p.stderr for line in data["verdict"]["lines"])
     both = _replay("--json", "-", "--csv", "-")
     assert both.returncode == 2 and "both write to standard output" in both.stderr
 
@@ -96,9 +96,10 @@ def test_defect_r4_33_since_and_until_read_the_days_a_session_records_not_its_fi
     assert found("--since", "2025-03-05") == 0  # the file was written today; the session is of March 2025
 
 
-def test_defect_r4_33_an_infeasible_strategy_is_bracketed_never_the_smallest_figure_of_its_column(real_data):
+def test_defect_r4_33_an_infeasible_strategy_is_n_a_never_the_smallest_figure_of_its_column(real_data):
     """The Replay page showed an infeasible full's partial dollars as a plain figure, the column's smallest
-    on some sessions; the CLI brackets it. On codemie-session-624a4a58 full runs over the window."""
+    on some sessions; then bracketed, read as a negative amount (issue 42). On codemie-session-624a4a58 full
+    runs over the window: "n/a", and the reason with the request and the dollars up to there."""
     from dashboard.logic import replay as page
     from pruner import load_session
     from pruner.money import money
@@ -107,9 +108,13 @@ def test_defect_r4_33_an_infeasible_strategy_is_bracketed_never_the_smallest_fig
     r = page.run(session, page.choice_for(session, None))
     table = page.totals_frame(r).set_index("strategy")
     assert not r.runs["full"].totals["feasible"]
-    assert table.loc["full (infeasible)", "dollars"] == f"({money(r.runs['full'].totals['dollars'])})"
+    assert table.loc["full (infeasible)", "dollars"] == "n/a"
     assert table.loc["full (infeasible)", "vs modelled"] == "-"
-    plain = [v for v in table["dollars"] if not v.startswith("(") and v != "n/a"]
+    rows = r.runs["full"].rows
+    stop = next(x.request for x in rows if x.rejected and not x.aborted)
+    up_to = sum(x.dollars for x in rows if x.request < stop)
+    assert page.figures(r).na_of("full") == f"n/a: over the window from request {stop:,} ({money(up_to)} up to there)"
+    plain = [v for v in table["dollars"] if v != "n/a"]
     assert plain and all(v.startswith("$") for v in plain)
 
 

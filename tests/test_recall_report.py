@@ -37,8 +37,8 @@ def test_report_lists_every_shared_session_with_ten_lost_terms_from_real_message
                 [c.arguments for c in source.tool_calls])
     assert pi["strategies"]["as_recorded"]["context_recall"] == 1.0
     # the bill once, then the recording modelled: every strategy's dollars are modelled, the recording's too
-    assert pi["verdict"]["sentence"].startswith(f"Billed ${pi['verdict']['billed']:,.2f} ")
-    assert f"modelled ${pi['strategies']['as_recorded']['dollars']:,.2f} " in pi["verdict"]["sentence"]
+    assert pi["verdict"]["sentence"].startswith(f"Billed ${pi['verdict']['billed']:,.2f}; ")
+    assert f"puts the same requests at ${pi['strategies']['as_recorded']['dollars']:,.2f} " in pi["verdict"]["sentence"]
 
 
 def test_the_readme_quotes_the_agent_and_offline_summary_recall_of_the_committed_report():

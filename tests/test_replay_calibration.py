@@ -88,7 +88,7 @@ def test_the_command_prints_the_calibration(real_data_module):
     from tests.support.paths import ROOT
 
     p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(real_data_module / "pi" / "large-session.jsonl"),
-                        "--strategies", "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)
+                        "--strategies", "as_recorded,full", "--explain"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert "billed (recorded usage, each request at its own model's list prices): $30.33" in p.stdout
     assert "provider tokens = 0 + ours x 1.2927 (177,604 recorded vs our 137,393" in p.stdout

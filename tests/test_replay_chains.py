@@ -389,4 +389,4 @@ def test_defect_qa19_10_the_verdict_never_reads_an_unpriced_session_as_free():
     assert v.best is None and "$" not in v.sentence and "unpriced (all 2 requests" in v.sentence
     mixed = only + turn("m", 2, T0 + 60, usage=usage(10, 20, 1500, 300))
     v = verdict(replay(Session.of(mixed, name="v2")))
-    assert "leaving out 2 requests of models without a price" in v.sentence
+    assert "leave out 2 requests of models without a price" in v.sentence

@@ -189,9 +189,9 @@ def test_verdict_names_the_cheapest_strategy_above_the_bar_and_never_an_infeasib
         if keeping:
             cheapest = min(t["dollars"] for t in keeping.values())
             assert v.best in keeping and totals[v.best]["dollars"] == cheapest
-            assert f"{v.best}, $" in v.sentence and "recall" in v.sentence
+            assert re.search(rf"(?<!\w){v.best}(?!\w)", v.lines()[1]) and "recall" in v.lines()[1]
         else:
-            assert v.best is None and "None reaches" in v.sentence
+            assert v.best is None and "No feasible strategy keeps ≥" in v.lines()[1]
         assert v.best is None or not totals[v.best]["rejected"]
     assert any(t["rejected"] for t in totals.values())  # the case is real: something is over the window
 
@@ -203,14 +203,15 @@ def test_cli_prints_recall_per_strategy_and_ends_with_the_verdict(tmp_path):
                         str(out_json)], capture_output=True, text=True, check=True)
     lines = p.stdout.strip().splitlines()
     assert "recall" in next(ln for ln in lines if ln.startswith("strategy"))
-    assert lines[-1].startswith("Modelled (as_recorded, pruner's cache model): $") and "≥ 95 %" in lines[-1]
+    said = json.loads(out_json.read_text())["verdict"]["lines"]
+    assert lines[-len(said):] == said and said[0].startswith("No bill recorded") and "≥ 95 %" in said[1]
     data = json.loads(out_json.read_text())
     for block in data["strategies"].values():
         t = block["totals"]
         assert 0 <= t["context_recall"] <= 1 and t["used_terms"] >= t["terms_missing"] >= 0
         assert block["recall"]["terms_missing"] == sum(x["missing"] for x in block["recall"]["requests"])
     assert data["strategies"]["as_recorded"]["totals"]["context_recall"] == 1.0
-    assert data["verdict"]["sentence"] == lines[-1]
+    assert data["verdict"]["sentence"] == " ".join(lines[-len(said):])
     bad = subprocess.run([sys.executable, "-m", "pruner", "replay", sample, "--min-recall", "1.5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--min-recall" in bad.stderr
@@ -263,7 +264,8 @@ def test_verdict_never_names_a_strategy_that_could_not_have_run(samples):
     for bar in (0.0, 0.99, 1.0):
         v = verdict(r, min_recall=bar)
         assert v.best != "clear_tool_uses" and v.closest != "clear_tool_uses"
-        assert "clear_tool_uses does not apply (Anthropic-only context editing)." in v.sentence
+        assert "clear_tool_uses: n/a: does not apply (Anthropic-only context editing)" in v.explain()
+        assert "clear_tool_uses" not in v.lines()[1]  # never compared
 
 
 def _holds(messages, value: str) -> bool:

@@ -230,9 +230,13 @@ class Answer:
         assert named is not None
         recall = "" if named.recall is None else f", keeping {_pct(named.recall)} of what the replies used"
         if self.outcome == "no_reference":
-            return (f"The recording itself runs over the window from request {f.reference_infeasible_from:,}, so "
-                    f"nothing is measured against it; the cheapest feasible strategy at ≥ {bar} recall is "
-                    f"{named.strategy}, {money(named.dollars)}{recall}.")
+            head = (f"The recording itself runs over the window from request {f.reference_infeasible_from:,}, so "
+                    "nothing is measured against it; ")
+            if self.best is None:
+                return head + (f"no feasible strategy keeps ≥ {bar} of what the replies used; the most, "
+                               f"{named.strategy}, costs {money(named.dollars)}{recall}.")
+            return head + (f"the cheapest feasible strategy at ≥ {bar} recall is {named.strategy}, "
+                           f"{money(named.dollars)}{recall}.")
         change = f"{money(named.dollars)} ({named.change()} against the modelled recording)"
         if self.outcome == "saves":
             return (f"At ≥ {bar} recall, {named.strategy} would have saved {money(named.saving or 0.0)}: "
