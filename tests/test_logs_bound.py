@@ -111,7 +111,7 @@ def test_the_corpus_page_groups_by_project_and_lists_the_largest_gaps_first(fold
 
 def test_without_the_bound_the_folder_says_it_was_not_computed_and_how_to_ask_for_it():
     text = bound_answer([{"modelled": 1.0, "bound_version": None}]).text()
-    assert text.startswith("Best possible in hindsight: not computed") and "pruner logs --bound" in text
+    assert text.startswith("The hindsight bound: not computed") and "pruner logs --bound" in text
 
 
 def test_bound_needs_the_replay(tmp_path, capsys, monkeypatch):

@@ -261,7 +261,7 @@ def _charts(r, key, frame, bound: Bound) -> None:
     st.caption("Markers: ▼ prune, ◆ compaction, ✕ truncation, ■ clearing; red hollow marks: the recording's cache "
                "misses, one legend entry per cause. Click a point to open that request below; click a legend "
                "entry to hide or show a strategy (double-click: only that one)."
-               + (" Dashed: the best possible in hindsight, its schedule's actions marked on it (| drop, "
+               + (" Dashed: the cheapest schedule found in hindsight, its actions marked on it (| drop, "
                   "▽ prune, ◇ compact)." if bound.limits is not None else ""))
     strip = cache.shared("replay_strip", key, lambda: replay_charts.cached_strip_figure(frame))
     st.plotly_chart(strip, key="replay_cached_chart", on_select=lambda: _on_chart_click("replay_cached_chart"),
@@ -466,7 +466,7 @@ def hindsight(r, key) -> Bound:
         return Bound("pending")
     note = st.empty()
     if not cache.has("replay_limits", key):
-        note.info("Computing the best possible schedule in hindsight…", icon=":material/hourglass_top:")
+        note.info("Computing the hindsight bound…", icon=":material/hourglass_top:")
     try:
         limits = cache.shared("replay_limits", key, lambda: replay_bound.limits(r))
     except Exception as exc:  # the replay stands without its bound; the message says what to do

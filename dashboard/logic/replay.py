@@ -286,8 +286,8 @@ def totals_columns(frame: pd.DataFrame) -> dict:
         elif col in ("strategy", "changes", "vs modelled"):
             out[col] = st.column_config.TextColumn(col, width=width)
         elif col == "regret":
-            out[col] = st.column_config.TextColumn(col, width=width, help="Its dollars over the best possible in "
-                                                   "hindsight (n/a: infeasible, does not apply, or no bound)")
+            out[col] = st.column_config.TextColumn(col, width=width, help="Its dollars over the cheapest schedule "
+                                                   "found in hindsight (n/a: infeasible, does not apply, or no bound)")
         elif col == "rejected":
             out[col] = st.column_config.NumberColumn(col, format="localized", width=width,
                                                      help="Requests this strategy would send over the context "

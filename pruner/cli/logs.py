@@ -168,7 +168,7 @@ def closing_lines(target: str, keys: list[str]) -> list[str]:
     gaps = [f"  {printable(g['session_key'])}: {money(g[bound.online])} against {money(g['bound'])} "
             f"(+{money(g['gap'])})" for g in largest_gaps(rows, bound.online, limit=5)]
     if gaps:
-        gaps.insert(0, f"Largest gaps between {bound.online} and the best possible in hindsight:")
+        gaps.insert(0, f"Largest gaps between {bound.online} and the cheapest schedule found in hindsight:")
     head = ["Per strategy, over the sessions where it could run:"] + sums if sums else []
     return (head + list(folder.lines(bound=bound.text())) + gaps + [
             "Open it: pruner dashboard (the dashboard extra: pip install 'pruner[dashboard]'), then "

@@ -69,16 +69,16 @@ class BoundSum:
 
     def text(self) -> str:
         if not self.computed:
-            return ("Best possible in hindsight: not computed for these sessions (pruner logs --bound computes it; "
+            return ("The hindsight bound: not computed for these sessions (pruner logs --bound computes it; "
                     "slow today: see docs/own-logs.md).")
         left = [f"{n:,} {why}" for n, why in ((self.no_schedule, "with no feasible schedule"),
                                             (self.online_missing, f"where {self.online} could not run")) if n]
         tail = f" Left out: {'; '.join(left)}." if left else ""
         if not self.sessions:
-            return f"Best possible in hindsight: no session has both its figure and {self.online}'s.{tail}"
-        saved = (f"at most {money(self.at_most)} could have been saved (best possible in hindsight "
+            return f"The hindsight bound: no session has both its figure and {self.online}'s.{tail}"
+        saved = (f"at most {money(self.at_most)} could have been saved (the cheapest schedules found in hindsight, "
                  f"{money(self.bound)} against {money(self.modelled)} modelled)" if self.at_most > 0 else
-                 f"nothing could have been saved (best possible in hindsight {money(self.bound)}, "
+                 f"nothing could have been saved (the cheapest schedules found in hindsight, {money(self.bound)}, "
                  f"{money(-self.at_most)} above the {money(self.modelled)} modelled)")
         online = (f"would have saved {money(self.online_saving)}" if self.online_saving >= 0 else
                   f"would have cost {money(-self.online_saving)} more")
