@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from pruner.money import money
+
 from pruner import Message, Session, ToolCall
 from pruner.engine.prune import message_tokens
 from pruner.formats.native import dumps
@@ -120,8 +122,8 @@ def test_defect_qa19_2_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path)
     for name, msgs in (("only", only), ("mixed", mixed)):
         path = tmp_path / f"{name}.jsonl"
         path.write_text(dumps(Session.of(msgs, name=name)))
-        p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full"],
-                           capture_output=True, text=True, cwd=ROOT)
+        p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--strategies", "as_recorded,full",
+                            "--explain"], capture_output=True, text=True, cwd=ROOT)  # the calibration: --explain
         assert p.returncode == 0, p.stderr
         out[name] = {line.split()[0]: line for line in p.stdout.splitlines() if line.strip()}
     for strategy in ("as_recorded", "full"):
@@ -264,7 +266,9 @@ def test_a_strategy_over_the_window_is_infeasible_from_that_request_and_never_ra
                         "--reserve-tokens", "500", "--keep-recent-tokens", "600"], capture_output=True, text=True,
                        cwd=ROOT)
     assert p.returncode == 0, p.stderr
-    assert f"not ranked: full: infeasible from request {first_over}, where the context reaches" in p.stdout
+    partial = money(sum(row.dollars for row in r.runs["full"].rows[:first_over]))  # never an amount of its own
+    assert f"not ranked: full: n/a: over the window from request {first_over} ({partial} up to there)" in p.stdout
+    assert f"({partial})" not in p.stdout and f"−{partial}" not in p.stdout
 
 
 def test_clear_tool_uses_is_not_applicable_to_an_openai_session():
