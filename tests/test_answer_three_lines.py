@@ -122,7 +122,9 @@ def test_an_infeasible_recording_is_not_what_savings_are_measured_against(small_
     assert said["outcome"] == "no_reference" and not said["reference_feasible"]
     assert "against the modelled recording" not in " ".join(said["lines"])
     assert all(s["saving"] is None for s in doc["answer"]["strategies"].values())
-    assert f"runs over the window from request {t['infeasible_from']:,}" in said["lines"][1]
+    assert f"runs over the window from request {t['infeasible_from']:,}" in said["lines"][0]
+    partial = sum(r["dollars"] for r in doc["strategies"][ref]["requests"] if r["request"] < t["infeasible_from"])
+    assert money(partial) not in said["lines"][0]  # its partial dollars are no amount of the session's
     cheapest = min((s["totals"]["dollars"], n) for n, s in doc["strategies"].items()
                    if s["totals"]["feasible"] and s["totals"]["applicable"]
                    and (s["totals"]["context_recall"] >= 0.99))

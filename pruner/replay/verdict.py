@@ -205,7 +205,12 @@ class Answer:
         if f.unpriced:
             return (f"Billed: unpriced (all {self.unpriced_requests:,} requests are of models without a price): "
                     "no dollars to compare.")
-        if f.billed is None:
+        if not f.reference_feasible:  # its dollars stop part-way: no amount of the session's
+            out = ("No bill recorded (the session records no usage)" if f.billed is None else
+                   f"Billed {money(f.billed)}") + (
+                f"; the recording itself runs over the window from request {f.reference_infeasible_from:,}, so it "
+                "has no whole-session figure to compare with.")
+        elif f.billed is None:
             out = (f"No bill recorded (the session records no usage); pruner's cache model puts it at "
                    f"{money(f.modelled)}.")
         elif f.error is None:
@@ -222,7 +227,7 @@ class Answer:
         return out
 
     def _answer_line(self) -> str:
-        named, bar, f = self.named, self._bar(), self.figures
+        named, bar = self.named, self._bar()
         if self.outcome == "unpriced":
             return ""
         if self.outcome == "no_feasible":
@@ -230,13 +235,11 @@ class Answer:
         assert named is not None
         recall = "" if named.recall is None else f", keeping {_pct(named.recall)} of what the replies used"
         if self.outcome == "no_reference":
-            head = (f"The recording itself runs over the window from request {f.reference_infeasible_from:,}, so "
-                    "nothing is measured against it; ")
             if self.best is None:
-                return head + (f"no feasible strategy keeps ≥ {bar} of what the replies used; the most, "
-                               f"{named.strategy}, costs {money(named.dollars)}{recall}.")
-            return head + (f"the cheapest feasible strategy at ≥ {bar} recall is {named.strategy}, "
-                           f"{money(named.dollars)}{recall}.")
+                return (f"No feasible strategy keeps ≥ {bar} of what the replies used; the most, {named.strategy}, "
+                        f"costs {money(named.dollars)}{recall} (no saving: nothing to measure it against).")
+            return (f"The cheapest feasible strategy at ≥ {bar} recall is {named.strategy}, {money(named.dollars)}"
+                    f"{recall} (no saving: nothing to measure it against).")
         change = f"{money(named.dollars)} ({named.change()} against the modelled recording)"
         if self.outcome == "saves":
             return (f"At ≥ {bar} recall, {named.strategy} would have saved {money(named.saving or 0.0)}: "
@@ -282,7 +285,7 @@ class Answer:
     def explain(self) -> tuple[str, ...]:
         """The method and the caveats behind the three lines (``pruner replay --explain``, the page's expander)."""
         f = self.figures
-        out = [f.figures_line()]
+        out = [f.figures_line()] if f.reference_feasible else []  # an infeasible recording's dollars are no amount
         if f.visibility is not None:
             out.append(f.visibility.sentence())
         out.append(f"The verdict compares only strategies the API would accept (every request within the context "
