@@ -4,7 +4,7 @@ a pipe, a file or ``--json`` output).
 
 >>> import io
 >>> out = io.StringIO()
->>> with Ticker(out, force=True, delay=0.0, interval=0.01) as t:
+>>> with Ticker(out, force=True, delay=60.0) as t:  # drawn here by hand, not by its thread
 ...     t.stage("replaying 9 strategies")
 ...     t.draw()
 >>> out.getvalue().startswith("\\rreplaying 9 strategies… ")
