@@ -74,6 +74,10 @@ def _sentence(kind: str, count: int, lines: list[int], examples: list[str], type
     if kind == "replaced_surrogates":
         return (f"replaced {_plural(count, 'lone surrogate', 'lone surrogates')} (half of a character pair, "
                 f"not text) with U+FFFD: {shown}")
+    if kind == "overlapping_shutdowns":
+        return (f"{_plural(count, 'session.shutdown follows', 'session.shutdowns follow')} an earlier one with no "
+                f"session.resume between them: each run's totals are summed, so if one repeats the other's "
+                f"requests they are counted twice{where}")
     return f"{kind}: {count:,}{where}"  # pragma: no cover - every kind above has its sentence
 
 
