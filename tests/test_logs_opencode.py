@@ -299,3 +299,41 @@ def test_generated_databases_give_the_same_row_fast_and_full(tmp_path_factory, c
         print(f"\nopencode fast == full: {dict(sorted(seen.items()))}")
     assert seen["fast"] > 0
 
+
+
+def _unpriced_session(sid: str, model: str, requests: list[tuple[int, int, float]], t0: int) -> dict:
+    """A session of ``model`` (no list price): one assistant message per (input, output, recorded cost)."""
+    messages = []
+    for k, (inp, out, cost) in enumerate(requests):
+        t = t0 + 10_000 * k
+        messages.append({"id": f"msg_{sid}_U{k}", "time": t, "parts": [{"id": f"prt_{sid}_U{k}", "data": {
+            "type": "text", "text": "go on"}}], "data": {"role": "user", "time": {"created": t}, "agent": "build",
+                                                         "model": {"providerID": "moonshot", "modelID": model}}})
+        messages.append({"id": f"msg_{sid}_A{k}", "time": t + 1, "parts": [{"id": f"prt_{sid}_A{k}", "data": {
+            "type": "text", "text": "done"}}], "data": {
+            "role": "assistant", "time": {"created": t + 1, "completed": t + 2}, "parentID": f"msg_{sid}_U{k}",
+            "modelID": model, "providerID": "moonshot", "mode": "build", "agent": "build",
+            "path": {"cwd": "/work/app", "root": "/work/app"}, "cost": cost,
+            "tokens": {"total": inp + out, "input": inp, "output": out, "reasoning": 0,
+                       "cache": {"read": 0, "write": 0}}, "finish": "stop"}})
+    return {"id": sid, "title": sid, "directory": "/work/app", "messages": messages}
+
+
+def test_a_folder_whose_requests_have_no_list_price_names_them_and_bills_opencodes_own_cost(tmp_path, capsys):
+    """Issue 41: kimi-k2.6 and deepseek-v4-flash have no list price, so the list-price bill is $0; the
+    headline said "Billed $0.00 ... (what the providers charged)". It names the unpriced requests and
+    their models, and gives OpenCode's recorded cost as the bill, saying so."""
+    sessions = [_unpriced_session("ses_K1", "kimi-k2.6", [(1200, 300, 0.0021), (1800, 250, 0.0033)], 1767312000000),
+                _unpriced_session("ses_D1", "deepseek-v4-flash", [(900, 100, 0.0004)], 1767313000000)]
+    data = tmp_path / "data" / "opencode"
+    write_db(data / "opencode.db", sessions)
+    assert all(_row(m) is None for m in ("kimi-k2.6", "deepseek-v4-flash"))  # no price row: unpriced
+    assert main(["logs", "--out", str(tmp_path / "out"), "--agent", "opencode", "--opencode-dir", str(data),
+                 "--bill-only"]) == 0
+    out = capsys.readouterr().out
+    requests = [m for s in sessions for m in s["messages"] if m["data"]["role"] == "assistant"]
+    recorded = sum(m["data"]["cost"] for m in requests)
+    assert "Billed $0.00" not in out
+    assert f"No list price for any request over 2 sessions: {len(requests)} requests unpriced: kimi-k2.6, " \
+           "deepseek-v4-flash have no list price" in out, out
+    assert f"billed ${recorded:,.4f} as the agents recorded it" in out, out
