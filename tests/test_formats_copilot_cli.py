@@ -242,3 +242,23 @@ def test_a_copilot_reply_without_a_model_is_the_model_that_session_model_change_
     assert full["billed"] == pytest.approx(1_000 * SONNET_45[3] / 1e6, abs=1e-12)
     assert full["unpriced_requests"] == 0
     assert fast == full
+
+
+def test_replaying_a_copilot_session_whose_usage_is_one_lump_refuses_the_counterfactuals(tmp_path, capsys):
+    """Issue 41: "full $126.44" against a $3.32 bill. The shutdown's totals are one lump per run, so a
+    per-request replay has nothing to compare with: pruner replay says so in one line, with the bill, and
+    pruner logs keeps the bill with no modelled or strategy figure."""
+    from pruner.cli import main
+    from pruner.logs.money import money_columns
+
+    read, write, out = 40_000, 8_000, 300
+    path = tmp_path / "events.jsonl"
+    path.write_text(_text(_reply("a", "c1", out, model="claude-opus-4.5"),
+                          _shutdown({"claude-opus-4.5": _metric(50_000, read, write, out, uncached=2_000)})) + "\n")
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    want = _dollars(OPUS_45, 2_000, read, write, out)
+    assert len(err.splitlines()) == 1 and "no strategy can be replayed" in err and f"${want:,.4f}" in err, err
+    row = money_columns(copilot_loads(path.read_text()), ("full", "truncate"))
+    assert row["billed"] == pytest.approx(want, abs=1e-9)
+    assert row.get("modelled") is None and row.get("full_dollars") is None and row["money_error"] is None

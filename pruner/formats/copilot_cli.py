@@ -349,6 +349,19 @@ def session_from_records(records: Iterable[tuple[int, JsonObject]], *, file: str
     return main.b.build(name=str(info.get("sessionId") or ""), metadata=metadata, subagents=subagents)
 
 
+def lump_usage(session: Session) -> str | None:
+    """Why no strategy can be replayed against ``session`` (None: it can): its usage is one total per model
+    at the end of each run (``session.shutdown``), not per request, so a per-request replay has nothing to
+    compare with and prices every request from the transcript alone."""
+    source = session.metadata.get("source") if isinstance(session.metadata, dict) else None
+    how = source.get("usage_totals") if isinstance(source, dict) else None
+    if session.source_format != NAME or not isinstance(how, str) or not how.startswith("session.shutdown"):
+        return None
+    return ("Copilot CLI records this session's usage as one total per model at the end of each run "
+            "(session.shutdown), not per request: no strategy can be replayed against it, only its bill is "
+            "known")
+
+
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
     parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)

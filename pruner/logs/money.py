@@ -193,13 +193,16 @@ def _bound_columns(r: Replay) -> dict[str, Any]:
 
 
 def money_columns(session: Session, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
+    from ..formats.copilot_cli import lump_usage
+
     prices = default_prices()
     row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None,
                            "prices_version": prices_version(),
                            "bill_version": BILL_VERSION}
     try:
         _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
-        if strategies:
+        # A session whose usage is one lump per run has its bill only: no modelled figure, no strategy's.
+        if strategies and lump_usage(session) is None:
             r = replay(session, strategies, prices=prices, snapshots=False)  # the session's provider and model
             row["replay_prices"] = r.money_label
             figures = answer(r)
