@@ -138,8 +138,8 @@ def discover(env: Mapping[str, str] | None = None, *, overrides: Mapping[str, st
     """
     env = os.environ if env is None else env
     roots = agent_roots(env, overrides)
-    listed = {agent: AGENT_REGISTRY[agent].find(roots[agent][0]) if os.path.isdir(roots[agent][0]) else []
-              for agent in agents}
+    listed = {agent: AGENT_REGISTRY[agent].find(roots[agent][0])
+              if os.path.isdir(roots[agent][0]) or AGENT_REGISTRY[agent].finds_beside else [] for agent in agents}
     # One session per real file, whatever the number of paths to it, chosen before any filter so a
     # session keeps its key (and its project) whichever filters a run is given.
     every = [s for agent in agents for s in listed[agent]]
