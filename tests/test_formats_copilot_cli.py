@@ -262,3 +262,29 @@ def test_replaying_a_copilot_session_whose_usage_is_one_lump_refuses_the_counter
     row = money_columns(copilot_loads(path.read_text()), ("full", "truncate"))
     assert row["billed"] == pytest.approx(want, abs=1e-9)
     assert row.get("modelled") is None and row.get("full_dollars") is None and row["money_error"] is None
+
+
+def test_a_legacy_copilot_session_that_records_no_usage_has_no_bill_not_a_bill_of_zero(tmp_path, monkeypatch, capsys):
+    """Issue 41: Copilot CLI's first (pre-1.0) flat ``session-state/<id>.jsonl`` files record the replies with
+    no outputTokens and no shutdown: 127 requests showed as $0 priced with 0 unpriced. The row's bill is
+    null, and the headline says the session holds no usage."""
+    import pyarrow.parquet as pq
+
+    from pruner.cli import main
+    from pruner.logs.table import TABLE
+
+    home = tmp_path / "home"
+    state = home / ".copilot" / "session-state"
+    state.mkdir(parents=True)
+    replies = [_ev(f"a{k}", "assistant.message", {"messageId": f"m{k}", "content": "ok"}) for k in range(3)]
+    users = [_ev(f"u{k}", "user.message", {"content": "go"}) for k in range(3)]
+    events = [START] + [e for pair in zip(users, replies) for e in pair]
+    (state / "0b6c5a3e-legacy.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("COPILOT_HOME", raising=False)
+    assert main(["logs", "--agent", "copilot_cli", "--out", str(tmp_path / "out"), "--bill-only"]) == 0
+    out = capsys.readouterr().out
+    (row,) = pq.read_table(tmp_path / "out" / TABLE).to_pylist()
+    assert row["error"] is None and row["requests_main"] == len(replies)
+    assert row["billed"] is None and row["unpriced_requests"] == 0
+    assert "1 session holds no usage (the log records none: no bill, not $0)" in out, out

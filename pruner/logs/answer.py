@@ -93,6 +93,14 @@ class FolderAnswer:
     unpriced_models: tuple[str, ...] = ()  # their models, the most requests first
     recorded: float | None = None  # the agents' own recorded cost (OpenCode, Amp, Pi), over the rows recording one
     recorded_sessions: int = 0
+    no_usage: int = 0  # sessions whose requests record no usage at all: no bill (not $0), not in ``sessions``' bill
+
+    def _no_usage(self) -> str:
+        if not self.no_usage:
+            return ""
+        one = self.no_usage == 1
+        return (f"; {self.no_usage:,} session{'' if one else 's'} hold{'s' if one else ''} no usage (the log "
+                "records none: no bill, not $0)")
 
     def bill_text(self) -> str:
         """The bill in words: the list-price bill, the requests it leaves out (named, never shown as $0) and
@@ -117,7 +125,7 @@ class FolderAnswer:
         return out + (f"; {recorded}" if recorded else "")
 
     def figures_line(self) -> str:
-        out = self.bill_text()
+        out = self.bill_text() + self._no_usage()
         if self.modelled is None:
             return out + "; no strategy replayed (run pruner logs without --bill-only for the rest)."
         error = "" if self.error is None else f", {signed(100 * self.error)} % against their bill"
@@ -205,9 +213,11 @@ def folder_answer(rows: Iterable[Mapping[str, Any]], strategies: Iterable[str]) 
     for r in rows:
         models.update(_unpriced_models(r.get("billed_by_model")))
     costs = [c for c in (_number(r.get("billed_recorded_cost")) for r in rows) if c is not None]
+    no_usage = sum(1 for r in rows if _number(r.get("billed")) is None and r.get("prices_version") is not None
+                   and not r.get("money_error"))
     return FolderAnswer(len(rows), round(billed, 6), None if modelled is None else round(modelled, 6), len(replayed),
                         error, band, tuple(sums), unpriced, tuple(m for m, _ in models.most_common()),
-                        round(sum(costs), 6) if costs else None, len(costs))
+                        round(sum(costs), 6) if costs else None, len(costs), no_usage)
 
 
 def _unpriced_models(by_model: Any) -> dict[str, int]:
