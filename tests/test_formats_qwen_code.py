@@ -178,3 +178,23 @@ def test_pruner_logs_finds_qwen_codes_older_layout_and_bills_it_as_qwen(tmp_path
     assert row["output_tokens"] == sum(r["tokens"]["output"] for r in replies)
     assert row["unpriced_requests"] == len(replies)  # coder-model has no list price: unpriced, not $0 priced
     assert json.loads(row["models"]) == {"coder-model": len(replies)}
+
+
+def test_replaying_a_qwen_session_with_no_list_price_names_its_unpriced_requests_not_a_zero_bill(tmp_path, capsys):
+    """Issue 41: "Billed $0.00 (what the provider charged)" on a session of Qwen's coder-model, which has no
+    list price. The headline names the unpriced requests and their model."""
+    from pruner.cli import main
+
+    usage = {"promptTokenCount": 9_000, "cachedContentTokenCount": 4_000, "candidatesTokenCount": 120,
+             "totalTokenCount": 9_120}
+    lines = [_line(uuid="u1", type="user", message={"role": "user", "parts": [{"text": "fix it"}]})]
+    lines += [_line(uuid=f"a{k}", parentUuid="u1", type="assistant", model="coder-model", usageMetadata=usage,
+                    message={"role": "model", "parts": [{"text": "ok"}]}) for k in range(3)]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(path), "--json", str(tmp_path / "r.json")]) == 0
+    figures = json.loads((tmp_path / "r.json").read_text())["answer"]["figures"]  # what the dashboard shows
+    replies = sum(1 for line in lines if json.loads(line)["type"] == "assistant")
+    assert "Billed $0.00" not in figures, figures
+    assert figures.startswith(f"No list price for any request: {replies} requests unpriced: coder-model has no "
+                              "list price"), figures
