@@ -69,8 +69,8 @@ def _older(doc: Any) -> bool:
 
 
 def detect(text: str, probe: Probe | None) -> float:
-    if probe is not None and probe.is_document:
-        return 1.0 if _older(probe.document) else 0.0
+    if probe is not None and probe.is_document and _older(probe.document):
+        return 1.0
     if probe is None or not probe.records:
         return 0.0
     recs = [r for r in probe.records if isinstance(r, dict)]
