@@ -34,8 +34,9 @@ from ...errors import FormatError
 #: The last millisecond (and second) of year 9999, UTC: an agent's record timed later is damaged.
 LAST_MS, LAST_S = 253402300799999, 253402300799
 
-#: A database's copies made in this process: (path, its and its -wal's size and time) -> the copy.
-_COPIES: dict[tuple[Any, ...], str] = {}
+#: A database's copies: (path, its and its -wal's size and time) -> (the copy, the process that made it).
+_COPIES: dict[tuple[Any, ...], tuple[str, int]] = {}
+_CLEANED: set[int] = set()  # the processes whose copies are removed when they end
 
 
 class Unreadable(FormatError):
@@ -65,21 +66,36 @@ def _stat(path: str) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
-def _remove_copies() -> None:
-    for folder in _COPIES.values():
-        shutil.rmtree(os.path.dirname(folder), ignore_errors=True)
-    _COPIES.clear()
+def _remove_copies(path: str | None = None) -> None:
+    """This process's copies (of ``path`` only, when given) removed: a worker process forked from another
+    holds its parent's entries too, and leaves them to it."""
+    me = os.getpid()
+    for key, (copy, owner) in list(_COPIES.items()):
+        if owner == me and (path is None or key[0] == path):
+            shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
+            del _COPIES[key]
 
 
-atexit.register(_remove_copies)
+def _clean_at_exit() -> None:
+    """Remove this process's copies when it ends: ``atexit`` for a plain process, and a multiprocessing
+    finaliser for a pool's worker (which ends without running ``atexit``)."""
+    if os.getpid() in _CLEANED:
+        return
+    _CLEANED.add(os.getpid())
+    atexit.register(_remove_copies)
+    from multiprocessing import util
+
+    util.Finalize(None, _remove_copies, exitpriority=0)
 
 
 def _copy(path: str) -> str:
     """A copy of the database and its ``-wal`` in a temporary folder (reused while both stay the same)."""
     key = (os.path.abspath(path), _stat(path), _stat(path + "-wal"))
-    copy = _COPIES.get(key)
-    if copy is not None and os.path.exists(copy):
-        return copy
+    held = _COPIES.get(key)
+    if held is not None and held[1] == os.getpid() and os.path.exists(held[0]):
+        return held[0]
+    _remove_copies(key[0])  # an earlier state of the same database: replaced
+    _clean_at_exit()
     folder = tempfile.mkdtemp(prefix="pruner-db-")
     copy = os.path.join(folder, "copy.db")
     try:
@@ -89,7 +105,7 @@ def _copy(path: str) -> str:
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise sqlite3.OperationalError(f"unable to open database file ({exc.strerror or exc})") from None
-    _COPIES[key] = copy
+    _COPIES[key] = (copy, os.getpid())
     return copy
 
 
