@@ -207,7 +207,11 @@ class SessionBuilder:
 def _outside_calendar(value: Any) -> bool:
     """A recorded time that reads as one but lies outside the years 1000 to 9999 (Go's zero time, year 1;
     2^63-1 milliseconds): a damaged field, reported (``invalid_time``), never a date."""
-    if value is None or isinstance(value, bool) or calendar_seconds(value) is not None:
+    if value is None or isinstance(value, bool):
+        return False
+    if isinstance(value, str) and value[:1] != "0":  # a year of four digits from 1000 (the common case: no parse)
+        return False
+    if calendar_seconds(value) is not None:
         return False
     if isinstance(value, (int, float)):
         return value > 0
