@@ -304,9 +304,10 @@ def test_generated_databases_give_the_same_row_fast_and_full(tmp_path_factory, c
 # -- safe on hostile folders (issue 41): one bad database is one error row, never a failed run --
 
 def _logs(data: Path, out: Path, capsys) -> dict:
-    assert main(["logs", "--bill-only", "--out", str(out), "--agent", "opencode", "--opencode-dir", str(data),
-                 "--json"]) == 0
-    capsys.readouterr()
+    """One bill-only run over the folder (what ``pruner logs --bill-only`` runs), and the table after it."""
+    from pruner.logs.run import run_logs
+
+    run_logs(find(str(data)), str(out))
     return {r["session_key"]: r for r in pq.read_table(out / TABLE).to_pylist()}
 
 

@@ -109,8 +109,13 @@ def _copy(path: str) -> str:
     return copy
 
 
+#: How long a reader waits for an agent's write lock (seconds): an agent's write takes milliseconds; a
+#: database locked longer is read next run (its rows kept, marked stale), not waited on.
+BUSY_SECONDS = 1.0
+
+
 def _open(uri: str) -> sqlite3.Connection:
-    con = sqlite3.connect(uri, uri=True)
+    con = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS)
     con.text_factory = bytes
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens it now: a failure is seen here
