@@ -71,6 +71,9 @@ def _sentence(kind: str, count: int, lines: list[int], examples: list[str], type
     if kind == "timestamps_out_of_order":
         return (f"{_plural(count, 'line is', 'lines are')} timed more than a second before the line "
                 f"before it in its conversation; each takes that line's time (the recorded one is kept){where}")
+    if kind == "invalid_time":
+        return (f"{_plural(count, 'message records a time', 'messages record times')} outside the years 1000 to "
+                f"9999 (damaged; no date is taken from {'it' if count == 1 else 'them'}): {shown}")
     if kind == "replaced_surrogates":
         return (f"replaced {_plural(count, 'lone surrogate', 'lone surrogates')} (half of a character pair, "
                 f"not text) with U+FFFD: {shown}")

@@ -65,7 +65,10 @@ class Location:
 
 
 def _day(ns: int) -> str:
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
+    try:
+        return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
+    except (OverflowError, ValueError, OSError):  # a time past the calendar (a damaged record's): no day
+        return "0000-00-00"
 
 
 def agent_roots(env: Mapping[str, str], overrides: Mapping[str, str] | None = None) -> dict[str, tuple[str, str]]:
