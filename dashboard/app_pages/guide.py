@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pruner.compaction import compact
-
-from dashboard import analysis, cache, components, session_state, tables, ui
-from dashboard.logic import compaction as compaction_logic
+from dashboard import analysis, components, session_state, tables, ui
 from dashboard.logic import guide as logic
 from dashboard.theme import STATUS_MEANINGS
 
@@ -66,9 +63,10 @@ def pruning_step(session, index: int) -> None:
     s = now.result.stats
     c1, c2, c3 = st.columns(3)
     c1.metric("Messages sent", f"{s.messages_after:,} of {s.messages_before:,}")
-    change = s.tokens_after - s.tokens_before
+    # each step's own effect: against the step before it, not against the session as it arrives
+    change = s.tokens_after - (before.result.stats.tokens_after if before is not None else s.tokens_before)
     # step 1 is the session as it arrives: nothing to compare with, so no "+0" in red
-    c2.metric("Tokens sent", f"{s.tokens_after:,}", f"{change:+,} vs as it arrives" if index and change else None,
+    c2.metric("Tokens sent", f"{s.tokens_after:,}", f"{change:+,} in this step" if index and change else None,
               delta_color="inverse",
               help=f"Counted with {s.counter}, as in the explorer: kept messages plus the "
                    f"{s.placeholder_tokens:,} tokens of placeholders for pruned tool results.")
@@ -88,30 +86,24 @@ def pruning_step(session, index: int) -> None:
 
 
 def compaction_step(session) -> None:
-    step4 = analysis.analyse(session, logic.STEPS[3][1])
-    pruned = step4.result
-    preview = compaction_logic.default_settings(pruned.stats.tokens_after)
-
-    def build():
-        return compact(pruned.kept, preview.library(logic.STEPS[3][1].encoding), force=True, use_usage=False)
-    result = cache.memoised("guide_compaction", (session.key, preview), build)
-    kept_rows = step4.frame[step4.frame["status"].isin(["kept", "restored"])]
-    frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_rows["tokens"].tolist())
+    step = logic.compaction_step(session)
+    result, pruned = step.result, step.pruned
     st.subheader("5. Compaction (of the pruned session)")
-    removed = step4.result.stats.messages_before - len(pruned.kept.messages)
-    st.caption(f"This timeline shows the {len(pruned.kept.messages):,} messages steps 2–4 kept: the {removed:,} "
-               "they removed are no longer in the session, so the legend counts no expired or duplicate message "
-               "here.")
-    components.timeline(frame, key="guide_timeline_compaction", cache_key=(session.key, "compaction"),
-                        cut=result.cut_index, split_turn=result.split_turn)
     c1, c2, c3 = st.columns(3)
-    c1.metric("Tokens before → after", f"{result.tokens_before:,} → {result.tokens_after:,}")
+    c1.metric("Context compacted", f"{result.tokens_before:,} → {result.tokens_after:,}",
+              f"{result.tokens_after - result.tokens_before:+,} in this step", delta_color="inverse",
+              help=f"Tokens of the messages the model sees, counted with {result.counter}, before and after the "
+                   "oldest are replaced by the summary.")
     c2.metric("Messages summarised", ui.plural(len(result.to_summarize) + len(result.turn_prefix), "message"))
     c3.metric("Prompt-cache cost", ui.plural(result.cache_invalidated_tokens, "token"),
               help="Tokens of the previous prompt a prefix cache can no longer reuse: processed again once.")
-    note = logic.compaction_note(pruned.stats.tokens_after, pruned.stats.placeholder_tokens, result)
-    if note:
-        st.info(note, icon=":material/calculate:")
+    for note in logic.compaction_notes(step):
+        st.caption(note)
+    kept_rows = analysis.analyse(step.source, logic.STEPS[3][1]).frame
+    kept_rows = kept_rows[kept_rows["status"].isin(["kept", "restored"])]
+    frame = tables.messages_frame(pruned.kept, pruned.decisions, kept_rows["tokens"].tolist())
+    components.timeline(frame, key="guide_timeline_compaction", cache_key=(step.source.key, "compaction"),
+                        cut=result.cut_index, split_turn=result.split_turn)
     ui.inert(result.cut_reason)
     st.page_link("app_pages/replay.py", label="What every request of this session sends, and costs, under each "
                  "strategy: open the Replay page", query_params={"strategy": "compact"})
