@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 
 from pruner.model import ROLES, STATUSES
 
-from .theme import AFTER_COLOUR, BEFORE_COLOUR, ROLE_COLOURS, STATUS_COLOURS, WORKLOAD_COLOURS
+from .theme import (AFTER_COLOUR, BEFORE_COLOUR, CACHE_MISS_COLOUR, PRUNER_COLOUR, REFERENCE_COLOUR, ROLE_COLOURS,
+                    STATUS_COLOURS, TRUNCATION_COLOUR, WORKLOAD_COLOURS)
 
 
 RECORDED_COLOUR = "#000000"
@@ -98,7 +99,7 @@ def compaction_tokens_figure(before: int, after: int, cache_invalidated: int) ->
     """Tokens before and after compaction, and how many lose their prompt-cache hit."""
     labels = ["before", "after", "re-processed (cache miss)"]
     values = [before, after, cache_invalidated]
-    colours = [BEFORE_COLOUR, AFTER_COLOUR, STATUS_COLOURS["expired"]]
+    colours = [BEFORE_COLOUR, AFTER_COLOUR, CACHE_MISS_COLOUR]
     fig = go.Figure(go.Bar(x=labels, y=values, marker={"color": colours},
                            hovertemplate="%{x}: %{y:,} tokens<extra></extra>"))
     fig.update_layout(title={"text": "Compaction: context tokens"}, height=280,
@@ -213,8 +214,8 @@ def prune_time_figure(by_size: pd.DataFrame) -> go.Figure:
 def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
     """Tagged facts lost by pruner and by truncation given the same token budget, said in the chart itself."""
     fig = go.Figure()
-    for column, name, colour in (("pruner", "pruner", STATUS_COLOURS["kept"]),
-                                 ("truncation", "truncation to the same budget", STATUS_COLOURS["expired"])):
+    for column, name, colour in (("pruner", "pruner", PRUNER_COLOUR),
+                                 ("truncation", "truncation to the same budget", TRUNCATION_COLOUR)):
         fig.add_trace(go.Bar(x=wide["config"].astype(str).tolist(), y=wide[column].tolist(), name=name,
                              marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g} facts lost<extra>" + name
                                                                      + "</extra>"))
@@ -233,7 +234,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
     """``pruner bench --scaling``: ms per 1,000 messages against size (flat means linear cost)."""
     fig = go.Figure(go.Scatter(
         x=frame["messages"].tolist(), y=frame["ms_per_1000_messages"].tolist(), mode="lines+markers",
-        name="pruner", line={"color": STATUS_COLOURS["kept"]},
+        name="pruner", line={"color": PRUNER_COLOUR},
         customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
         hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
                       "%{y:.2f} ms per 1,000 messages<extra></extra>"))
@@ -246,7 +247,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
 
 def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
     """Total time to re-prune after every turn of one conversation, by method (log scale)."""
-    colours = [STATUS_COLOURS["kept"], BEFORE_COLOUR, STATUS_COLOURS["expired"]]
+    colours = [PRUNER_COLOUR, BEFORE_COLOUR, REFERENCE_COLOUR]  # incremental, full prune, the reference
     fig = go.Figure(go.Bar(
         y=bars["method"].tolist(), x=bars["seconds"].tolist(), orientation="h",
         marker={"color": colours[: len(bars)]}, text=[f"{v:,.2f} s ({s})" for v, s in zip(bars["seconds"],

@@ -38,7 +38,8 @@ import plotly.graph_objects as go
 
 from pruner.model import ROLES, STATUSES
 
-from .theme import CUT_COLOUR, RECORDED_CUT_COLOUR, STATUS_COLOURS, STATUS_SYMBOLS, SUMMARISED_FILL, status_label
+from .theme import (CUT_COLOUR, RECORDED_CUT_COLOUR, STATUS_COLOURS, STATUS_SYMBOLS, SUMMARISED_COLOUR, SUMMARISED_FILL,
+                    SUMMARISED_SYMBOL, status_label)
 
 #: The plot's width in pixels that the fit test assumes (the wide layout's main column, a little less).
 PLOT_WIDTH_PX = 1_100
@@ -280,6 +281,35 @@ def _mark_traces(fig: go.Figure, inside: pd.DataFrame, webgl_threshold: int) -> 
     return scatter
 
 
+def summarised(frame: pd.DataFrame, cut: int | None) -> pd.Series:
+    """Which rows a compaction cutting at position ``cut`` replaces with its summary: every message before the
+    cut except the leading system messages (kept ahead of the summary). None without a cut.
+
+    >>> frame = pd.DataFrame({"position": [0, 1, 2, 3], "role": ["system", "user", "assistant", "user"]})
+    >>> summarised(frame, 3).tolist(), summarised(frame, None).tolist()
+    ([False, True, True, False], [False, False, False, False])
+    """
+    if cut is None or frame.empty:
+        return pd.Series(False, index=frame.index)
+    ordered = frame.sort_values("position")
+    leading = ordered["role"].ne("system").cumsum().eq(0)  # the system messages before any other
+    pinned = set(ordered.loc[leading, "position"])
+    return (frame["position"] < cut) & ~frame["position"].isin(pinned)
+
+
+def _summarised_trace(fig: go.Figure, part: pd.DataFrame, scatter: type, size: int) -> None:
+    """The messages a compaction replaces: their own mark and legend entry, never a status's."""
+    x = part["slot"].to_numpy(dtype="float32") if len(part) else [None]
+    y = part["lane"].to_numpy(dtype="int8") if len(part) else [None]
+    custom = part[["position", "tokens"]].to_numpy(dtype="int32") if len(part) else [[None, None]]
+    text = part["role"].map(_esc).to_numpy(dtype=str) if len(part) else [None]
+    fig.add_trace(scatter(
+        x=x, y=y, mode="markers", name=f"summarised ({len(part):,})", legendgroup="summarised",
+        customdata=custom, text=text, meta=["compaction", "replaced by the summary"],
+        hovertemplate=TIMELINE_HOVER_SHARED,
+        marker={"color": SUMMARISED_COLOUR, "symbol": SUMMARISED_SYMBOL, "size": size, "line": {"width": 1.5}}))
+
+
 def _bin_traces(fig: go.Figure, frame: pd.DataFrame, view: TimelineView) -> None:
     cells = bin_counts(frame, view)
     counts = cells[list(STATUSES)].to_numpy(dtype=float) if len(cells) else np.zeros((0, len(STATUSES)))
@@ -344,8 +374,12 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
         _bin_traces(fig, frame, view)
         scatter, size = go.Scatter, 10
     else:
-        scatter = _mark_traces(fig, _inside(frame, view.x0, view.x1), webgl_threshold)
+        inside = _inside(frame, view.x0, view.x1)
+        replaced = summarised(inside, cut)
+        scatter = _mark_traces(fig, inside[~replaced], webgl_threshold)
         size = 7 if scatter is go.Scattergl else 10
+        if cut is not None:
+            _summarised_trace(fig, inside[replaced], scatter, size)
     rings = list(highlight)
     if rings:
         pts = [xy for xy in (_slot_at(frame, p) for p in rings) if xy]
