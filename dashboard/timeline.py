@@ -357,7 +357,7 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
                     selected: int | None = None, highlight: Iterable[int] = (), cut: int | None = None,
                     recorded_cut: int | None = None, split_turn: bool = False,
                     webgl_threshold: int = WEBGL_THRESHOLD, title: str = "", revision: str = "",
-                    width_px: float = PLOT_WIDTH_PX) -> go.Figure:
+                    width_px: float = PLOT_WIDTH_PX, height: int = 400) -> go.Figure:
     """The timeline of the turns in ``x_range`` (default: all), exact or binned as ``plan_view`` decides.
 
     One trace per status, always all four (an absent status shows ``(0)`` in
@@ -422,9 +422,13 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
                             "showarrow": False, "yanchor": "top", "font": {"color": RECORDED_CUT_COLOUR}})
     fig.update_layout(
         # the toolbar stands upright in the right margin, so on hover it never covers the legend above the plot
-        title={"text": title} if title else None, height=400, margin={"l": 10, "r": 40, "t": 40, "b": 40},
+        title={"text": title} if title else None, height=height,
+        margin={"l": 10, "r": 40, "t": 40, "b": 100 if shapes else 40},
         modebar={"orientation": "v"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        # with a cut, its label stands above the plot: the legend goes under the axis title, where a legend
+        # that wraps to a second row cannot run into the label
+        legend={"orientation": "h", "yanchor": "top", "y": -0.32, "x": 0} if shapes else
+        {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         xaxis={"title": {"text": "turn"}, "zeroline": False, "range": [view.x0, view.x1],
                **_turn_ticks(view.x0, view.x1)},
         yaxis={"tickmode": "array", "tickvals": list(range(len(ROLES))), "ticktext": list(ROLES),

@@ -28,6 +28,7 @@ def test_on_the_default_demo_compaction_shrinks_the_context_and_says_why_it_comp
     assert step.short.tokens_after >= step.short.tokens_before
     notes = logic.compaction_notes(step)
     assert f"({step.short.tokens_before:,} → {step.short.tokens_after:,} tokens)" in notes[0]
+    assert "too short to compact" in notes[0]
     # the continued chat starts with the demo, message for message
     demo = loading.load_sample(guide_demo.DEMO_SAMPLE).session.messages
     assert step.source.session.messages[:len(demo)] == demo
@@ -40,7 +41,7 @@ def test_the_cache_explanation_is_always_there_when_something_was_compacted():
         assert step.result.compacted_any, name
         notes = " ".join(logic.compaction_notes(step))
         assert "Why compaction breaks the prompt cache" in notes, name
-        assert f"{step.result.cache_invalidated_tokens:,} tokens of the previous prompt" in notes, name
+        assert f"the {step.result.cache_invalidated_tokens:,} tokens of the previous prompt" in notes, name
         if step.result.tokens_saved > 0:
             assert "evens out after about" in notes, name
         else:
@@ -50,8 +51,8 @@ def test_the_cache_explanation_is_always_there_when_something_was_compacted():
 def test_on_a_session_that_already_compacted_the_note_names_the_recorded_compaction_not_placeholders():
     step = step_of("pi_session.jsonl")
     assert step.recorded_messages > 0 and step.placeholder_tokens == 0
-    note = next(n for n in logic.compaction_notes(step) if n.startswith("Compaction starts from"))
-    assert "recorded compaction replaced" in note and "placeholders" not in note
+    note = next(n for n in logic.compaction_notes(step) if n.startswith("It starts from"))
+    assert "recorded compaction" in note and "replaced" in note and "placeholders" not in note
     # what the recorded compaction replaced accounts for the whole difference from step 4
     assert step.step4_tokens - step.placeholder_tokens - step.recorded_tokens == step.result.tokens_before
 

@@ -39,7 +39,7 @@ STEPS = (
     ("5. Compaction", None,
      "When the pruned conversation still outgrows the context window, compaction replaces the oldest "
      "turns with a structured summary and keeps the newest ones verbatim. Here it is forced on the "
-     "pruned session, keeping about its newest third."),
+     "pruned session, keeping about its newest third; the square marks are the messages it summarises."),
 )
 TITLES = [s[0] for s in STEPS]
 
@@ -142,40 +142,36 @@ def compaction_notes(step: CompactionStep) -> list[str]:
     r, parts = step.result, []
     if step.short is not None:
         parts.append(
-            f"The demo is too short to compact: its {step.short.tokens_before:,} tokens after the passes are mostly "
-            "facts, and a summary that keeps them (with its headings and its note to the model) is as long, so "
-            f"compacting it would make the context bigger ({step.short.tokens_before:,} → "
-            f"{step.short.tokens_after:,} tokens). Compaction is for long histories, so this step compacts the same "
-            f"chat continued for six more turns ({len(step.source.session.messages):,} messages, "
-            f"{step.step4_tokens:,} tokens sent after the three passes).")
+            "The demo alone is too short to compact: a summary that keeps its facts, with its headings, is as long "
+            f"as it is ({step.short.tokens_before:,} → {step.short.tokens_after:,} tokens). So this step compacts the "
+            f"same chat continued for six more turns ({len(step.source.session.messages):,} messages, "
+            f"{step.step4_tokens:,} tokens after the passes).")
     gap = step.step4_tokens - r.tokens_before
     if gap:
         causes = []
         if step.recorded_messages:
             causes.append(
-                f"the session already compacted once: the {step.recorded_messages:,} messages that recorded "
-                f"compaction replaced ({step.recorded_tokens:,} tokens) are not in the context any more, so "
-                "compaction starts after its summary")
+                f"the session already compacted: the {step.recorded_messages:,} messages its recorded compaction "
+                f"replaced ({step.recorded_tokens:,} tokens) are no longer in the context, so compaction starts "
+                "after that summary")
         if step.placeholder_tokens:
-            causes.append(
-                f"the {step.placeholder_tokens:,} tokens of placeholders that stand in for pruned tool results are "
-                "only added when the conversation is sent")
+            causes.append(f"the {step.placeholder_tokens:,} tokens of placeholders for pruned tool results are "
+                          "added only when the conversation is sent")
         if causes:
-            parts.append(f"Compaction starts from {r.tokens_before:,} tokens, not the {step.step4_tokens:,} sent "
-                         f"at step 4: " + "; and ".join(causes) + ".")
+            parts.append(f"It starts from {r.tokens_before:,} tokens, not step 4's {step.step4_tokens:,}: "
+                         + "; and ".join(causes) + ".")
     if not r.compacted_any:
         parts.append(f"Nothing is compacted: {r.cut_reason}.")
         return parts
-    cache = (f"Why compaction breaks the prompt cache: a provider caches the start of the prompt, so the part "
-             "that repeats from one request to the next is read back at a fraction of the price (a tenth with "
-             "Anthropic). The summary replaces the oldest messages right after the system prompt, so everything "
-             f"after it, the summary and the kept messages ({r.cache_invalidated_tokens:,} tokens of the previous "
-             "prompt), is new to the cache and is processed again, once, at the full price.")
+    cache = ("**Why compaction breaks the prompt cache**: a provider reads the unchanged start of a prompt from its "
+             "cache at a fraction of the price (a tenth with Anthropic). The summary changes the prompt right after "
+             f"the system prompt, so the {r.cache_invalidated_tokens:,} tokens of the previous prompt after it are "
+             "processed again, once, at full price.")
     if r.tokens_saved > 0:
         requests = -(-r.cache_invalidated_tokens // r.tokens_saved)
-        cache += (f" It saves {r.tokens_saved:,} tokens on every later request, so it evens out after about "
-                  f"{requests:,} request{'s' if requests != 1 else ''} (more where cached tokens cost less than new "
-                  "ones). That is why agents compact only when the context nears the model's window.")
+        cache += (f" Saving {r.tokens_saved:,} tokens on every later request, it evens out after about "
+                  f"{requests:,} request{'s' if requests != 1 else ''} (more where cached tokens cost less): that is "
+                  "why agents compact only when the context nears the model's window.")
     else:
         cache += (f" Here it saves nothing ({r.tokens_before:,} → {r.tokens_after:,} tokens), so that cost is never "
                   "paid back.")
