@@ -297,17 +297,19 @@ def summarised(frame: pd.DataFrame, cut: int | None) -> pd.Series:
     return (frame["position"] < cut) & ~frame["position"].isin(pinned)
 
 
-def _summarised_trace(fig: go.Figure, part: pd.DataFrame, scatter: type, size: int) -> None:
-    """The messages a compaction replaces: their own mark and legend entry, never a status's."""
+def _summarised_trace(fig: go.Figure, part: pd.DataFrame, scatter: type, size: int, *, earlier: bool = False) -> None:
+    """The messages a compaction replaces (or, ``earlier``, that a compaction the session records replaced):
+    their own mark and legend entry, never a status's."""
+    name, symbol, why = (("compacted before", "square-x-open", "replaced by a compaction the session records")
+                         if earlier else ("summarised", SUMMARISED_SYMBOL, "replaced by the summary"))
     x = part["slot"].to_numpy(dtype="float32") if len(part) else [None]
     y = part["lane"].to_numpy(dtype="int8") if len(part) else [None]
     custom = part[["position", "tokens"]].to_numpy(dtype="int32") if len(part) else [[None, None]]
     text = part["role"].map(_esc).to_numpy(dtype=str) if len(part) else [None]
     fig.add_trace(scatter(
-        x=x, y=y, mode="markers", name=f"summarised ({len(part):,})", legendgroup="summarised",
-        customdata=custom, text=text, meta=["compaction", "replaced by the summary"],
-        hovertemplate=TIMELINE_HOVER_SHARED,
-        marker={"color": SUMMARISED_COLOUR, "symbol": SUMMARISED_SYMBOL, "size": size, "line": {"width": 1.5}}))
+        x=x, y=y, mode="markers", name=f"{name} ({len(part):,})", legendgroup=name,
+        customdata=custom, text=text, meta=["compaction", why], hovertemplate=TIMELINE_HOVER_SHARED,
+        marker={"color": SUMMARISED_COLOUR, "symbol": symbol, "size": size, "line": {"width": 1.5}}))
 
 
 def _bin_traces(fig: go.Figure, frame: pd.DataFrame, view: TimelineView) -> None:
@@ -357,7 +359,8 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
                     selected: int | None = None, highlight: Iterable[int] = (), cut: int | None = None,
                     recorded_cut: int | None = None, split_turn: bool = False,
                     webgl_threshold: int = WEBGL_THRESHOLD, title: str = "", revision: str = "",
-                    width_px: float = PLOT_WIDTH_PX, height: int = 400) -> go.Figure:
+                    width_px: float = PLOT_WIDTH_PX, height: int = 400,
+                    summarised_positions: Iterable[int] | None = None, earlier: Iterable[int] = ()) -> go.Figure:
     """The timeline of the turns in ``x_range`` (default: all), exact or binned as ``plan_view`` decides.
 
     One trace per status, always all four (an absent status shows ``(0)`` in
@@ -375,11 +378,15 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
         scatter, size = go.Scatter, 10
     else:
         inside = _inside(frame, view.x0, view.x1)
-        replaced = summarised(inside, cut)
-        scatter = _mark_traces(fig, inside[~replaced], webgl_threshold)
+        replaced = summarised(inside, cut) if summarised_positions is None else \
+            inside["position"].isin(set(summarised_positions))
+        before = inside["position"].isin(set(earlier)) & ~replaced
+        scatter = _mark_traces(fig, inside[~replaced & ~before], webgl_threshold)
         size = 7 if scatter is go.Scattergl else 10
         if cut is not None:
             _summarised_trace(fig, inside[replaced], scatter, size)
+        if before.any():
+            _summarised_trace(fig, inside[before], scatter, size, earlier=True)
     rings = list(highlight)
     if rings:
         pts = [xy for xy in (_slot_at(frame, p) for p in rings) if xy]

@@ -111,3 +111,18 @@ def test_each_pruning_step_shows_its_own_effect_against_the_step_before():
     step = logic.compaction_step(loading.load_sample(guide_demo.DEMO_SAMPLE))
     assert shown.value == f"{step.result.tokens_before:,} → {step.result.tokens_after:,}"
     assert shown.proto.delta.startswith("-")
+
+
+def test_the_compaction_timeline_counts_what_this_compaction_summarises_and_what_was_compacted_before():
+    from dashboard import tables
+    from dashboard.timeline import timeline_figure
+
+    step = step_of("pi_session.jsonl")
+    r, pruned = step.result, step.pruned
+    frame = tables.messages_frame(pruned.kept, pruned.decisions, [0] * len(pruned.kept.messages))
+    fig = timeline_figure(frame, cut=r.cut_index, summarised_positions=step.replaced, earlier=step.earlier)
+    names = [t.name for t in fig.data]
+    assert f"summarised ({len(r.to_summarize) + len(r.turn_prefix):,})" in names
+    assert f"compacted before ({step.recorded_messages:,})" in names
+    kept = next(t for t in fig.data if t.legendgroup == "kept")
+    assert kept.name == f"kept ({len(frame) - len(step.replaced) - len(step.earlier):,})"

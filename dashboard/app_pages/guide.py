@@ -134,7 +134,8 @@ def compaction_step(session):
     with chart:
         components.timeline(frame, key="guide_timeline_compaction", cache_key=(step.source.key, "compaction"),
                             cut=result.cut_index, split_turn=result.split_turn, height=CHART_HEIGHT,
-                            width_px=CHART_WIDTH_PX * 0.8, describe=False)
+                            width_px=CHART_WIDTH_PX * 0.8, describe=False, summarised=step.replaced,
+                            earlier=step.earlier)
     with words:
         st.caption(logic.STEPS[4][2])
         for note in logic.compaction_notes(step):

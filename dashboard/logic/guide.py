@@ -102,6 +102,8 @@ class CompactionStep:
     recorded_tokens: int  # their tokens: step 4 sends the recorded summary instead
     result: Any  # pruner.compaction.CompactionResult
     short: Any = None  # the demo alone compacted, when ``source`` is the demo continued
+    replaced: tuple[int, ...] = ()  # positions in ``pruned.kept`` the summary replaces
+    earlier: tuple[int, ...] = ()  # positions in ``pruned.kept`` a recorded compaction had already replaced
 
     @property
     def continued(self) -> bool:
@@ -129,12 +131,16 @@ def _compact(loaded: LoadedSession) -> CompactionStep:
     preview = compaction_logic.default_settings(start)
     result = cache.memoised("guide_compaction", (loaded.key, preview), lambda: compact(
         pruned.kept, preview.library(config.encoding), force=True, use_usage=False))
+    # the cut with the step's budget (the plan above only measured where compaction starts)
+    cut = plan_compaction(pruned.kept, preview.library(config.encoding), force=True, use_usage=False)
     replaced = plan.window.already_compacted
     recorded_tokens = sum(message_tokens(pruned.kept.messages[i], analysis.token_counter(config.encoding))
                           for i in replaced)
     return CompactionStep(source=loaded, pruned=pruned, step4_tokens=pruned.stats.tokens_after,
                           placeholder_tokens=pruned.stats.placeholder_tokens, recorded_messages=len(replaced),
-                          recorded_tokens=recorded_tokens, result=result)
+                          recorded_tokens=recorded_tokens, result=result,
+                          replaced=cut.to_summarize + cut.turn_prefix if result.compacted_any else (),
+                          earlier=replaced)
 
 
 def compaction_notes(step: CompactionStep) -> list[str]:
