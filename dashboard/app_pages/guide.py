@@ -26,8 +26,10 @@ def navigation(link: dict[str, str] | None) -> int:
         ss["guide_step"] = logic.TITLES[int(linked) - 1] if linked.isdigit() and \
             1 <= int(linked) <= len(logic.TITLES) else logic.TITLES[0]
     index = logic.TITLES.index(ss["guide_step"])
-    # one row: the steps, then Previous and Next (a row each took 100 px of the presenter's screen)
-    steps, c1, c2 = st.columns([7, 1.3, 1.3], vertical_alignment="center")
+    # one row: the steps, then Previous, Next and presenter mode (a row each took 100 px of the screen)
+    steps, c1, c2, c3 = st.columns([7, 1.3, 1.3, 1.5], vertical_alignment="center")
+    c3.toggle("Present", key="guide_present", help="Presenter mode: only the step on the screen, no focus frame; "
+              "← and → step. The link keeps it (present=1).")
     with steps:
         title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed",
                                      on_change=session_state.remember_widget, args=("guide_step",))
@@ -63,6 +65,15 @@ COMPACT_CSS = ("<style>.st-key-guide_head h1 { font-size: 2rem; padding: 0 0 0.2
                ".st-key-guide_step_box [data-testid='stMetricValue'] { font-size: 1.55rem; }"
                ".st-key-guide_step_box h3 { padding-top: 0.4rem; }"
                ".st-key-guide_step_box [data-testid='stCaptionContainer'] p { margin-bottom: 0.3rem; }</style>")
+
+
+#: Presenter mode: the step alone on the screen (no sidebar, header or page title) and no focus frame on
+#: whatever a click or a key press focused; ← and → still step, the toggle beside Next leaves it.
+PRESENTER_CSS = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], "
+                 "[data-testid='stHeader'], .st-key-guide_head, .st-key-guide_sidebar { display: none !important; }"
+                 "[data-testid='stMainBlockContainer'] { padding-top: 1.2rem; }"
+                 "[data-testid='stMain'] *:focus, [data-testid='stMain'] *:focus-visible, [data-testid='stMain']:focus "
+                 "{ outline: none !important; box-shadow: none !important; }</style>")
 
 
 def heading_and_metrics(title: str):
@@ -164,12 +175,16 @@ def render() -> None:
         return
     head.caption(f"The guide runs on the session open in the explorer: {loaded.label}. "
                  "Step with ← and → (or the buttons); ringed marks changed in the step.")
-    with st.sidebar:
+    with st.sidebar, st.container(key="guide_sidebar"):
         st.page_link("app_pages/explorer.py", label="Open another session", icon=":material/arrow_back:",
                      help="The Guide steps through the session open on the Session explorer page")
         window = window_picker(loaded)
     session = logic.windowed(loaded, window)
-    index = navigation(session_state.linked_view("guide", logic.PAGE_KEYS))
+    link = session_state.linked_view("guide", logic.PAGE_KEYS)
+    ss["guide_present"] = logic.presenting(link, bool(ss.get("guide_present")))
+    if ss["guide_present"]:
+        st.html(PRESENTER_CSS)
+    index = navigation(link)
     with st.container(key="guide_step_box"):  # one screen: the browser test measures this box
         if logic.STEPS[index][1] is not None:
             changes = pruning_step(session, index)
@@ -181,7 +196,8 @@ def render() -> None:
     else:
         compaction_details(result)
     session_state.write_link(page={"step": str(index + 1),
-                                   "window": f"{window[0]}-{window[1]}" if window else None},
+                                   "window": f"{window[0]}-{window[1]}" if window else None,
+                                   "present": "1" if ss.get("guide_present") else None},
                              page_keys=logic.PAGE_KEYS, name="guide")
 
 

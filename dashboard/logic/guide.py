@@ -17,8 +17,17 @@ from . import guide_demo
 #: Sessions longer than this many turns are guided through a window of at most this many (few enough
 #: that the timeline shows one mark per message).
 MAX_TURNS = 15
-#: The guide's own URL parameters: the step (1-based) and the window (``first-last``).
-PAGE_KEYS = ("step", "window")
+#: The guide's own URL parameters: the step (1-based), the window (``first-last``) and presenter mode (``1``).
+PAGE_KEYS = ("step", "window", "present")
+
+
+def presenting(link: dict[str, str] | None, current: bool) -> bool:
+    """Presenter mode: as a link or a reload says (``present=1``), else as the page last had it.
+
+    >>> presenting({"present": "1"}, False), presenting({"step": "2"}, True), presenting(None, True)
+    (True, False, True)
+    """
+    return current if link is None else link.get("present") == "1"
 
 #: (title, config for that step or None for compaction, what the step does and why)
 STEPS = (

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from tests.e2e import test_browser as shared
-from tests.e2e.test_browser import (CLIPPED_METRICS, KEYS_LISTENING, SCROLLED, TIMELINE_DRAWN, VIEWPORT, no_exception,
+from tests.e2e.test_browser import (CLIPPED_METRICS, KEYS_LISTENING, TIMELINE_DRAWN, VIEWPORT, no_exception,
                                     save_screenshot, wait_for_text)
 
 for _name, _value in vars(shared).items():  # the browser, the server, a fresh tab
@@ -34,6 +34,12 @@ STEP_BOX = """() => {
     const plot = box.querySelector('.js-plotly-plot .main-svg');
     return {box: rect(box), plot: plot ? rect(plot) : null, height: window.innerHeight, width: window.innerWidth};
 }"""
+
+
+#: Whether the window or a pane the reader sees is scrolled (a focused checkbox scrolls its 1-pixel wrapper: not
+#: a scroll anyone sees, so boxes under 50 px high are left out).
+SCROLLED = """() => window.scrollY > 0 || [...document.querySelectorAll('*')].some(el =>
+    el.scrollTop > 0 && el.clientHeight >= 50 && el.scrollHeight > el.clientHeight)"""
 
 
 def assert_one_screen(page, step: str) -> dict:
@@ -86,3 +92,31 @@ def test_on_the_default_demo_the_compaction_step_shrinks_the_context(page, app_u
     wait_for_text(page, "The demo alone is too short to compact")
     legend = [t for lg in page.evaluate(shared.LEGEND_TEXTS) for t in lg]
     assert any(t.startswith("summarised (") for t in legend), legend
+
+
+#: What shows a focus frame on the element that has the focus now (outline or box shadow), if anything.
+FOCUS_FRAME = """() => { const el = document.activeElement; if (!el || el === document.body) return null;
+    const s = getComputedStyle(el);
+    const framed = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
+    return framed ? `${el.tagName} outline ${s.outlineStyle} ${s.outlineWidth}, shadow ${s.boxShadow}` : null; }"""
+
+
+def test_presenter_mode_shows_only_the_step_steps_with_the_keyboard_and_draws_no_focus_frame(page, app_url):
+    page.goto(f"{app_url}/guide")
+    page.get_by_role("heading", name=STEPS[0], exact=True).wait_for()
+    page.wait_for_function(KEYS_LISTENING)
+    page.get_by_text("Present", exact=True).click()
+    page.wait_for_function("() => location.search.includes('present=1')")
+    page.get_by_test_id("stSidebar").wait_for(state="hidden")
+    assert not page.get_by_role("heading", name="Guide: how pruning works, step by step").is_visible()
+    for k, step in enumerate(STEPS[1:], start=2):
+        page.keyboard.press("ArrowRight")  # the focus is where the click left it: on the toggle
+        page.get_by_role("heading", name=step, exact=True).wait_for()
+        page.wait_for_function("n => location.search.includes('step=' + n)", arg=k)
+        assert_one_screen(page, step)
+        assert page.evaluate(FOCUS_FRAME) is None
+    save_screenshot(page, "guide-presenter")
+    # the link reopens presenter mode on the same step
+    page.reload()
+    page.get_by_role("heading", name=STEPS[-1], exact=True).wait_for()
+    page.get_by_test_id("stSidebar").wait_for(state="hidden")
