@@ -110,7 +110,8 @@ def recorded_compactions(loaded, preview) -> None:
     if not rows:
         return
     st.subheader("Recorded compactions")
-    st.caption("This session records compactions its agent made (Pi). Each recorded cut is shown beside "
+    st.caption(f"This session records compactions its agent made ({ui.escape_markdown(loaded.format)} format). "
+               "Each recorded cut is shown beside "
                "the cut computed here for the same history; the dashed line on the timeline is the "
                "latest recorded cut.")
     st.dataframe(tables.recorded_compactions_frame(rows), hide_index=True, width="stretch",
