@@ -274,3 +274,19 @@ def test_defect_42_a_repair_said_as_a_whole_clause_reads_as_a_sentence():
     session = Session.of([Message(id="u1", role="user", content="hi")], metadata={"repairs": repairs})
     assert explorer_logic.repairs_notice(session) == ("Repairs made to open this file: 2 lines are timed more than a "
                                                       "second before the line before it in its conversation.")
+
+
+def test_defect_42_the_upload_limit_is_said_in_words_beside_every_uploader():
+    """Issue 42: a file over the limit showed only a red icon (the browser refuses it before the app sees it)."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import ui
+    from tests.support.paths import ROOT
+
+    sentence = ui.upload_limit_sentence()
+    assert sentence.startswith(f"Files up to {ui.upload_limit_text()}.") and "pruner replay FILE" in sentence
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=180).run()
+    assert sentence in [c.value for c in at.caption]  # the Start page
+    at.switch_page("app_pages/explorer.py").run()
+    at.radio(key="source_kind").set_value("Upload").run()
+    assert sentence in [c.value for c in at.sidebar.caption]
