@@ -47,14 +47,21 @@ def context_figure(totals: pd.DataFrame, *, sampled: bool = False, recorded: Seq
                                  name="recorded: what the model was sent (provider's count)",
                                  line={"color": RECORDED_COLOUR, "width": 1.5},
                                  hovertemplate="turn %{x}: %{y:,} tokens sent<extra>recorded</extra>"))
+    # one legend entry for the compactions, not a label on each line: two compactions a few turns apart ran
+    # their labels together ("recorded compactionrecorded compaction") over the title
     for turn in compactions:
-        fig.add_vline(x=turn, line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"},
-                      annotation_text="recorded compaction", annotation_position="top")
+        fig.add_vline(x=turn, line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"})
+    if compactions:
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", hoverinfo="skip",
+                                 name=f"recorded compaction{'s' if len(compactions) != 1 else ''} (dotted, turn "
+                                      + ", ".join(f"{t:,}" for t in compactions) + ")",
+                                 line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"}))
     note = " (sampled turns)" if sampled else ""
-    fig.update_layout(title={"text": "Context size at each turn" + note}, height=340,
+    # the legend under the axis: above the plot it wrapped into the title at 1366 px
+    fig.update_layout(title={"text": "Context size at each turn" + note}, height=380,
                       xaxis={"title": {"text": "turn"}}, yaxis={"title": {"text": "tokens in the context"}},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 
