@@ -26,10 +26,8 @@ def navigation(link: dict[str, str] | None) -> int:
         ss["guide_step"] = logic.TITLES[int(linked) - 1] if linked.isdigit() and \
             1 <= int(linked) <= len(logic.TITLES) else logic.TITLES[0]
     index = logic.TITLES.index(ss["guide_step"])
-    # one row: the steps, then Previous, Next and presenter mode (a row each took 100 px of the screen)
-    steps, c1, c2, c3 = st.columns([7, 1.3, 1.3, 1.5], vertical_alignment="center")
-    c3.toggle("Present", key="guide_present", help="Presenter mode: only the step on the screen, no focus frame; "
-              "← and → step. The link keeps it (present=1).")
+    # one row: the steps, then Previous and Next (a row each took 100 px of the presenter's screen)
+    steps, c1, c2 = st.columns([7, 1.3, 1.3], vertical_alignment="center")
     with steps:
         title = st.segmented_control("Step", logic.TITLES, key="guide_step", label_visibility="collapsed",
                                      on_change=session_state.remember_widget, args=("guide_step",))
@@ -166,7 +164,8 @@ def compaction_details(result) -> None:
 
 def render() -> None:
     st.html(COMPACT_CSS)
-    head = st.container(key="guide_head")
+    head_row, toggle = st.columns([6, 1], vertical_alignment="top")
+    head = head_row.container(key="guide_head")
     head.title("Guide: how pruning works, step by step")
     loaded = session_state.ensure_session()
     if loaded is None or not loaded.session.messages:
@@ -182,6 +181,9 @@ def render() -> None:
     session = logic.windowed(loaded, window)
     link = session_state.linked_view("guide", logic.PAGE_KEYS)
     ss["guide_present"] = logic.presenting(link, bool(ss.get("guide_present")))
+    # above the steps, at the right: in presenter mode it stays, alone in the row, to leave the mode
+    toggle.toggle("Present", key="guide_present", help="Presenter mode: only the step on the screen, no focus "
+                  "frame; ← and → step. The link keeps it (present=1).")
     if ss["guide_present"]:
         st.html(PRESENTER_CSS)
     index = navigation(link)
