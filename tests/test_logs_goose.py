@@ -278,7 +278,7 @@ def test_a_message_dated_past_year_9999_is_a_damaged_field_not_a_failed_run(home
 def test_a_database_session_is_held_to_a_files_limits_on_size_and_nesting(home, monkeypatch):
     import pruner.formats
 
-    monkeypatch.setattr(pruner.formats, "DEFAULT_MAX_BYTES", 1_000_000)
+    monkeypatch.setattr(pruner.formats._limits, "DEFAULT_MAX_BYTES", 1_000_000)
     db = home / ".local" / "share" / "goose" / "sessions" / "sessions.db"
     nested = '[{"type": "text", "text": "hi", "x": [' + ",".join(["[]"] * 200_000) + "]}]"
     assert len(nested) < 1_000_000 < 8 * nested.count("[")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import FormatError
 from ..jsonio import JsonProblem, loads_json
+from . import _limits as limits
 from .builder import RETRIEVAL_TOOLS  # the builder applies it; exported here, where importers look
 from .repairing import Repairs
 
@@ -360,18 +361,14 @@ class RecordBudget:
     than from a file. ``add`` each record's bytes before parsing it: a ``FormatError`` once they pass it."""
 
     def __init__(self, *, file: str, what: str = "the session's records", max_bytes: int | None = None):
-        from . import DEFAULT_MAX_BYTES
-
         self.file, self.what = file, what
-        self.limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+        self.limit = limits.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
         self.size = self.charged = 0
 
     def add(self, data: bytes | str, where: str) -> None:
-        from . import CONTAINER_BYTES
-
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
         self.size += len(raw)
-        self.charged += max(len(raw), CONTAINER_BYTES * (raw.count(b"[") + raw.count(b"{")))
+        self.charged += max(len(raw), limits.CONTAINER_BYTES * (raw.count(b"[") + raw.count(b"{")))
         if self.size > self.limit:
             raise FormatError(f"{self.what} are {self.size:,} bytes so far, over the {self.limit:,}-byte limit a "
                               "file is held to; the session is not read", file=self.file, path=where,
