@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 
 from pruner.model import ROLES, STATUSES
 
-from .theme import AFTER_COLOUR, BEFORE_COLOUR, ROLE_COLOURS, STATUS_COLOURS, WORKLOAD_COLOURS
+from .theme import (AFTER_COLOUR, BEFORE_COLOUR, CACHE_MISS_COLOUR, PRUNER_COLOUR, REFERENCE_COLOUR, ROLE_COLOURS,
+                    STATUS_COLOURS, TRUNCATION_COLOUR, WORKLOAD_COLOURS)
 
 
 RECORDED_COLOUR = "#000000"
@@ -46,14 +47,21 @@ def context_figure(totals: pd.DataFrame, *, sampled: bool = False, recorded: Seq
                                  name="recorded: what the model was sent (provider's count)",
                                  line={"color": RECORDED_COLOUR, "width": 1.5},
                                  hovertemplate="turn %{x}: %{y:,} tokens sent<extra>recorded</extra>"))
+    # one legend entry for the compactions, not a label on each line: two compactions a few turns apart ran
+    # their labels together ("recorded compactionrecorded compaction") over the title
     for turn in compactions:
-        fig.add_vline(x=turn, line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"},
-                      annotation_text="recorded compaction", annotation_position="top")
+        fig.add_vline(x=turn, line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"})
+    if compactions:
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", hoverinfo="skip",
+                                 name=f"recorded compaction{'s' if len(compactions) != 1 else ''} (dotted, turn "
+                                      + ", ".join(f"{t:,}" for t in compactions) + ")",
+                                 line={"color": RECORDED_COLOUR, "width": 1, "dash": "dot"}))
     note = " (sampled turns)" if sampled else ""
-    fig.update_layout(title={"text": "Context size at each turn" + note}, height=340,
+    # the legend under the axis: above the plot it wrapped into the title at 1366 px
+    fig.update_layout(title={"text": "Context size at each turn" + note}, height=380,
                       xaxis={"title": {"text": "turn"}}, yaxis={"title": {"text": "tokens in the context"}},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 40})
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40})
     return fig
 
 
@@ -98,7 +106,7 @@ def compaction_tokens_figure(before: int, after: int, cache_invalidated: int) ->
     """Tokens before and after compaction, and how many lose their prompt-cache hit."""
     labels = ["before", "after", "re-processed (cache miss)"]
     values = [before, after, cache_invalidated]
-    colours = [BEFORE_COLOUR, AFTER_COLOUR, STATUS_COLOURS["expired"]]
+    colours = [BEFORE_COLOUR, AFTER_COLOUR, CACHE_MISS_COLOUR]
     fig = go.Figure(go.Bar(x=labels, y=values, marker={"color": colours},
                            hovertemplate="%{x}: %{y:,} tokens<extra></extra>"))
     fig.update_layout(title={"text": "Compaction: context tokens"}, height=280,
@@ -213,8 +221,8 @@ def prune_time_figure(by_size: pd.DataFrame) -> go.Figure:
 def facts_lost_figure(wide: pd.DataFrame) -> go.Figure:
     """Tagged facts lost by pruner and by truncation given the same token budget, said in the chart itself."""
     fig = go.Figure()
-    for column, name, colour in (("pruner", "pruner", STATUS_COLOURS["kept"]),
-                                 ("truncation", "truncation to the same budget", STATUS_COLOURS["expired"])):
+    for column, name, colour in (("pruner", "pruner", PRUNER_COLOUR),
+                                 ("truncation", "truncation to the same budget", TRUNCATION_COLOUR)):
         fig.add_trace(go.Bar(x=wide["config"].astype(str).tolist(), y=wide[column].tolist(), name=name,
                              marker={"color": colour}, hovertemplate="%{x}: %{y:,.4g} facts lost<extra>" + name
                                                                      + "</extra>"))
@@ -233,7 +241,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
     """``pruner bench --scaling``: ms per 1,000 messages against size (flat means linear cost)."""
     fig = go.Figure(go.Scatter(
         x=frame["messages"].tolist(), y=frame["ms_per_1000_messages"].tolist(), mode="lines+markers",
-        name="pruner", line={"color": STATUS_COLOURS["kept"]},
+        name="pruner", line={"color": PRUNER_COLOUR},
         customdata=frame[["turns", "prune_ms"]].to_numpy().tolist(),
         hovertemplate="%{customdata[0]:,} turns, %{x:,} messages: %{customdata[1]:,.1f} ms<br>"
                       "%{y:.2f} ms per 1,000 messages<extra></extra>"))
@@ -246,7 +254,7 @@ def scaling_figure(frame: pd.DataFrame) -> go.Figure:
 
 def per_turn_figure(bars: pd.DataFrame, turns: int) -> go.Figure:
     """Total time to re-prune after every turn of one conversation, by method (log scale)."""
-    colours = [STATUS_COLOURS["kept"], BEFORE_COLOUR, STATUS_COLOURS["expired"]]
+    colours = [PRUNER_COLOUR, BEFORE_COLOUR, REFERENCE_COLOUR]  # incremental, full prune, the reference
     fig = go.Figure(go.Bar(
         y=bars["method"].tolist(), x=bars["seconds"].tolist(), orientation="h",
         marker={"color": colours[: len(bars)]}, text=[f"{v:,.2f} s ({s})" for v, s in zip(bars["seconds"],

@@ -55,8 +55,9 @@ def _zoom_out(key: str, frame: pd.DataFrame) -> None:
 
 def timeline(frame: pd.DataFrame, *, key: str, cache_key, selected: int | None = None,
              highlight: Iterable[int] = (), cut: int | None = None, recorded_cut: int | None = None,
-             split_turn: bool = False, width_px: float = tl.PLOT_WIDTH_PX,
-             on_position: Callable[[int], None] | None = None) -> tl.TimelineView:
+             split_turn: bool = False, width_px: float = tl.PLOT_WIDTH_PX, height: int = 400,
+             on_position: Callable[[int], None] | None = None, describe: bool = True,
+             summarised: Iterable[int] | None = None, earlier: Iterable[int] = ()) -> tl.TimelineView:
     """The timeline of ``frame`` with its zoom controls; clicking a bin zooms in, a mark calls ``on_position``.
 
     ``cache_key`` must identify ``frame`` (session and settings): the figure is
@@ -64,15 +65,20 @@ def timeline(frame: pd.DataFrame, *, key: str, cache_key, selected: int | None =
     """
     x_range = zoom_range(key)
     highlight = tuple(highlight)
+    summarised = None if summarised is None else tuple(summarised)
+    earlier = tuple(earlier)
     view = tl.plan_view(frame, x_range, width_px=width_px)
     fig = cache.shared("timeline", (cache_key, key, x_range, selected, highlight, cut, recorded_cut, split_turn,
-                                    width_px),
+                                    width_px, height, summarised, earlier),
                        lambda: tl.timeline_figure(frame, x_range=x_range, selected=selected, highlight=highlight,
                                                   cut=cut, recorded_cut=recorded_cut, split_turn=split_turn,
-                                                  revision=str(cache_key), width_px=width_px))
+                                                  revision=str(cache_key), width_px=width_px, height=height,
+                                                  summarised_positions=summarised, earlier=earlier))
     st.plotly_chart(fig, key=key, on_select=lambda: _on_select(key, on_position, (view.x0, view.x1)),
                     selection_mode="points",
                     config={"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]})
+    if not describe and x_range is None:  # the caller has no room for the line under the chart
+        return view
     left, right = st.columns([5, 2], vertical_alignment="center")
     left.caption(view.describe())
     if x_range is not None:

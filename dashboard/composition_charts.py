@@ -23,10 +23,9 @@ import plotly.graph_objects as go
 from pruner.replay.composition import (ASSISTANT, DOCUMENTS, FILE_READS, PLACEHOLDERS, SUMMARIES, SYSTEM,
                                        TOOL_PREFIX, USER, Composition)
 
-KIND_COLOURS = {SYSTEM: "#7F7F7F", USER: "#56B4E9", ASSISTANT: "#0072B2", FILE_READS: "#E69F00",
-                DOCUMENTS: "#F0E442", SUMMARIES: "#009E73", PLACEHOLDERS: "#BBBBBB"}
-#: Tool results, one colour each in first-use order (none of them a kind's colour).
-TOOL_COLOURS = ("#CC79A7", "#D55E00", "#8C564B", "#17BECF", "#9467BD", "#BCBD22", "#E377C2", "#2CA02C")
+from .theme import KIND_COLOURS, OTHER_TOOLS_COLOUR, TOOL_COLOURS  # the kinds' and tools' palettes
+
+assert set(KIND_COLOURS) == {SYSTEM, USER, ASSISTANT, FILE_READS, DOCUMENTS, SUMMARIES, PLACEHOLDERS}
 OTHER_TOOLS = "other tools"
 #: Tools drawn on their own; the rest are one area (a session may call dozens of MCP tools).
 TOP_TOOLS = len(TOOL_COLOURS)
@@ -63,7 +62,7 @@ def _colour(kind: str, tool_order: int) -> str:
     if kind in KIND_COLOURS:
         return KIND_COLOURS[kind]
     if kind == OTHER_TOOLS:
-        return "#444444"
+        return OTHER_TOOLS_COLOUR
     return TOOL_COLOURS[tool_order % len(TOOL_COLOURS)]
 
 

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .theme import AFTER_COLOUR, BEFORE_COLOUR, STATUS_COLOURS
+from .theme import AFTER_COLOUR, BEFORE_COLOUR, FORMAT_COLOURS, STATUS_COLOURS, WORSE_COLOUR
 
-FORMAT_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#7F7F7F")
+FORMAT_PALETTE = FORMAT_COLOURS
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 40}
 
 
@@ -122,7 +122,7 @@ def extremes_figure(rows: pd.DataFrame, *, title: str) -> go.Figure:
               for f, d, n in zip(rows["file"], rows["dialogue"], rows["dialogues"].fillna(1))]
     fig = go.Figure(go.Bar(
         x=rows["reduction_pct"].astype(float).tolist(), y=labels, orientation="h",
-        marker={"color": [STATUS_COLOURS["duplicate"] if r < 0 else AFTER_COLOUR for r in rows["reduction_pct"]]},
+        marker={"color": [WORSE_COLOUR if r < 0 else AFTER_COLOUR for r in rows["reduction_pct"]]},
         customdata=list(zip(rows["session_id"].tolist(), rows["tokens_before"].astype(int).tolist(),
                             rows["tokens_after"].astype(int).tolist())),
         hovertemplate="%{y}: %{x:.1f}%<br>%{customdata[1]:,} → %{customdata[2]:,} tokens"

@@ -32,7 +32,9 @@ _SCRIPT = """<script>
     const path = window.location.pathname.replace(/\\/+$/, "");
     return Object.keys(pages).find(name => path.endsWith("/" + name));
   };
-  const typing = el => el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+  // a checkbox or toggle (the Guide's "Present") keeps focus after a click: arrows still step there
+  const typing = el => el && (el.isContentEditable || ["TEXTAREA", "SELECT"].includes(el.tagName)
+    || (el.tagName === "INPUT" && !["checkbox", "radio", "button"].includes(el.type)));
   const flush = () => {
     if (pending === null || here() !== pending.page) return;
     const b = button(pending.key);

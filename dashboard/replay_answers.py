@@ -17,13 +17,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .replay_charts import BOUND_COLOUR, colour
+from .theme import CACHE_MISS_COLOUR
 
 #: One marker per cause on the overview (misses of the recording).
 CAUSE_SYMBOLS = {"first_request": "circle-open", "subagent_start": "star", "model_changed": "hexagram",
                  "compaction": "diamond-open", "ttl_expired": "hourglass", "prefix_changed": "x-thin-open",
                  "lookback_exceeded": "bowtie", "below_minimum": "triangle-up-open",
                  "no_visible_cause": "circle-x-open"}
-MISS_COLOUR = "#B22222"
+MISS_COLOUR = CACHE_MISS_COLOUR
 
 
 def ledger_frame(r: Any) -> pd.DataFrame:

@@ -20,15 +20,9 @@ import html
 import pandas as pd
 import plotly.graph_objects as go
 
-#: One colour per built-in strategy (Okabe-Ito, then greys); others cycle through the rest.
-STRATEGY_COLOURS = {
-    "as_recorded": "#000000", "full": "#999999", "truncate": "#D55E00", "prune_every_request": "#E69F00",
-    "cache_aware_prune": "#0072B2", "compact": "#009E73", "prune_then_compact": "#56B4E9",
-    "clear_tool_uses": "#CC79A7",
-}
-_SPARE = ("#F0E442", "#7F7F7F", "#8C564B", "#17BECF")
+from .theme import SPARE_STRATEGY_COLOURS as _SPARE
+from .theme import STRATEGY_COLOURS, WINDOW_COLOUR  # one colour per strategy, none a status colour
 EVENT_SYMBOLS = {"prune": "triangle-down", "compact": "diamond", "truncate": "x", "clear": "square"}
-WINDOW_COLOUR = "#B22222"
 #: The hindsight bound (``pruner.replay.hindsight``): a dashed dark line, its schedule's actions on it.
 BOUND_LABEL, BOUND_COLOUR = "best in hindsight", "#3B2F8F"
 BOUND_SYMBOLS = {"drop": "line-ns-open", "prune": "triangle-down-open", "compact": "diamond-open",

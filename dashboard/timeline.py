@@ -38,7 +38,8 @@ import plotly.graph_objects as go
 
 from pruner.model import ROLES, STATUSES
 
-from .theme import CUT_COLOUR, RECORDED_CUT_COLOUR, STATUS_COLOURS, STATUS_SYMBOLS, SUMMARISED_FILL, status_label
+from .theme import (CUT_COLOUR, RECORDED_CUT_COLOUR, STATUS_COLOURS, STATUS_SYMBOLS, SUMMARISED_COLOUR, SUMMARISED_FILL,
+                    SUMMARISED_SYMBOL, status_label)
 
 #: The plot's width in pixels that the fit test assumes (the wide layout's main column, a little less).
 PLOT_WIDTH_PX = 1_100
@@ -280,6 +281,37 @@ def _mark_traces(fig: go.Figure, inside: pd.DataFrame, webgl_threshold: int) -> 
     return scatter
 
 
+def summarised(frame: pd.DataFrame, cut: int | None) -> pd.Series:
+    """Which rows a compaction cutting at position ``cut`` replaces with its summary: every message before the
+    cut except the leading system messages (kept ahead of the summary). None without a cut.
+
+    >>> frame = pd.DataFrame({"position": [0, 1, 2, 3], "role": ["system", "user", "assistant", "user"]})
+    >>> summarised(frame, 3).tolist(), summarised(frame, None).tolist()
+    ([False, True, True, False], [False, False, False, False])
+    """
+    if cut is None or frame.empty:
+        return pd.Series(False, index=frame.index)
+    ordered = frame.sort_values("position")
+    leading = ordered["role"].ne("system").cumsum().eq(0)  # the system messages before any other
+    pinned = set(ordered.loc[leading, "position"])
+    return (frame["position"] < cut) & ~frame["position"].isin(pinned)
+
+
+def _summarised_trace(fig: go.Figure, part: pd.DataFrame, scatter: type, size: int, *, earlier: bool = False) -> None:
+    """The messages a compaction replaces (or, ``earlier``, that a compaction the session records replaced):
+    their own mark and legend entry, never a status's."""
+    name, symbol, why = (("compacted before", "square-x-open", "replaced by a compaction the session records")
+                         if earlier else ("summarised", SUMMARISED_SYMBOL, "replaced by the summary"))
+    x = part["slot"].to_numpy(dtype="float32") if len(part) else [None]
+    y = part["lane"].to_numpy(dtype="int8") if len(part) else [None]
+    custom = part[["position", "tokens"]].to_numpy(dtype="int32") if len(part) else [[None, None]]
+    text = part["role"].map(_esc).to_numpy(dtype=str) if len(part) else [None]
+    fig.add_trace(scatter(
+        x=x, y=y, mode="markers", name=f"{name} ({len(part):,})", legendgroup=name,
+        customdata=custom, text=text, meta=["compaction", why], hovertemplate=TIMELINE_HOVER_SHARED,
+        marker={"color": SUMMARISED_COLOUR, "symbol": symbol, "size": size, "line": {"width": 1.5}}))
+
+
 def _bin_traces(fig: go.Figure, frame: pd.DataFrame, view: TimelineView) -> None:
     cells = bin_counts(frame, view)
     counts = cells[list(STATUSES)].to_numpy(dtype=float) if len(cells) else np.zeros((0, len(STATUSES)))
@@ -327,7 +359,8 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
                     selected: int | None = None, highlight: Iterable[int] = (), cut: int | None = None,
                     recorded_cut: int | None = None, split_turn: bool = False,
                     webgl_threshold: int = WEBGL_THRESHOLD, title: str = "", revision: str = "",
-                    width_px: float = PLOT_WIDTH_PX) -> go.Figure:
+                    width_px: float = PLOT_WIDTH_PX, height: int = 400,
+                    summarised_positions: Iterable[int] | None = None, earlier: Iterable[int] = ()) -> go.Figure:
     """The timeline of the turns in ``x_range`` (default: all), exact or binned as ``plan_view`` decides.
 
     One trace per status, always all four (an absent status shows ``(0)`` in
@@ -344,8 +377,16 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
         _bin_traces(fig, frame, view)
         scatter, size = go.Scatter, 10
     else:
-        scatter = _mark_traces(fig, _inside(frame, view.x0, view.x1), webgl_threshold)
+        inside = _inside(frame, view.x0, view.x1)
+        replaced = summarised(inside, cut) if summarised_positions is None else \
+            inside["position"].isin(set(summarised_positions))
+        before = inside["position"].isin(set(earlier)) & ~replaced
+        scatter = _mark_traces(fig, inside[~replaced & ~before], webgl_threshold)
         size = 7 if scatter is go.Scattergl else 10
+        if cut is not None:
+            _summarised_trace(fig, inside[replaced], scatter, size)
+        if before.any():
+            _summarised_trace(fig, inside[before], scatter, size, earlier=True)
     rings = list(highlight)
     if rings:
         pts = [xy for xy in (_slot_at(frame, p) for p in rings) if xy]
@@ -388,9 +429,13 @@ def timeline_figure(frame: pd.DataFrame, *, x_range: tuple[float, float] | None 
                             "showarrow": False, "yanchor": "top", "font": {"color": RECORDED_CUT_COLOUR}})
     fig.update_layout(
         # the toolbar stands upright in the right margin, so on hover it never covers the legend above the plot
-        title={"text": title} if title else None, height=400, margin={"l": 10, "r": 40, "t": 40, "b": 40},
+        title={"text": title} if title else None, height=height,
+        margin={"l": 10, "r": 40, "t": 40, "b": 100 if shapes else 40},
         modebar={"orientation": "v"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        # with a cut, its label stands above the plot: the legend goes under the axis title, where a legend
+        # that wraps to a second row cannot run into the label
+        legend={"orientation": "h", "yanchor": "top", "y": -0.32, "x": 0} if shapes else
+        {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         xaxis={"title": {"text": "turn"}, "zeroline": False, "range": [view.x0, view.x1],
                **_turn_ticks(view.x0, view.x1)},
         yaxis={"tickmode": "array", "tickvals": list(range(len(ROLES))), "ticktext": list(ROLES),

@@ -175,6 +175,14 @@ def load_hint(exc: PrunerError, message: str) -> str:
     return "Pick another file, or another session in the sidebar."
 
 
+def upload_limit_sentence() -> str:
+    """Beside every file uploader: the limit in words and what to do with a larger file. The browser refuses a
+    larger file before the app sees it, with a red icon only, so this must be said before the upload."""
+    return (f"Files up to {upload_limit_text()}. For a larger one, use the command line: `pruner inspect FILE`, "
+            "`pruner replay FILE`, or `pruner batch` on its folder, then open the folder it writes on the Corpus "
+            "page.")
+
+
 def upload_limit_text() -> str:
     """The upload limit as a person reads it ("50 MB")."""
     from .loading import max_upload_bytes  # loading never imports ui: no cycle

@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import datetime
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, MutableMapping, Protocol
 
@@ -285,3 +287,24 @@ class Decision:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "rule": self.rule,
                 "reason": self.reason, "related": self.related}
+
+
+#: Epoch seconds of 1000-01-01 and of 9999-12-31T23:59:59 (UTC): a time outside them is damage (Go's zero
+#: time is year 1; 2^63-1 milliseconds is past year 9999), no ISO 8601 date of four digits can hold it.
+FIRST_SECOND, LAST_SECOND = -30610224000, 253402300799
+
+
+def calendar_seconds(value: Any) -> float | None:
+    """Seconds since the epoch of a recorded time (ISO 8601, or epoch seconds or milliseconds), or None
+    when it is none, or outside the years 1000 to 9999 (``FIRST_SECOND``, ``LAST_SECOND``)."""
+    seconds: float | None = None
+    if isinstance(value, str) and value:
+        try:
+            seconds = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError):
+            return None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        seconds = value / 1000 if value > 1e11 else float(value)
+    if seconds is None or not math.isfinite(seconds) or not FIRST_SECOND <= seconds <= LAST_SECOND:
+        return None
+    return seconds

@@ -446,7 +446,7 @@ def test_guide_steps_through_every_pass_and_compaction(app):
         at.button(key="guide_next").click().run()
         assert_clean(at)
     assert any(e.label for e in at.expander)  # the summary sections
-    assert "Prompt-cache cost" in metrics(at)
+    assert "Prompt-cache cost (tokens)" in metrics(at)
 
 
 @pytest.mark.parametrize("name, settings", [(DEMO.name, PruneConfig()), (DEMO.name, PruneConfig(restore=False)),

@@ -69,3 +69,14 @@ def test_thinning_a_replay_line_keeps_its_ends_its_peak_and_its_lowest_point_wit
         if hi > lo:
             shown = [v for q, v in zip(rows, kept["input"]) if lo <= q < hi]
             assert max(shown) == max(values[lo:hi]) and min(shown) == min(values[lo:hi])
+
+
+def test_recorded_compactions_are_one_legend_entry_not_a_label_on_each_line():
+    """Issue 42: two compactions a few turns apart drew "recorded compactionrecorded compaction" over the title."""
+    totals = pd.DataFrame({"turn": [0, 1, 2, 3], "before": [10, 20, 30, 40], "after": [10, 15, 20, 25]})
+    figure = spec(charts.context_figure(totals, compactions=[2, 3]))
+    assert not [a for a in figure["layout"].get("annotations", []) if a.get("text")]
+    assert len(figure["layout"]["shapes"]) == 2
+    names = [t["name"] for t in figure["data"]]
+    assert "recorded compactions (dotted, turn 2, 3)" in names
+    assert figure["layout"]["legend"]["y"] < 0  # under the plot, never over the title

@@ -242,7 +242,7 @@ def test_defect_17_the_notice_says_what_the_library_recorded():
                 "content; kept under a new id: u1 -> u1#2", "lines": [12]}]
     session = Session.of([Message(id="u1", role="user", content="hi")], metadata={"repairs": repairs})
     notice = explorer_logic.repairs_notice(session)
-    assert notice.startswith("To open this file the reader dropped 2 exact repeats")
+    assert notice.startswith("Repairs made to open this file: dropped 2 exact repeats")
     assert "kept under a new id: u1 -> u1#2" in notice
 
 
@@ -264,3 +264,29 @@ def test_defect_the_early_key_listener_names_every_stepper_button_the_pages_draw
     for page, buttons in STEPPERS.items():
         assert set(buttons) == {"ArrowLeft", "ArrowRight"}
         assert set(buttons.values()) <= keys.get(page, set()), (page, buttons, keys.get(page))
+
+
+def test_defect_42_a_repair_said_as_a_whole_clause_reads_as_a_sentence():
+    """Issue 42: "To open this file the reader 2 lines are timed more than a second before …"."""
+    from pruner import Message, Session
+    repairs = [{"kind": "timestamps_out_of_order", "count": 2, "message": "2 lines are timed more than a second "
+                "before the line before it in its conversation", "lines": [3, 4]}]
+    session = Session.of([Message(id="u1", role="user", content="hi")], metadata={"repairs": repairs})
+    assert explorer_logic.repairs_notice(session) == ("Repairs made to open this file: 2 lines are timed more than a "
+                                                      "second before the line before it in its conversation.")
+
+
+def test_defect_42_the_upload_limit_is_said_in_words_beside_every_uploader():
+    """Issue 42: a file over the limit showed only a red icon (the browser refuses it before the app sees it)."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import ui
+    from tests.support.paths import ROOT
+
+    sentence = ui.upload_limit_sentence()
+    assert sentence.startswith(f"Files up to {ui.upload_limit_text()}.") and "pruner replay FILE" in sentence
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=180).run()
+    assert sentence in [c.value for c in at.caption]  # the Start page
+    at.switch_page("app_pages/explorer.py").run()
+    at.radio(key="source_kind").set_value("Upload").run()
+    assert sentence in [c.value for c in at.sidebar.caption]

@@ -117,3 +117,84 @@ def test_regression_what_msgspec_skips_unchecked_sends_the_file_to_the_full_read
     path.write_bytes(good + b"\n" + good[:-1].replace(b'"uuid": "a"', b'"uuid": "b"') + b', "extra": ' + junk + b"}\n")
     assert fast_row("qwen_code", path) is None
     assert "error" in full_row("qwen_code", path) or full_row("qwen_code", path)["damaged_lines"] == 1
+
+
+# -- issue 41: the older layout (Gemini CLI's document, replies of type "qwen") -------------------------------
+
+def _older_recording() -> dict:
+    """A chat recording as late-2025 Qwen Code releases wrote it (``~/.qwen/tmp/<hash>/chats/session-*.json``):
+    Gemini CLI's ``ChatRecordingService`` document, the model's replies typed ``qwen`` with ``tokens``."""
+    def reply(i: int, inp: int, out: int, cached: int, thoughts: int) -> dict:
+        return {"id": f"q{i}", "timestamp": f"2025-11-20T10:0{i}:05.000Z", "type": "qwen", "content": "done",
+                "thoughts": [], "model": "coder-model",
+                "tokens": {"input": inp, "output": out, "cached": cached, "thoughts": thoughts, "tool": 0,
+                           "total": inp + out}}
+    return {"sessionId": "9f0c7e1a-1111-4222-8333-444455556666",
+            "projectHash": "a3b1c2d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",
+            "startTime": "2025-11-20T10:00:00.000Z", "lastUpdated": "2025-11-20T10:03:10.000Z",
+            "messages": [{"id": "u0", "timestamp": "2025-11-20T10:00:00.000Z", "type": "user", "content": "fix it"},
+                         reply(0, 12_000, 300, 0, 40), reply(1, 15_000, 200, 11_000, 0),
+                         {"id": "i1", "timestamp": "2025-11-20T10:02:00.000Z", "type": "info", "content": "saved"},
+                         {"id": "u1", "timestamp": "2025-11-20T10:02:30.000Z", "type": "user", "content": "again"},
+                         reply(2, 16_000, 500, 14_500, 0)]}
+
+
+def _older_home(tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    doc = _older_recording()
+    path = home / ".qwen" / "tmp" / doc["projectHash"] / "chats" / "session-2025-11-20T10-00-9f0c7e1a.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc, indent=2))
+    return home, path
+
+
+def test_qwen_codes_older_recording_is_read_as_qwen_code_with_every_reply_a_request(tmp_path):
+    _, path = _older_home(tmp_path)
+    s = load_session(path)  # detection: Qwen Code, not Gemini CLI (which read it with no request)
+    replies = [m for m in _older_recording()["messages"] if m["type"] == "qwen"]
+    assert s.source_format == "qwen_code"
+    assert [m.metadata["usage"]["input"] + m.metadata["usage"]["cache_read"] for m in s.messages
+            if m.role == "assistant"] == [r["tokens"]["input"] for r in replies]
+    assert not any(r["kind"] == "unknown_entries" for r in s.metadata.get("repairs", ()))
+
+
+def test_pruner_logs_finds_qwen_codes_older_layout_and_bills_it_as_qwen(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from pruner.cli import main
+    from pruner.logs.table import TABLE
+
+    home, path = _older_home(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
+    assert main(["logs", "--agent", "qwen_code", "--out", str(tmp_path / "out"), "--bill-only"]) == 0
+    (row,) = pq.read_table(tmp_path / "out" / TABLE).to_pylist()
+    replies = [m for m in _older_recording()["messages"] if m["type"] == "qwen"]
+    # The test's own reading of the raw tokens (OpenAI-compatible path: total = input + output, so the
+    # thoughts are inside output): uncached input, cache reads, output.
+    assert row["error"] is None and row["format"] == "qwen_code"
+    assert row["input_tokens"] == sum(r["tokens"]["input"] - r["tokens"]["cached"] for r in replies)
+    assert row["cache_read_tokens"] == sum(r["tokens"]["cached"] for r in replies)
+    assert row["output_tokens"] == sum(r["tokens"]["output"] for r in replies)
+    assert row["unpriced_requests"] == len(replies)  # coder-model has no list price: unpriced, not $0 priced
+    assert json.loads(row["models"]) == {"coder-model": len(replies)}
+
+
+def test_replaying_a_qwen_session_with_no_list_price_names_its_unpriced_requests_not_a_zero_bill(tmp_path, capsys):
+    """Issue 41: "Billed $0.00 (what the provider charged)" on a session of Qwen's coder-model, which has no
+    list price. The headline names the unpriced requests and their model."""
+    from pruner.cli import main
+
+    usage = {"promptTokenCount": 9_000, "cachedContentTokenCount": 4_000, "candidatesTokenCount": 120,
+             "totalTokenCount": 9_120}
+    lines = [_line(uuid="u1", type="user", message={"role": "user", "parts": [{"text": "fix it"}]})]
+    lines += [_line(uuid=f"a{k}", parentUuid="u1", type="assistant", model="coder-model", usageMetadata=usage,
+                    message={"role": "model", "parts": [{"text": "ok"}]}) for k in range(3)]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(path), "--json", str(tmp_path / "r.json")]) == 0
+    figures = json.loads((tmp_path / "r.json").read_text())["answer"]["figures"]  # what the dashboard shows
+    replies = sum(1 for line in lines if json.loads(line)["type"] == "assistant")
+    assert "Billed $0.00" not in figures, figures
+    assert figures.startswith(f"No list price for any request: {replies} requests unpriced: coder-model has no "
+                              "list price"), figures

@@ -175,6 +175,75 @@ def test_the_test_extra_installs_every_other_extra_and_each_command_extra_is_dec
         assert set(modules) <= declared, (extra, modules, declared)
 
 
+#: Run by a fresh interpreter (HOME set by the caller): every distribution installed here that is not in
+#: argv[2] (a JSON list) is made unimportable, as if not installed, then `pruner logs` runs on one session.
+_LOGS_WITHOUT = """
+import importlib.metadata as md, json, re, sys
+allowed = set(json.loads(sys.argv[2]))
+owners = md.packages_distributions()
+blocked = {module for module, dists in owners.items()
+           if module not in sys.modules and not {re.sub(r"[-_.]+", "-", d).lower() for d in dists} & allowed}
+
+class Absent:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r} (not installed by this extra)", name=name)
+        return None
+
+sys.meta_path.insert(0, Absent)
+from pruner.cli import main
+sys.exit(main(["logs", "--agent", "codex", "--out", sys.argv[1]]))
+"""
+
+
+def _canonical(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """The distributions ``requirements`` install, their own requirements followed through the installed
+    metadata (markers evaluated with no extra: what a plain install of each brings)."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = _canonical(req.name)
+        if name in seen or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+            continue
+        seen.add(name)
+        try:
+            todo.extend(Requirement(r) for r in md.requires(req.name) or ())
+        except md.PackageNotFoundError:
+            continue
+    return seen
+
+
+@pytest.mark.parametrize("extra", ["logs", "dashboard"])  # dashboard: the README's set-up installs it
+def test_pruner_logs_runs_with_only_what_the_core_and_the_logs_extra_install(extra, tmp_path):
+    """`pip install pruner[logs]`, and the README's set-up, run `pruner logs` (issue 41: psutil, which the
+    folder lock imports, came only with the batch extra, and the run died with ModuleNotFoundError). What
+    the core's and the extra's requirements bring is followed through the installed metadata; every other installed
+    distribution is hidden from the run, which must then bill the session as usual."""
+    home = tmp_path / "home"
+    day = home / ".codex" / "sessions" / "2026" / "01" / "01"
+    day.mkdir(parents=True)
+    (day / "rollout-s.jsonl").write_bytes(SAMPLE.read_bytes())
+    project = _pyproject()["project"]
+    allowed = _closure(project["dependencies"] + project["optional-dependencies"][extra]) | {"pruner"}
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME", "XDG_CACHE_HOME")}
+    done = subprocess.run([sys.executable, "-c", _LOGS_WITHOUT, str(tmp_path / "out"), json.dumps(sorted(allowed))],
+                          capture_output=True, text=True, check=False, cwd=tmp_path, env={**env, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Billed $" in done.stdout, done.stdout[-3000:]
+
+
 def test_every_sample_matches_a_package_data_pattern():
     data = _pyproject()["tool"]["setuptools"]["package-data"]
     for path in sorted(p for p in SAMPLES.rglob("*") if p.is_file()):
@@ -314,3 +383,19 @@ def test_the_dashboard_extra_from_the_wheel_serves_the_start_page(wheel, tmp_pat
     assert "Tokens before → after" in seen["explorer"]["metrics"], seen["explorer"]
     assert not seen["explorer"]["errors"] and not seen["explorer"]["exceptions"], seen["explorer"]
     print(f"installed [dashboard] in {installed_s:.0f} s; whole test {time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.slow
+def test_the_logs_extra_from_the_wheel_runs_pruner_logs(wheel, tmp_path):
+    """`pip install pruner[logs]` alone, then `pruner logs` on a fake HOME (issue 41: it died on psutil)."""
+    venv = _venv(tmp_path / "logs", f"{wheel}[logs]")
+    home = tmp_path / "home"
+    day = home / ".codex" / "sessions" / "2026" / "01" / "01"
+    day.mkdir(parents=True)
+    (day / "rollout-s.jsonl").write_bytes(SAMPLE.read_bytes())
+    env = {k: v for k, v in _clean_env(venv).items() if k not in ("CODEX_HOME", "XDG_CACHE_HOME")}
+    done = subprocess.run([str(venv / "bin" / "pruner"), "logs", "--agent", "codex", "--bill-only", "--out",
+                           str(tmp_path / "out")], cwd=tmp_path, env={**env, "HOME": str(home)},
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Billed $" in done.stdout, done.stdout[-3000:]

@@ -86,6 +86,28 @@ def test_the_agents_own_variables_and_our_options_move_the_folders(home, tmp_pat
     assert [(loc.agent, len(loc.sessions)) for loc in option if loc.sessions] == [("pi", 1)]
 
 
+def test_list_days_are_the_days_the_sessions_record_not_their_files_times(home, capsys, monkeypatch):
+    """Issue 41: `pruner logs --list` dated a copied or restored folder by its files' times (the copy day);
+    its days are the ones the sessions record, read here from the raw text of each agent's files."""
+    from pruner.cli import main
+
+    now = 2_000_000_000  # 2033-05-18: a copy made then
+    for s in _found(home):
+        for f in s.files:
+            os.utime(f.path, (now, now))
+    for key, value in _env(home).items():
+        monkeypatch.setenv(key, value)
+    assert main(["logs", "--list", "--agent", "codex", "--agent", "gemini_cli"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    for agent in ("codex", "gemini_cli"):
+        # each file's first and last recorded day, from its raw text
+        stamps = [re.findall(r'"(\d{4}-\d{2}-\d{2})T\d', Path(f.path).read_text(errors="replace"))
+                  for s in _found(home, agents=(agent,)) for f in s.files]
+        first, last = min(x[0] for x in stamps if x), max(x[-1] for x in stamps if x)
+        assert f"{first} .. {last}" in rows[agent], rows[agent]
+        assert "2033-05-18" not in rows[agent]
+
+
 def test_project_and_day_filters(home):
     assert {s.project for s in _found(home, project="-work-demo")} == {"-work-demo"}
     old = 1_600_000_000  # 2020-09-13

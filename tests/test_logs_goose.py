@@ -241,3 +241,49 @@ def test_defect_goose_cache_share_shown_as_zero_when_goose_records_no_cache(home
     assert main(["logs", "report", "--out", str(out), "--by", "agent", "--json"]) == 0
     groups = json.loads(capsys.readouterr().out)["groups"]
     assert [(g["group"], g["cache_read_share"]) for g in groups] == [("goose", None)]
+
+
+# -- safe on hostile folders (issue 41): one bad database is one error row, never a failed run --
+
+def _sql(db: Path, statement: str, *args) -> None:
+    con = sqlite3.connect(db)
+    try:
+        con.execute(statement, args)
+        con.commit()
+    finally:
+        con.close()
+
+
+def test_a_content_nested_100000_deep_is_an_error_row_in_words_naming_the_row_and_column(home):
+    db = home / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    _sql(db, "UPDATE messages SET content_json = ? WHERE message_id = 'msg_u2'",
+         "[" + "[" * 100_000 + "]" * 100_000 + "]")
+    rows = {s.entry: read_session(s) for s in find(str(db.parent))}
+    error = rows["20260102_1"]["error"]
+    assert error.startswith(f"{db}: messages row ") and "content_json" in error and "nested too deeply" in error
+    assert "RecursionError" not in error and "maximum recursion" not in error
+    assert rows["20260102_2"].get("error") is None
+
+
+def test_a_message_dated_past_year_9999_is_a_damaged_field_not_a_failed_run(home, tmp_path, capsys):
+    db = home / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    _sql(db, f"UPDATE messages SET created_timestamp = {2**63 - 1} WHERE message_id = 'msg_u2'")
+    out = tmp_path / "out"
+    assert main(["logs", "--bill-only", "--out", str(out), "--agent", "goose", "--goose-dir", str(db.parent)]) == 0
+    rows = pq.read_table(out / TABLE).to_pylist()
+    assert len(rows) == len(RAW) and not any(r["error"] for r in rows)
+    assert {r["session_key"].split("#")[1]: r["billed"] for r in rows} == pytest.approx(RAW, rel=1e-9)
+
+
+def test_a_database_session_is_held_to_a_files_limits_on_size_and_nesting(home, monkeypatch):
+    import pruner.formats
+
+    monkeypatch.setattr(pruner.formats._limits, "DEFAULT_MAX_BYTES", 1_000_000)
+    db = home / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    nested = '[{"type": "text", "text": "hi", "x": [' + ",".join(["[]"] * 200_000) + "]}]"
+    assert len(nested) < 1_000_000 < 8 * nested.count("[")
+    _sql(db, "UPDATE messages SET content_json = ? WHERE message_id = 'msg_u2'", nested)
+    rows = {s.entry: read_session(s) for s in find(str(db.parent))}
+    error = rows["20260102_1"]["error"]
+    assert error and "content_json" in error and "1,000,000-byte limit" in error
+    assert rows["20260102_2"].get("error") is None

@@ -178,3 +178,62 @@ def test_regression_a_call_id_reused_by_a_later_reply_links_results_as_the_build
     assert fast == full_row("qwen_code", path)
     full = AGENTS["qwen_code"].load(found("qwen_code", path))
     assert [m.tool_call_id is not None for m in full.messages if m.role == "tool"] == [True, True, False]
+
+
+# -- safe on hostile folders (issue 41) --
+
+def _only_home(monkeypatch, home: Path) -> None:
+    for agent in AGENTS.values():
+        monkeypatch.delenv(agent.variable, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+
+
+def test_a_copilot_log_nested_30000_deep_on_its_first_line_fails_no_run(tmp_path, monkeypatch, capsys):
+    """Listing read the first line with ``json.loads``: its RecursionError failed every ``pruner logs`` run
+    for every agent (exit 70), ``--list`` included. The line is now a damaged line of its session."""
+    from pruner.cli import main
+
+    home = tmp_path / "home"
+    events = home / ".copilot" / "session-state" / "abc" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text("[" * 30_000 + "]" * 30_000 + "\n", encoding="utf-8")
+    _only_home(monkeypatch, home)
+    assert main(["logs", "--list"]) == 0
+    out = tmp_path / "out"
+    assert main(["logs", "--bill-only", "--out", str(out)]) == 0
+    (row,) = pq.read_table(out / TABLE).to_pylist()
+    assert row["agent"] == "copilot_cli" and (row["error"] is None or "RecursionError" not in row["error"])
+    assert "internal error" not in capsys.readouterr().err
+
+
+def test_amps_workspace_search_is_linear_in_the_text_it_reads(tmp_path, monkeypatch):
+    """Amp's workspace pattern scanned to the end of the text from every ``"trees":[{`` (4 threads of 128 KB:
+    14.6 CPU s). Read here over 4 MB of such openings: quadratic would take hours, linear is instant."""
+    from pruner.logs.agents import amp
+
+    monkeypatch.setattr(amp, "HEAD_BYTES", 4 * 1024 * 1024)
+    thread = tmp_path / "T-1.json"
+    thread.write_text('{"id": "T-1", "env": {"initial": {' + '"trees": [{"uri": "x", ' * 200_000 + "}}}",
+                      encoding="utf-8")
+    assert thread.stat().st_size > 4_000_000
+    assert amp.first_workspace(str(thread)) == ""
+    good = tmp_path / "T-2.json"
+    good.write_text('{"id": "T-2", "env": {"initial": {"trees": [{"displayName": "app", "uri": '
+                    '"file:///work/my%20app"}]}}, "messages": []}', encoding="utf-8")
+    assert amp.first_workspace(str(good)) == "/work/my app"
+
+
+def test_a_time_before_year_1000_is_a_damaged_field_and_no_start(tmp_path):
+    """Go's zero time (year 1) was stored as the start "1-01-01T00:00:00Z", not ISO 8601, and reported
+    under "(none)": now no date is taken from it, it is counted as damaged, and both readers agree."""
+    (source,) = [p for p in _files("copilot_cli") if p.name == "events.jsonl"]
+    text = source.read_text(encoding="utf-8")
+    first = json.loads(text.splitlines()[2])["timestamp"]
+    damaged = tmp_path / "events.jsonl"
+    damaged.write_text(text.replace(f'"timestamp": "{first}"', '"timestamp": "0001-01-01T00:00:00.000Z"', 1),
+                       encoding="utf-8")
+    assert damaged.read_text(encoding="utf-8") != text
+    full = full_row("copilot_cli", damaged)
+    assert full["start"][:4] == "2026" and full["damaged_lines"] >= 1
+    fast = fast_row("copilot_cli", damaged)
+    assert fast is None or (fast["start"] == full["start"] and fast["damaged_lines"] == full["damaged_lines"])

@@ -299,3 +299,219 @@ def test_generated_databases_give_the_same_row_fast_and_full(tmp_path_factory, c
         print(f"\nopencode fast == full: {dict(sorted(seen.items()))}")
     assert seen["fast"] > 0
 
+
+
+def _unpriced_session(sid: str, model: str, requests: list[tuple[int, int, float]], t0: int) -> dict:
+    """A session of ``model`` (no list price): one assistant message per (input, output, recorded cost)."""
+    messages = []
+    for k, (inp, out, cost) in enumerate(requests):
+        t = t0 + 10_000 * k
+        messages.append({"id": f"msg_{sid}_U{k}", "time": t, "parts": [{"id": f"prt_{sid}_U{k}", "data": {
+            "type": "text", "text": "go on"}}], "data": {"role": "user", "time": {"created": t}, "agent": "build",
+                                                         "model": {"providerID": "moonshot", "modelID": model}}})
+        messages.append({"id": f"msg_{sid}_A{k}", "time": t + 1, "parts": [{"id": f"prt_{sid}_A{k}", "data": {
+            "type": "text", "text": "done"}}], "data": {
+            "role": "assistant", "time": {"created": t + 1, "completed": t + 2}, "parentID": f"msg_{sid}_U{k}",
+            "modelID": model, "providerID": "moonshot", "mode": "build", "agent": "build",
+            "path": {"cwd": "/work/app", "root": "/work/app"}, "cost": cost,
+            "tokens": {"total": inp + out, "input": inp, "output": out, "reasoning": 0,
+                       "cache": {"read": 0, "write": 0}}, "finish": "stop"}})
+    return {"id": sid, "title": sid, "directory": "/work/app", "messages": messages}
+
+
+def test_a_folder_whose_requests_have_no_list_price_names_them_and_bills_opencodes_own_cost(tmp_path, capsys):
+    """Issue 41: kimi-k2.6 and deepseek-v4-flash have no list price, so the list-price bill is $0; the
+    headline said "Billed $0.00 ... (what the providers charged)". It names the unpriced requests and
+    their models, and gives OpenCode's recorded cost as the bill, saying so."""
+    sessions = [_unpriced_session("ses_K1", "kimi-k2.6", [(1200, 300, 0.0021), (1800, 250, 0.0033)], 1767312000000),
+                _unpriced_session("ses_D1", "deepseek-v4-flash", [(900, 100, 0.0004)], 1767313000000)]
+    data = tmp_path / "data" / "opencode"
+    write_db(data / "opencode.db", sessions)
+    assert all(_row(m) is None for m in ("kimi-k2.6", "deepseek-v4-flash"))  # no price row: unpriced
+    assert main(["logs", "--out", str(tmp_path / "out"), "--agent", "opencode", "--opencode-dir", str(data),
+                 "--bill-only"]) == 0
+    out = capsys.readouterr().out
+    requests = [m for s in sessions for m in s["messages"] if m["data"]["role"] == "assistant"]
+    recorded = sum(m["data"]["cost"] for m in requests)
+    assert "Billed $0.00" not in out
+    assert f"No list price for any request over 2 sessions: {len(requests)} requests unpriced: kimi-k2.6, " \
+           "deepseek-v4-flash have no list price" in out, out
+    assert f"billed ${recorded:,.4f} as the agents recorded it" in out, out
+# -- safe on hostile folders (issue 41): one bad database is one error row, never a failed run --
+
+def _logs(data: Path, out: Path, capsys) -> dict:
+    """One bill-only run over the folder (what ``pruner logs --bill-only`` runs), and the table after it."""
+    from pruner.logs.run import run_logs
+
+    run_logs(find(str(data)), str(out))
+    return {r["session_key"]: r for r in pq.read_table(out / TABLE).to_pylist()}
+
+
+def _sql(path: Path, *statements: str) -> None:
+    con = sqlite3.connect(path)
+    try:
+        for statement in statements:
+            con.execute(statement)
+        con.commit()
+    finally:
+        con.close()
+
+
+def test_a_record_nested_100000_deep_is_an_error_row_in_words_naming_the_record(home):
+    data = home / ".local" / "share" / "opencode"
+    deep = '{"role": "user", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    con = sqlite3.connect(data / "opencode.db")
+    try:
+        con.execute("UPDATE message SET data = ? WHERE id = 'msg_01JAPP0001U2'", (deep,))
+        con.commit()
+    finally:
+        con.close()
+    rows = {s.entry: read_session(s) for s in find(str(data)) if s.entry}
+    error = rows["ses_01JAPP0001"]["error"]
+    assert error.startswith(str(data / "opencode.db")) and "message msg_01JAPP0001U2" in error
+    assert "nested too deeply" in error and "RecursionError" not in error and "maximum recursion" not in error
+    assert rows["ses_01JAPP0002"].get("error") is None
+
+
+def test_a_database_session_is_held_to_a_files_limits_on_size_and_nesting(home, monkeypatch):
+    """The same bytes in a file are refused (``charged_size``): a database row is charged alike."""
+    import pruner.formats
+
+    monkeypatch.setattr(pruner.formats._limits, "DEFAULT_MAX_BYTES", 1_000_000)
+    data = home / ".local" / "share" / "opencode"
+    nested = '{"role": "user", "time": {"created": 1767312060000}, "x": [' + ",".join(["[]"] * 200_000) + "]}"
+    assert len(nested) < 1_000_000 < 8 * nested.count("[")  # under the limit by length, over it by nesting
+    _sql(data / "opencode.db")
+    con = sqlite3.connect(data / "opencode.db")
+    try:
+        con.execute("UPDATE message SET data = ? WHERE id = 'msg_01JAPP0001U2'", (nested,))
+        con.commit()
+    finally:
+        con.close()
+    rows = {s.entry: read_session(s) for s in find(str(data)) if s.entry}
+    error = rows["ses_01JAPP0001"]["error"]
+    assert error and "message msg_01JAPP0001U2" in error and "1,000,000-byte limit" in error
+    assert rows["ses_01JAPP0002"].get("error") is None
+
+
+def test_a_text_time_updated_is_a_damaged_field_not_a_failed_run(home, tmp_path, capsys):
+    data = home / ".local" / "share" / "opencode"
+    _sql(data / "opencode.db", "UPDATE message SET time_updated = 'yesterday' WHERE id = 'msg_01JAPP0001U2'",
+         f"UPDATE part SET time_updated = {2**63 - 1} WHERE message_id = 'msg_01JAPP0001A2'")
+    rows = _logs(data, tmp_path / "out", capsys)
+    assert len(rows) == len(RAW) and not any(r["error"] for r in rows.values())
+
+
+def test_a_locked_database_keeps_its_rows_marked_stale_and_is_read_again_next_run(home, tmp_path, capsys):
+    """A database that cannot be read for one run (here write-locked) deleted every row billed from it, and
+    its "database is locked" error row then stayed for good."""
+    data = home / ".local" / "share" / "opencode"
+    out = tmp_path / "out"
+    before = _logs(data, out, capsys)
+    billed = {k: r["billed"] for k, r in before.items() if "#" in k}
+    assert billed and not any(r["stale"] for r in before.values())
+    lock = sqlite3.connect(data / "opencode.db")
+    try:
+        lock.execute("BEGIN EXCLUSIVE")  # the agent writing: every reader is refused ("database is locked")
+        during = _logs(data, out, capsys)
+    finally:
+        lock.rollback()
+        lock.close()
+    assert {k: r["billed"] for k, r in during.items() if k in billed} == billed
+    assert all(during[k]["stale"] for k in billed)
+    after = _logs(data, out, capsys)
+    assert {k: r["billed"] for k, r in after.items()} == {**billed, **{k: r["billed"] for k, r in before.items()}}
+    assert not any(r["error"] or r["stale"] for r in after.values())
+
+
+def test_a_renamed_column_keeps_the_rows_marked_stale_until_the_database_reads_again(home, tmp_path, capsys):
+    data = home / ".local" / "share" / "opencode"
+    out = tmp_path / "out"
+    before = _logs(data, out, capsys)
+    _sql(data / "opencode.db", "ALTER TABLE message RENAME COLUMN data TO body")
+    during = _logs(data, out, capsys)
+    kept = {k: r for k, r in during.items() if "#" in k}
+    assert {k: r["billed"] for k, r in kept.items()} == {k: r["billed"] for k, r in before.items() if "#" in k}
+    assert all(r["stale"] and not r["error"] for r in kept.values())
+    errors = [r["error"] for r in during.values() if r["error"]]
+    assert len(errors) == 1 and "cannot read the OpenCode database" in errors[0]
+    _sql(data / "opencode.db", "ALTER TABLE message RENAME COLUMN body TO data")
+    after = _logs(data, out, capsys)
+    assert after.keys() == before.keys() and not any(r["error"] or r["stale"] for r in after.values())
+
+
+def _wal(path: Path) -> None:
+    con = sqlite3.connect(path)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+    finally:
+        con.close()
+
+
+def test_a_wal_database_is_read_with_nothing_created_beside_it(home, tmp_path, capsys):
+    data = home / ".local" / "share" / "opencode"
+    _wal(data / "opencode.db")
+    listing = sorted(p.name for p in data.iterdir())
+    assert "opencode.db-wal" not in listing  # closed cleanly: every change is in the database file
+    rows = _logs(data, tmp_path / "out", capsys)
+    assert len(rows) == len(RAW) and not any(r["error"] for r in rows.values())
+    assert sorted(p.name for p in data.iterdir()) == listing
+
+
+def test_a_wal_files_content_is_read_without_its_shm_and_nothing_is_created(home, tmp_path, capsys):
+    """A folder copied, or an agent that crashed, leaves a -wal without its -shm: the -wal's records are
+    read, and no -shm is created beside them (a read-only folder could not hold one)."""
+    live = home / ".local" / "share" / "opencode" / "opencode.db"
+    _wal(live)
+    writer = sqlite3.connect(live)
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("INSERT INTO message VALUES ('msg_01JAPP0002U9', 'ses_01JAPP0002', 1767312099000, "
+                       "1767312099000, '{\"role\":\"user\",\"time\":{\"created\":1767312099000}}')")
+        writer.commit()
+        copy = tmp_path / "copied"
+        copy.mkdir()
+        shutil.copyfile(live, copy / "opencode.db")
+        shutil.copyfile(str(live) + "-wal", copy / "opencode.db-wal")
+    finally:
+        writer.close()
+    (found,) = [s for s in find(str(copy)) if s.entry == "ses_01JAPP0002"]
+    session, _ = read_entry(found, False)
+    assert "msg_01JAPP0002U9" in {m.id for m in session.messages}
+    assert sorted(p.name for p in copy.iterdir()) == ["opencode.db", "opencode.db-wal"]
+
+
+def con_count(db: Path, query: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(query).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_step_written_between_the_messages_and_the_parts_read_is_not_an_error(home):
+    """The messages and the parts of a session are read in one snapshot: OpenCode writing a step (a message
+    and its part) meanwhile turned a live session into "part ... belongs to message ..."."""
+    from pruner.logs.agents.opencode import rows as opencode_rows
+
+    db = home / ".local" / "share" / "opencode" / "opencode.db"
+    _wal(db)
+    writer = sqlite3.connect(db)
+    try:
+        (found,) = [s for s in find(str(db.parent)) if s.entry == "ses_01JAPP0002"]
+        records: list = []
+        held = con_count(db, "SELECT count(*) FROM message WHERE session_id = 'ses_01JAPP0002'")
+        for record in opencode_rows(found):
+            records.append(record)
+            if record[0] == "message" and sum(r[0] == "message" for r in records) == held:  # before the parts
+                writer.execute("INSERT INTO message VALUES ('msg_01JAPP0002A9', 'ses_01JAPP0002', 1767312099000, "
+                               "1767312099000, '{\"role\":\"user\",\"time\":{\"created\":1767312099000}}')")
+                writer.execute("INSERT INTO part VALUES ('prt_01JAPP0002A9_0', 'msg_01JAPP0002A9', 'ses_01JAPP0002', "
+                               "1767312099000, 1767312099000, '{\"type\":\"text\",\"text\":\"hi\"}')")
+                writer.commit()
+    finally:
+        writer.close()
+    assert "msg_01JAPP0002A9" not in {r[2] for r in records}  # written after the read began: next run's
+    # one snapshot: every part read belongs to a message read (what the reader's "part ... belongs to message"
+    # check refused)
+    assert {r[1] for r in records if r[0] == "part"} <= {r[2] for r in records if r[0] == "message"}

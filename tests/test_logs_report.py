@@ -281,3 +281,22 @@ def test_text_names_the_prices_and_a_bill_only_table_says_it_has_no_strategies()
     assert lines[-2].startswith("A session counts whole in the group of its start (UTC)")
     assert any("No strategy was replayed" in x for x in lines)
     assert folder_answer(rows, _STRATEGIES).billed == 1.5
+
+
+def test_groups_add_up_to_the_total_to_the_millionth_as_printed():
+    """Each group and the total were rounded apart: 30 days of $0.0030024 printed 30 x $0.003002 = $0.090060
+    against a total of $0.090072. The groups are now apportioned from the unrounded sums."""
+    rows = [{"session_key": f"k{n:02d}", "agent": "codex", "project": "p", "error": None, "billed": 0.0030024,
+             "start": (_T0 + timedelta(days=n)).strftime("%Y-%m-%dT%H:%M:%SZ"), "requests_main": 1}
+            for n in range(30)]
+    for by in ("day", "agent"):
+        rolled = json.loads(as_json_report(rows, by))
+        groups = [round(g["billed"] * 1e6) for g in rolled["groups"]]
+        assert sum(groups) == round(rolled["total"]["billed"] * 1e6) == 90_072, by
+        assert all(abs(g - 3002.4 * len(rows) / len(groups)) < 1 for g in groups)
+
+
+def as_json_report(rows: list[dict], by: str) -> str:
+    from pruner.logs.report import as_json
+
+    return as_json(report(rows, by))

@@ -23,7 +23,10 @@ KEYS = {"dollars", "saving_vs_recorded", "schedule", "min_recall", "recall", "ex
 MEMBERS = {"prune": ("full", "prune_every_request"), "compaction": ("full", "compact"),
            "clearing": ("full", "clear_tool_uses"),
            "combined": ("full", "prune_every_request", "compact", "prune_then_compact")}
-SAMPLES = sorted(p for p in (ROOT / "sample_sessions").iterdir() if p.is_file())
+#: Every sample a replay answers: one whose usage is one total per run (Copilot CLI's session.shutdown) is
+#: refused by pruner replay (issue 41; tests/test_replay.py checks that refusal).
+SAMPLES = sorted(p for p in (ROOT / "sample_sessions").iterdir()
+                 if p.is_file() and b'"session.shutdown"' not in p.read_bytes())
 REAL = ROOT.parent / "shared" / "data" / "real"
 REAL_LOGS = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".traj")
                    and p.name != "SOURCES.md") if REAL.is_dir() else []

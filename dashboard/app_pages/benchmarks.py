@@ -13,7 +13,7 @@ from pruner.bench import workloads
 from dashboard import bench_recall, charts, replay_charts, tables, ui
 from dashboard.controls import control
 from dashboard.logic import benchmarks as logic
-from dashboard.theme import BEFORE_COLOUR, STATUS_COLOURS
+from dashboard.theme import AFTER_COLOUR, BEFORE_COLOUR, ORACLE_COLOUR, PRUNER_COLOUR, TRUNCATION_COLOUR
 
 ss = st.session_state
 
@@ -104,7 +104,7 @@ def charts_section(committed, mine) -> None:
     left.plotly_chart(charts.reduction_figure(by_size, logic.REFERENCE.reduction), key="bench_reduction")
     right.plotly_chart(charts.grouped_bar_figure(
         committed_by_size, x="config", ys=["tokens_before", "tokens_after"], names=["before", "after"],
-        colours=[BEFORE_COLOUR, STATUS_COLOURS["kept"]], title="Tokens before and after (committed run)",
+        colours=[BEFORE_COLOUR, AFTER_COLOUR], title="Tokens before and after (committed run)",
         y_title="tokens (log scale)", log_y=True), key="bench_tokens")
     left, right = st.columns(2)
     left.plotly_chart(charts.prune_time_figure(by_size), key="bench_time")
@@ -112,7 +112,7 @@ def charts_section(committed, mine) -> None:
     right.plotly_chart(charts.grouped_bar_figure(
         tables.baselines_wide(baselines, "reduction_pct"),
         x="config", ys=["pruner", "oracle", "truncation"], names=["pruner", "oracle", "truncation"],
-        colours=[STATUS_COLOURS["kept"], STATUS_COLOURS["restored"], STATUS_COLOURS["expired"]],
+        colours=[PRUNER_COLOUR, ORACLE_COLOUR, TRUNCATION_COLOUR],
         title="Reduction beside the oracle and truncation", y_title="reduction %"),
         key="bench_baselines")
     st.plotly_chart(charts.facts_lost_figure(tables.baselines_wide(baselines, "tagged_facts_missing")),

@@ -85,7 +85,8 @@ def cut_preview(plan_view: logic.PlanView, loaded, preview) -> None:
         st.warning(ui.escape_markdown(budget), icon=":material/straighten:")
     recorded_cut = plan_view.recorded_cut if not preview.pruned_first else None
     components.timeline(plan_view.frame, key="compaction_timeline", cache_key=plan_view.key,
-                        cut=plan_view.cut_index, recorded_cut=recorded_cut, split_turn=plan_view.split_turn)
+                        cut=plan_view.cut_index, recorded_cut=recorded_cut, split_turn=plan_view.split_turn,
+                        summarised=plan_view.replaced, earlier=plan_view.earlier)
     c1, c2, c3, c4 = st.columns(4)
     recorded = recorded_context(loaded.session) if not preview.pruned_first else None
     if recorded is not None:
@@ -109,7 +110,8 @@ def recorded_compactions(loaded, preview) -> None:
     if not rows:
         return
     st.subheader("Recorded compactions")
-    st.caption("This session records compactions its agent made (Pi). Each recorded cut is shown beside "
+    st.caption(f"This session records compactions its agent made ({ui.escape_markdown(loaded.format)} format). "
+               "Each recorded cut is shown beside "
                "the cut computed here for the same history; the dashed line on the timeline is the "
                "latest recorded cut.")
     st.dataframe(tables.recorded_compactions_frame(rows), hide_index=True, width="stretch",

@@ -78,6 +78,7 @@ def upload_picker(current) -> None:
     st.file_uploader("Transcript file", key="upload_file", on_change=_open_uploaded,
                      help="Any supported format. It is read in memory; the server keeps the last few uploads "
                           "in memory (never on disk) so a reload or a link can reopen them.")
+    st.caption(ui.upload_limit_sentence())
     st.selectbox("Format", [AUTO_FORMAT, *FORMATS], key="upload_format", on_change=_open_uploaded,
                   help="Detected from the content; choose one if detection fails or guesses wrong.")
     st.checkbox("Skip unreadable lines", key="upload_skip_bad", on_change=_open_uploaded,

@@ -35,6 +35,7 @@ def render() -> None:
         st.file_uploader("A transcript file (Claude Code, Codex, Pi, OpenAI or Anthropic JSON, …)",
                          key="start_upload", on_change=_open_upload,
                          help="Read in this server's memory only; the format is detected.")
+        st.caption(ui.upload_limit_sentence())
         st.page_link("app_pages/corpus.py", label="Or a folder that `pruner logs` or `pruner batch` wrote",
                      icon=":material/folder_open:")
     with two:

@@ -79,6 +79,8 @@ class PlanView:
     counted_with: str = ""  # the token encoding of the frame's counts
     kept_tokens: int = 0  # tokens of the messages kept verbatim (the explorer's count)
     first_kept_tokens: int = 0  # tokens of the first of them (where the keep-recent budget ended)
+    replaced: tuple[int, ...] = ()  # positions the summary replaces (history and a split turn's start)
+    earlier: tuple[int, ...] = ()  # positions a compaction the session records already replaced
 
     @property
     def over(self) -> bool:
@@ -218,7 +220,9 @@ def plan(loaded, compact_input: CompactInput, preview: PreviewSettings) -> PlanV
                         summarised=len(p.to_summarize), prefix=len(p.turn_prefix), kept=len(p.kept),
                         recorded_cut=_latest_recorded_cut(compact_input.session), force=preview.force,
                         keep_recent_tokens=preview.keep_recent_tokens, context_window=preview.context_window,
-                        counted_with=encoding, **_kept_tokens(compact_input.frame, cut.index if cut else None))
+                        counted_with=encoding, replaced=p.to_summarize + p.turn_prefix,
+                        earlier=p.window.already_compacted,
+                        **_kept_tokens(compact_input.frame, cut.index if cut else None))
     return cache.memoised("compaction_plan", (compact_input.key, preview, encoding), build)
 
 

@@ -287,7 +287,9 @@ def repairs_notice(session: Session) -> str | None:
                 parts.append(f"skipped {n:,} entr{'ies' if n != 1 else 'y'} of unknown type {kind!r}")
     if not parts:
         return None
-    return "To open this file the reader " + "; ".join(parts) + "."
+    # the library's sentences are verb phrases ("skipped …") and whole clauses ("2 lines are timed …"): a list
+    # after a colon reads right with both, where "the reader 2 lines are timed …" did not
+    return "Repairs made to open this file: " + "; ".join(parts) + "."
 
 
 def _skipped_entries(meta) -> dict[str, int]:

@@ -16,9 +16,9 @@ import importlib.util
 
 #: extra -> the modules it installs that the commands import (the import names, not the distributions').
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "dashboard": ("streamlit", "pandas", "plotly", "pyarrow"),
-    "batch": ("dask", "distributed", "pyarrow"),
-    "logs": ("pyarrow",),
+    "dashboard": ("streamlit", "pandas", "plotly", "pyarrow", "psutil"),
+    "batch": ("dask", "distributed", "pyarrow", "psutil"),
+    "logs": ("pyarrow", "psutil"),  # psutil: the folder lock (pruner.batch.lock)
     "openai": ("openai",),
 }
 

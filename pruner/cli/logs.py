@@ -243,6 +243,9 @@ def _run(args: argparse.Namespace) -> int:
         if summary.returned or summary.merged:
             print(f"{summary.returned:,} removed sessions are back; {summary.merged:,} rows of a session held under "
                   "another path to the same file were dropped (one session, one row)")
+        if summary.stale:
+            warn(f"{summary.stale:,} sessions of a database that could not be read now are kept as billed before, "
+                 "marked stale (the table's stale column); they are read again next run")
         for line in closing_lines(target, [s.key for s in sessions]):
             print(line)
         if args.homes:
@@ -251,7 +254,8 @@ def _run(args: argparse.Namespace) -> int:
             print("interrupted: what was read is kept; run the same command again to finish", file=sys.stderr)
     if summary.damaged_lines:
         warn(f"{summary.damaged_lines:,} damaged lines (not JSON, or usage that is not whole numbers in range) are "
-             f"left out of the bill of {summary.damaged_sessions:,} of the sessions held: the table's damaged_lines "
+             f"left out of the bill of {summary.damaged_sessions:,} of the sessions held (a time outside the years "
+             "1000 to 9999 is counted too, and dates nothing): the table's damaged_lines "
              "column counts them per session, and 'pruner replay FILE' names them")
     if args.watch and not summary.interrupted:
         return logs_watch.follow(args, lambda: [s for _, loc in find() for s in loc.sessions], target, strategies)

@@ -41,13 +41,17 @@ def check(args: argparse.Namespace) -> None:
         raise ConfigurationError("--interval is the time between two cycles of --watch; add --watch")
     if args.watch and args.list:
         raise ConfigurationError("--list reads nothing and --watch reads again and again; give one of them")
+    if not args.watch:
+        return  # pruner.logs.watch needs the logs extra, which finding and listing do not
+    from .extras import require
+
+    require("pruner logs", "logs")
     from ..logs.watch import MAX_INTERVAL
 
-    if args.watch and (args.interval or 0) > MAX_INTERVAL:
+    if (args.interval or 0) > MAX_INTERVAL:
         raise ConfigurationError(f"--interval {args.interval:g} is more than a day ({MAX_INTERVAL:g} s); "
                                  "give fewer seconds")
-    if args.watch:
-        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
 
 
 def follow(args: argparse.Namespace, find: Callable[[], list[LogSession]], target: str,

@@ -71,6 +71,15 @@ def run(args) -> int:
         ticker.stage(f"reading {args.file}")
         session = load_from_args(args)
         prices = load_prices(args.prices) if args.prices else default_prices()
+        from ..formats.copilot_cli import lump_usage
+
+        lump = lump_usage(session)
+        if lump is not None:  # a counterfactual priced from the transcript alone would read as a bill
+            from ..money import money
+            from ..replay import bill
+
+            raise ConfigurationError(f"{args.file}: {lump} (billed {money(bill(session, prices).dollars)}; "
+                                     "pruner logs --bill-only lists it with the others)")
         # Provider and model left None are the session's: the library's replay detects them (one path for all).
         settings = ReplaySettings(provider=args.provider, model=args.model,
                                   **setting_values(ReplaySettings, args, REPLAY_SETTINGS))

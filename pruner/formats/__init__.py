@@ -29,7 +29,7 @@ from ..registry import Registry, origin_of
 from .repairing import has_lone_surrogate, repairs_of, replace_lone_surrogates
 from ._subagent_files import with_subagent_files
 
-DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+from ._limits import CONTAINER_BYTES, DEFAULT_MAX_BYTES
 
 #: The modules of this package a format author builds on (public, documented in CONTRIBUTING.md):
 #: ``builder`` (``SessionBuilder``), ``common`` (parsing, usage, detection helpers) and
@@ -254,11 +254,6 @@ def loads_all(text: str, *, file: str = "<input>", format: str | None = None, sk
     return [loads(text, file=file, format=name, skip_bad_lines=skip_bad_lines, retrieval_tools=retrieval_tools)]
 
 
-#: What one JSON array or object costs to read, in bytes of plain text that cost as much memory.
-#: Measured by ``pruner bench-limits``: a ``[`` becomes a Python list of about 100 bytes, while
-#: text costs about 6 bytes of memory per byte; 8 keeps real transcripts (one array or object
-#: per 65 to 280 bytes in every sample and real file) far from the limit.
-CONTAINER_BYTES = 8
 
 
 def charged_size(data: bytes) -> int:

@@ -29,7 +29,7 @@ import msgspec
 from ..model import MAIN_CHAIN, Message, Session, ToolCall
 from .builder import SessionBuilder
 from .common import token_count
-from .copilot_cli import NAME, copilot_usage
+from .copilot_cli import NAME, Totals, add_shutdown, copilot_usage, place_totals, totals_source
 from .repairing import Repairs
 from .usage_lines import Repeats, Stream, Unsure, identity
 from .usage_skeleton import Skeleton
@@ -65,8 +65,13 @@ class _Usage(msgspec.Struct):
     reasoningTokens: int | None = None
 
 
+class _Detail(msgspec.Struct):
+    tokenCount: int | None = None
+
+
 class _ModelMetric(msgspec.Struct):
     usage: _Usage | None = None
+    tokenDetails: dict[str, _Detail] | None = None
 
 
 class _AgentMetric(msgspec.Struct):
@@ -76,6 +81,7 @@ class _AgentMetric(msgspec.Struct):
 class _Data(msgspec.Struct):
     sessionId: str | None = None
     selectedModel: str | None = None
+    newModel: str | None = None
     copilotVersion: str | None = None
     context: _Context | None = None
     content: str | None = None
@@ -138,13 +144,13 @@ class _Chain:
         self.last = r
         return r
 
-    def assistant(self, e: _Event, d: _Data) -> None:
+    def assistant(self, e: _Event, d: _Data, selected: str | None) -> None:
         key = d.apiCallId if d.apiCallId else None
         draft = self.replies.get(key) if key is not None else None
         output = token_count(d.outputTokens)
         if draft is None:
             meta: dict[str, Any] = {"timestamp": e.timestamp} if isinstance(e.timestamp, str) else {}
-            model = d.model if d.model else None
+            model = d.model if d.model else selected
             if model:
                 meta["model"] = model
             if key:
@@ -205,30 +211,6 @@ class _Chain:
         return Session(messages=tuple(out), source_format=NAME, metadata=metadata, **kw)
 
 
-def _usage(u: _Usage | None) -> dict[str, Any] | None:
-    return None if u is None else msgspec.structs.asdict(u)
-
-
-def _totals(chains: dict[str, _Chain], shutdown: _Data, b: SessionBuilder) -> None:
-    """``copilot_cli._totals``: the shutdown's totals on each (chain, model)'s last request."""
-    agents = shutdown.agentMetrics
-    per = [(MAIN_CHAIN if agent == "main" else agent, m.modelMetrics) for agent, m in agents.items()] \
-        if agents else [(MAIN_CHAIN, shutdown.modelMetrics)]
-    for chain, models in per:
-        if models is None:
-            continue
-        c = chains.get(chain) or chains[MAIN_CHAIN]
-        for model, m in models.items():
-            u = copilot_usage(b, _usage(m.usage), f"data.modelMetrics.{model}")
-            if u is None:
-                continue
-            drafts = c.by_model.get(model) or []
-            counted = sum(x.output or 0 for x in drafts)
-            last = drafts[-1] if drafts else c.reply({"model": model, "source": {
-                "model": model, "from": "session.shutdown totals"}}, "\0")  # not one of the model's requests
-            last.meta["usage"] = {**u, "output": (last.output or 0) + max(0, u["output"] - counted)}
-
-
 def read_usage(path: str) -> tuple[Session, str] | None:
     """The usage skeleton of the Copilot CLI event log ``path`` and the file's SHA-256, or None when the
     full reader must read it (see the module)."""
@@ -237,7 +219,9 @@ def read_usage(path: str) -> tuple[Session, str] | None:
             repairs = Repairs()
             chains = {MAIN_CHAIN: _Chain(stream.file, repairs)}
             info: dict[str, Any] = {}
-            shutdown: _Data | None = None
+            shutdowns: list[tuple[int, _Data]] = []
+            run_started = False  # copilot_cli.session_from_records
+            selected: dict[str, str] = {}
             usage_events = False
             repeats = Repeats(stream)
             for lineno, offset, raw in stream.lines():
@@ -255,7 +239,12 @@ def read_usage(path: str) -> tuple[Session, str] | None:
                     c = chains[name] = _Chain(stream.file, Repairs())
                 c.b.line = lineno
                 kind = e.type
-                if kind == "session.start":
+                if kind == "session.start" or kind == "session.resume":
+                    run_started = True
+                    if d.selectedModel:
+                        selected[MAIN_CHAIN] = d.selectedModel
+                    if kind == "session.resume":
+                        continue
                     info.update({k: v for k in ("sessionId", "selectedModel", "copilotVersion")
                                  if isinstance(v := getattr(d, k), str)})
                     if d.context is not None and d.context.cwd is not None:
@@ -264,23 +253,39 @@ def read_usage(path: str) -> tuple[Session, str] | None:
                     body = d.transformedContent if d.transformedContent is not None else d.content
                     meta = {"timestamp": e.timestamp} if isinstance(e.timestamp, str) else {}
                     c.out.plain("user", "x" if body else "", meta)
+                elif kind == "session.model_change":
+                    if d.newModel:
+                        selected[name] = d.newModel
                 elif kind == "assistant.message":
-                    c.assistant(e, d)
+                    c.assistant(e, d, selected.get(name) or selected.get(MAIN_CHAIN))
                 elif kind == "tool.execution_complete":
                     c.result(e, d)
                 elif kind == "assistant.usage":
                     usage_events |= c.usage(d)
                 elif kind == "session.shutdown":
-                    shutdown = d
+                    if shutdowns and not run_started:
+                        repairs.add("overlapping_shutdowns", lineno)
+                    shutdowns.append((lineno, d))
+                    run_started = False
             if not info.get("cwd"):
                 return None  # recorded_cwd would look further, into the messages' sources
-            main = chains.pop(MAIN_CHAIN)
+            main = chains[MAIN_CHAIN]
+            totals: Totals = {}
+            for lineno, d in shutdowns if not usage_events else ():
+                main.b.line = lineno
+                add_shutdown(totals, msgspec.to_builtins(d), main.b)
             main.b.line = None
-            if not usage_events and shutdown is not None:
-                _totals({MAIN_CHAIN: main, **chains}, shutdown, main.b)
+            if totals:
+                def new(chain: str, model: str) -> _Reply:  # not one of the model's requests
+                    return chains[chain].reply({"model": model, "source": {
+                        "model": model, "from": "session.shutdown totals"}}, "\0")
+
+                place_totals(totals, {n: c.by_model for n, c in chains.items()}, lambda r: r.output or 0,
+                             lambda r: r.meta, new)
+            del chains[MAIN_CHAIN]
             source: dict[str, Any] = dict(info)
-            source["usage_totals"] = ("assistant.usage events" if usage_events else "session.shutdown" if shutdown
-                                      is not None else "absent: no session.shutdown yet, output tokens only")
+            source["usage_totals"] = ("assistant.usage events" if usage_events else totals_source(len(shutdowns))
+                                      if shutdowns else "absent: no session.shutdown yet, output tokens only")
             subagents = tuple(c.session(name=name, metadata={"chain": name, "agent_id": name})
                               for name, c in chains.items())
             return main.session(name=str(info.get("sessionId") or ""), metadata={"source": source},

@@ -23,6 +23,7 @@ import msgspec
 from ..errors import FormatError
 from ..jsonio import JsonProblem, loads_json
 from ..model import Session
+from .common import TOO_DEEP, RecordBudget
 from .goose import Conversation, Record, build
 
 #: One stored row: (table, id, {column: value}).
@@ -113,6 +114,8 @@ def _json(value: Any, file: str, where: str) -> Any:
         raise FormatError(f"the column is not UTF-8 (byte {exc.start})", file=file, path=where) from None
     except JsonProblem as exc:
         raise FormatError(f"the column is not JSON: {exc}", file=file, path=where) from None
+    except RecursionError:
+        raise FormatError(f"the column is not a record: {TOO_DEEP}", file=file, path=where) from None
 
 
 def _text(value: Any) -> Any:
@@ -133,9 +136,14 @@ def read_rows(rows: Iterable[Row], *, file: str, bill_only: bool = False) -> tup
     h = hashlib.sha256()
     info: Record | None = None
     messages: list[Record] = []
+    budget = RecordBudget(file=file)
     for table, rid, columns in rows:
         _digest(h, table, rid, columns)
         where = f"{table} row {rid}"
+        for key in JSON_COLUMNS:  # the limits of a file, before the row's JSON is parsed
+            value = columns.get(key)
+            if isinstance(value, (bytes, str)):
+                budget.add(value, f"{where} {key}")
         if table == "sessions":
             data = {k: _text(v) for k, v in columns.items() if k not in JSON_COLUMNS}
             config = _json(columns.get("model_config_json"), file, f"{where} model_config_json")

@@ -25,6 +25,7 @@ import msgspec
 from ..errors import FormatError
 from ..jsonio import JsonProblem, loads_json
 from ..model import Session
+from .common import TOO_DEEP, RecordBudget
 from .opencode import Conversation, Record, build
 
 #: One stored record: (table, the message id a part belongs to ("" otherwise), id, JSON data).
@@ -109,6 +110,8 @@ def _full(table: str, rid: str, data: bytes, file: str) -> dict[str, Any]:
         raise FormatError(f"the data is not UTF-8 (byte {exc.start})", file=file, path=f"{table} {rid}") from None
     except JsonProblem as exc:
         raise FormatError(f"the data is not JSON: {exc}", file=file, path=f"{table} {rid}") from None
+    except RecursionError:
+        raise FormatError(f"the data is not a record: {TOO_DEEP}", file=file, path=f"{table} {rid}") from None
     if not isinstance(value, dict):
         raise FormatError(f"the data must be a JSON object, got {type(value).__name__}", file=file,
                           path=f"{table} {rid}")
@@ -120,9 +123,11 @@ def read_rows(rows: Iterable[Row], *, file: str, bill_only: bool = False) -> tup
     h = hashlib.sha256()
     info: Record | None = None
     messages: dict[str, tuple[Record, list[Record]]] = {}
+    budget = RecordBudget(file=file)
     for table, owner, rid, data in rows:
         h.update(f"{table}\0{owner}\0{rid}\0{len(data)}\0".encode("utf-8"))
         h.update(data)
+        budget.add(data, f"{table} {rid}")  # the limits of a file, before the record is parsed
         if bill_only:
             try:
                 value = _slim(table, data)

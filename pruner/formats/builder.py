@@ -18,11 +18,12 @@ the result the call's tool name), maps results of retrieval tools to
 from __future__ import annotations
 
 from collections import deque
+from datetime import datetime
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import FormatError, InvalidSessionError
-from ..model import Message, Session, ToolCall, parse_arguments, validate_session
+from ..model import Message, Session, ToolCall, calendar_seconds, parse_arguments, validate_session
 from .repairing import Repairs
 
 #: Tool names whose results become ``retrieved_doc`` messages by default: none.
@@ -190,6 +191,9 @@ class SessionBuilder:
         messages = [Message(id=d.id, role=d.role, content=d.content, tool_calls=tuple(d.tool_calls),
                             tool_call_id=d.tool_call_id, tool_name=d.tool_name, metadata=d.metadata)
                     for d in self.drafts]
+        for m in messages:
+            if _outside_calendar(m.metadata.get("timestamp")):  # kept as recorded; no date is taken from it
+                self.repairs.add("invalid_time", example=f"{m.id}: {str(m.metadata['timestamp'])[:40]}")
         metadata = self.repairs.merge_into(dict(metadata or {}))
         session = Session.of(messages, name=name, source_format=self.source_format, metadata=metadata,
                              subagents=subagents)
@@ -198,6 +202,26 @@ class SessionBuilder:
         except InvalidSessionError as exc:  # importers check first; this is the safety net
             raise FormatError(str(exc), file=self.file) from None
         return session
+
+
+def _outside_calendar(value: Any) -> bool:
+    """A recorded time that reads as one but lies outside the years 1000 to 9999 (Go's zero time, year 1;
+    2^63-1 milliseconds): a damaged field, reported (``invalid_time``), never a date."""
+    if value is None or isinstance(value, bool):
+        return False
+    if isinstance(value, str) and value[:1] != "0":  # a year of four digits from 1000 (the common case: no parse)
+        return False
+    if calendar_seconds(value) is not None:
+        return False
+    if isinstance(value, (int, float)):
+        return value > 0
+    if not isinstance(value, str) or not value:
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False  # not a time at all: no date, as before
+    return True
 
 
 __all__ = ["Draft", "SessionBuilder"]

@@ -44,7 +44,7 @@ import msgspec
 
 from ..files import read_limited
 from ..jsonio import JsonProblem, loads_json
-from ..model import MAIN_CHAIN, Message, Session, ToolCall
+from ..model import FIRST_SECOND, LAST_SECOND, MAIN_CHAIN, Message, Session, ToolCall
 from .builder import SessionBuilder
 from ._claude_chains import link_order, split_chains
 from .common import JsonObject, identity_by
@@ -198,6 +198,8 @@ def _chain(records: list[tuple[int, JsonObject]], b: SessionBuilder) -> tuple[li
         if isinstance(stamp, str):  # claude_code._Clock: a line timed before the one it follows takes its time
             meta["timestamp"] = stamp
             seconds = _seconds(stamp)
+            if seconds is not None and not FIRST_SECOND <= seconds <= LAST_SECOND:
+                raise _Unsupported()  # a time outside the calendar: the full reader reports it (invalid_time)
             if seconds is not None:
                 if last is not None and seconds < last[0]:
                     meta["timestamp"] = last[1]

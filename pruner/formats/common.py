@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import FormatError
 from ..jsonio import JsonProblem, loads_json
+from . import _limits as limits
 from .builder import RETRIEVAL_TOOLS  # the builder applies it; exported here, where importers look
 from .repairing import Repairs
 
@@ -351,3 +352,33 @@ __all__ = ["JsonObject", "JsonlRecords", "MAX_USAGE_TOKENS", "Probe", "RETRIEVAL
            "chat_message_fields", "checked_usage", "document", "flatten_content", "identity_by", "jpath",
            "parse_json_document", "parse_jsonl", "probe", "stamp_model", "token_count", "type_name", "unmapped",
            "usage", "with_source"]
+
+
+class RecordBudget:
+    """The limits a file is held to (``pruner.formats.load_session``'s ``max_bytes``: its length, and
+    ``CONTAINER_BYTES`` per array and object, ``charged_size``), held over the records of one session
+    that are not a file (an agent's database rows), so a session costs no more memory from a database
+    than from a file. ``add`` each record's bytes before parsing it: a ``FormatError`` once they pass it."""
+
+    def __init__(self, *, file: str, what: str = "the session's records", max_bytes: int | None = None):
+        self.file, self.what = file, what
+        self.limit = limits.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+        self.size = self.charged = 0
+
+    def add(self, data: bytes | str, where: str) -> None:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        self.size += len(raw)
+        self.charged += max(len(raw), limits.CONTAINER_BYTES * (raw.count(b"[") + raw.count(b"{")))
+        if self.size > self.limit:
+            raise FormatError(f"{self.what} are {self.size:,} bytes so far, over the {self.limit:,}-byte limit a "
+                              "file is held to; the session is not read", file=self.file, path=where,
+                              setting="max_bytes")
+        if self.charged > self.limit:
+            raise FormatError(f"{self.what} are {self.size:,} bytes so far, but their JSON nests so many arrays "
+                              f"and objects that reading them costs as much memory as {self.charged:,} bytes of "
+                              f"text, over the {self.limit:,}-byte limit a file is held to; the session is not read",
+                              file=self.file, path=where, setting="max_bytes")
+
+
+#: What a row says of JSON nested too deeply for the readers (the same words for a file and a row).
+TOO_DEEP = "JSON is nested too deeply to read (more than about 1,000 levels of arrays and objects)"

@@ -39,7 +39,7 @@ of a type this reader does not know is kept there too and reported as a repair.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import FormatError
 from ..model import Session
@@ -66,6 +66,8 @@ def detect(text: str, probe: Probe | None) -> float:
     head = [m for m in messages[:50] if isinstance(m, dict)]
     if any("role" in m for m in head):
         return 0.0  # a chat-style message list (OpenAI / Anthropic)
+    if any(m.get("type") == "qwen" for m in messages if isinstance(m, dict)):
+        return 0.0  # Qwen Code's older recording of the same layout: pruner.formats.qwen_code reads it
     typed = sum(1 for m in head if m.get("type") in MESSAGE_TYPES + NOTICE_TYPES)
     if "sessionId" in doc and ("projectHash" in doc or (head and typed == len(head))):
         return 1.0
@@ -135,7 +137,12 @@ def _result_text(b: SessionBuilder, result: Any, where: str) -> tuple[str, bool]
     return "\n".join(texts), error
 
 
-def _gemini(b: SessionBuilder, m: JsonObject, mid: str, where: str, meta: dict[str, Any]) -> bool:
+#: A model response's ``tokens`` in the shared usage shape: Gemini CLI's (``gemini_usage``) or Qwen Code's.
+UsageOf = Callable[[SessionBuilder, Any, str], "dict[str, int] | None"]
+
+
+def _gemini(b: SessionBuilder, m: JsonObject, mid: str, where: str, meta: dict[str, Any],
+            usage_of: UsageOf = gemini_usage, provider: str | None = "google") -> bool:
     """Add one model response and its tool results; True when a call's ``args`` is JSON text holding a
     lone surrogate (inside a string, so the file-level scan cannot see it)."""
     content, parts = flatten_content(m.get("content", ""), file=b.file, where=jpath(where, "content"))
@@ -145,8 +152,9 @@ def _gemini(b: SessionBuilder, m: JsonObject, mid: str, where: str, meta: dict[s
     if isinstance(m.get("model"), str) and m["model"]:
         meta["model"] = m["model"]
         extra["model"] = m["model"]  # where pruner.replay.detect looks for the recorded model
-        extra["provider"] = "google"
-    u = gemini_usage(b, m.get("tokens"), jpath(where, "tokens"))
+        if provider:
+            extra["provider"] = provider
+    u = usage_of(b, m.get("tokens"), jpath(where, "tokens"))
     if u is not None:
         meta["usage"] = u
         rest = unmapped(m["tokens"], ("input", "output", "cached", "thoughts", "tool"))
@@ -185,11 +193,18 @@ def _gemini(b: SessionBuilder, m: JsonObject, mid: str, where: str, meta: dict[s
 
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
-    doc = document(text, file=file)
+    return read_document(document(text, file=file), file=file, retrieval_tools=retrieval_tools)
+
+
+def read_document(doc: Any, *, file: str, retrieval_tools: Iterable[str] | None = None, reply: str = "gemini",
+                  source_format: str = NAME, usage_of: UsageOf = gemini_usage,
+                  provider: str | None = "google") -> Session:
+    """The session of a decoded chat recording whose model responses are messages of type ``reply``
+    (Gemini CLI's ``gemini``; Qwen Code's older recordings, of the same layout, ``qwen``)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise FormatError(f"the top-level value is {type_name(doc)}; expected an object with a 'messages' "
                           "list (a Gemini CLI chat recording)", file=file, path="$")
-    b = SessionBuilder(file=file, source_format=NAME, retrieval_tools=retrieval_tools, lenient=True)
+    b = SessionBuilder(file=file, source_format=source_format, retrieval_tools=retrieval_tools, lenient=True)
     notices: list[dict[str, Any]] = []
     surrogates = False
     for i, m in enumerate(doc["messages"]):
@@ -208,8 +223,8 @@ def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
             if parts:
                 extra["content_parts"] = parts
             b.add(id=mid, role="user", content=content, where=where, metadata=with_source(meta, extra))
-        elif kind == "gemini":
-            surrogates |= _gemini(b, m, mid, where, meta)
+        elif kind == reply:
+            surrogates |= _gemini(b, m, mid, where, meta, usage_of, provider)
         elif kind in NOTICE_TYPES:  # the CLI's own notice, never sent to the model: kept beside the conversation
             notices.append({"index": i, **m})
         else:  # a type this reader does not know: skipped, and said so

@@ -29,6 +29,7 @@ from ..files import read_limited
 from ..model import Message, Session, ToolCall
 from .usage_lines import Unsure, check
 from .builder import SessionBuilder
+from .usage_skeleton import seconds
 from .codex_usage import _content, _text
 from .common import Probe
 from .gemini_cli import NAME, NOTICE_TYPES, gemini_usage
@@ -109,6 +110,7 @@ def _session(doc: _Recording, file: str) -> Session:
     calls: dict[str, int] = {}  # original call id -> calls not yet answered
     for i, m in enumerate(doc.messages):
         meta: dict[str, Any] = {"timestamp": m.timestamp} if isinstance(m.timestamp, str) else {}
+        seconds(m.timestamp)  # a time outside the calendar: the full reader reports it (OutsideCalendar)
         text = _text(None if m.content is UNSET else _content(m.content))  # flatten_content's check
         if m.type == "user":
             out.append(Message(id="m", role="user", content="x", metadata=meta))
@@ -134,6 +136,7 @@ def _session(doc: _Recording, file: str) -> Session:
                 linked = calls[c.id] > 0
                 calls[c.id] -= linked
                 rmeta = {"timestamp": c.timestamp} if isinstance(c.timestamp, str) else {}
+                seconds(c.timestamp)
                 out.append(Message(id="m", role="tool", content="x", tool_call_id="call" if linked else None,
                                    metadata=rmeta))
         elif m.type not in NOTICE_TYPES:

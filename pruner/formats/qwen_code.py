@@ -45,9 +45,10 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..model import MAIN_CHAIN, Session
+from ..errors import FormatError
 from .builder import SessionBuilder
-from .common import (JsonObject, Probe, checked_usage, identity_by, jpath, parse_jsonl, token_count, type_name,
-                     unmapped, with_source)
+from .common import (JsonObject, Probe, checked_usage, document, identity_by, jpath, parse_jsonl, token_count,
+                     type_name, unmapped, with_source)
 from .repairing import Repairs
 
 NAME = "qwen_code"
@@ -61,7 +62,15 @@ _KNOWN = ("uuid", "parentUuid", "sessionId", "timestamp", "type", "message", "mo
           "toolCallResult", "cwd", "version", "gitBranch", "isSidechain", "agentId")
 
 
+def _older(doc: Any) -> bool:
+    """A chat recording of Qwen Code's older layout: Gemini CLI's document, replies of type ``qwen``."""
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    return isinstance(messages, list) and any(isinstance(m, dict) and m.get("type") == "qwen" for m in messages)
+
+
 def detect(text: str, probe: Probe | None) -> float:
+    if probe is not None and probe.is_document and _older(probe.document):
+        return 1.0
     if probe is None or not probe.records:
         return 0.0
     recs = [r for r in probe.records if isinstance(r, dict)]
@@ -220,8 +229,35 @@ def session_from_records(records: Iterable[tuple[int, JsonObject]], *, file: str
     return main.build(name=str(info.get("sessionId") or ""), metadata=metadata, subagents=subagents)
 
 
+def _older_usage(b: SessionBuilder, tokens: Any, where: str) -> dict[str, int] | None:
+    """An older recording's ``tokens`` (Gemini CLI's names for the same ``usageMetadata``: ``input`` is
+    ``promptTokenCount``, ``output`` ``candidatesTokenCount``, ``cached``, ``thoughts``, ``tool``, ``total``)
+    read as ``qwen_usage`` reads the metadata itself."""
+    if not isinstance(tokens, dict):
+        return None
+    names = {"input": "promptTokenCount", "output": "candidatesTokenCount", "cached": "cachedContentTokenCount",
+             "thoughts": "thoughtsTokenCount", "tool": "toolUsePromptTokenCount", "total": "totalTokenCount"}
+    return qwen_usage(b, {names[k]: v for k, v in tokens.items() if k in names}, where)
+
+
+def read_older(doc: Any, *, file: str, retrieval_tools: Iterable[str] | None = None) -> Session:
+    """Qwen Code's older recording (late-2025 releases: ``~/.qwen/tmp/<project hash>/chats/session-*.json``),
+    Gemini CLI's chat recording document with the model's replies of type ``qwen``."""
+    from .gemini_cli import read_document
+
+    return read_document(doc, file=file, retrieval_tools=retrieval_tools, reply="qwen", source_format=NAME,
+                         usage_of=_older_usage, provider=None)
+
+
 def loads(text: str, *, file: str = "<input>", skip_bad_lines: bool = False,
           retrieval_tools: Iterable[str] | None = None) -> Session:
+    if text.lstrip()[:1] == "{":
+        try:
+            doc = document(text, file=file)
+        except FormatError:
+            doc = None  # JSON lines (or damage the line reader reports)
+        if _older(doc):
+            return read_older(doc, file=file, retrieval_tools=retrieval_tools)
     parsed = parse_jsonl(text, file=file, skip_bad_lines=skip_bad_lines, identity=_identity)
     return session_from_records(parsed.records, file=file, repairs=parsed.repairs, retrieval_tools=retrieval_tools,
                                 skipped=parsed.skipped)

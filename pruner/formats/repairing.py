@@ -71,9 +71,16 @@ def _sentence(kind: str, count: int, lines: list[int], examples: list[str], type
     if kind == "timestamps_out_of_order":
         return (f"{_plural(count, 'line is', 'lines are')} timed more than a second before the line "
                 f"before it in its conversation; each takes that line's time (the recorded one is kept){where}")
+    if kind == "invalid_time":
+        return (f"{_plural(count, 'message records a time', 'messages record times')} outside the years 1000 to "
+                f"9999 (damaged; no date is taken from {'it' if count == 1 else 'them'}): {shown}")
     if kind == "replaced_surrogates":
         return (f"replaced {_plural(count, 'lone surrogate', 'lone surrogates')} (half of a character pair, "
                 f"not text) with U+FFFD: {shown}")
+    if kind == "overlapping_shutdowns":
+        return (f"{_plural(count, 'session.shutdown follows', 'session.shutdowns follow')} an earlier one with no "
+                f"session.resume between them: each run's totals are summed, so if one repeats the other's "
+                f"requests they are counted twice{where}")
     return f"{kind}: {count:,}{where}"  # pragma: no cover - every kind above has its sentence
 
 

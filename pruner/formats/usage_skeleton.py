@@ -11,19 +11,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..model import Message
+from ..model import FIRST_SECOND, LAST_SECOND, Message
 
-__all__ = ["Skeleton", "seconds"]
+__all__ = ["OutsideCalendar", "Skeleton", "seconds"]
+
+
+class OutsideCalendar(ValueError):
+    """A recorded time outside the years 1000 to 9999: the full reader reads the file, and reports it
+    (``invalid_time``, a damaged field); a bill-only reader leaves such a file to it."""
 
 
 def seconds(value: Any) -> float | None:
-    """``pruner.replay.requests.timestamp`` of a recorded ``timestamp`` string (None when it is none)."""
+    """``pruner.replay.requests.timestamp`` of a recorded ``timestamp`` string (None when it is none);
+    ``OutsideCalendar`` for a time before year 1000 or after 9999."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        t = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+    if not FIRST_SECOND <= t <= LAST_SECOND:
+        raise OutsideCalendar(value[:40])
+    return t
 
 
 class Skeleton:

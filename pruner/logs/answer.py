@@ -17,6 +17,8 @@ possible on 1". The Corpus page and ``pruner logs`` print these sums; neither ad
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -87,9 +89,43 @@ class FolderAnswer:
     error: float | None  # modelled against the bill of the same rows
     band: float
     sums: tuple[FolderSum, ...]
+    unpriced: int = 0  # requests of models without a list price: not in ``billed``
+    unpriced_models: tuple[str, ...] = ()  # their models, the most requests first
+    recorded: float | None = None  # the agents' own recorded cost (OpenCode, Amp, Pi), over the rows recording one
+    recorded_sessions: int = 0
+    no_usage: int = 0  # sessions whose requests record no usage at all: no bill (not $0), not in ``sessions``' bill
+
+    def _no_usage(self) -> str:
+        if not self.no_usage:
+            return ""
+        one = self.no_usage == 1
+        return (f"; {self.no_usage:,} session{'' if one else 's'} hold{'s' if one else ''} no usage (the log "
+                "records none: no bill, not $0)")
+
+    def bill_text(self) -> str:
+        """The bill in words: the list-price bill, the requests it leaves out (named, never shown as $0) and
+        the cost the agents recorded themselves, beside it (or as the bill, said so, where no list price is)."""
+        n = f"{self.sessions:,} sessions"
+        recorded = "" if self.recorded is None else \
+            f"the agents' own recorded cost {money(self.recorded)} over {self.recorded_sessions:,} sessions"
+        if not self.unpriced:
+            out = f"Billed {money(self.billed)} over {n} (what the providers charged, from the logs)"
+            return out + (f"; {recorded}" if recorded else "")
+        shown = ", ".join(self.unpriced_models[:5]) + (", …" if len(self.unpriced_models) > 5 else "")
+        have = "has" if len(self.unpriced_models) == 1 else "have"
+        why = f"{self.unpriced:,} request{'s' if self.unpriced != 1 else ''} unpriced: {shown} {have} no list price"
+        if self.billed == 0:
+            out = f"No list price for any request over {n}: {why}"
+            if self.recorded is not None:
+                out += (f"; billed {money(self.recorded)} as the agents recorded it (their own cost over "
+                        f"{self.recorded_sessions:,} sessions, the only bill there is)")
+            return out
+        out = (f"Billed {money(self.billed)} priced over {n} (what the providers charged at list prices, from the "
+               f"logs); {why}")
+        return out + (f"; {recorded}" if recorded else "")
 
     def figures_line(self) -> str:
-        out = f"Billed {money(self.billed)} over {self.sessions:,} sessions (what the providers charged, from the logs)"
+        out = self.bill_text() + self._no_usage()
         if self.modelled is None:
             return out + "; no strategy replayed (run pruner logs without --bill-only for the rest)."
         error = "" if self.error is None else f", {signed(100 * self.error)} % against their bill"
@@ -178,5 +214,25 @@ def folder_answer(rows: Iterable[Mapping[str, Any]], strategies: Iterable[str]) 
                               round(sum(_number(r["modelled"]) or 0.0 for r in ok), 6), len(ok), len(mine),
                               len(applies) - len(ok), len(mine) - len(applies),
                               sum(recalls) / len(recalls) if recalls else None, band))
+    unpriced = sum(int(_number(r.get("unpriced_requests")) or 0) for r in rows)
+    models: Counter[str] = Counter()
+    for r in rows:
+        models.update(_unpriced_models(r.get("billed_by_model")))
+    costs = [c for c in (_number(r.get("billed_recorded_cost")) for r in rows) if c is not None]
+    no_usage = sum(1 for r in rows if _number(r.get("billed")) is None and r.get("prices_version") is not None
+                   and not r.get("money_error"))
     return FolderAnswer(len(rows), round(billed, 6), None if modelled is None else round(modelled, 6), len(replayed),
-                        error, band, tuple(sums))
+                        error, band, tuple(sums), unpriced, tuple(m for m, _ in models.most_common()),
+                        round(sum(costs), 6) if costs else None, len(costs), no_usage)
+
+
+def _unpriced_models(by_model: Any) -> dict[str, int]:
+    """model -> requests of a row's ``billed_by_model`` (JSON) whose model has no price."""
+    try:
+        parsed = json.loads(by_model) if isinstance(by_model, str) else None
+    except ValueError:
+        return {}
+    if not isinstance(parsed, dict):
+        return {}
+    return {m: int(v.get("requests", 0)) for m, v in parsed.items()
+            if isinstance(v, dict) and v.get("priced") is False and isinstance(v.get("requests"), int)}

@@ -57,15 +57,18 @@ class Location:
         return sum(s.size for s in self.sessions)
 
     def date_range(self) -> tuple[str, str] | None:
-        """First and last modification day (UTC) of its files, or None when it holds none."""
-        times = [f.mtime_ns for s in self.sessions for f in s.files]
-        if not times:
+        """First and last day (UTC) its sessions record (``session_days``), or None when it holds none."""
+        days = [session_days(s) for s in self.sessions]
+        if not days:
             return None
-        return _day(min(times)), _day(max(times))
+        return min(first for first, _ in days), max(last for _, last in days)
 
 
 def _day(ns: int) -> str:
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
+    try:
+        return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
+    except (OverflowError, ValueError, OSError):  # a time past the calendar (a damaged record's): no day
+        return "0000-00-00"
 
 
 def agent_roots(env: Mapping[str, str], overrides: Mapping[str, str] | None = None) -> dict[str, tuple[str, str]]:
@@ -108,23 +111,28 @@ def last_timestamp(path: str) -> str | None:
     return found[-1] if found else None
 
 
-def _in_range(session: LogSession, since: str | None, until: str | None) -> bool:
-    """Whether the session's days overlap ``since``..``until`` (inclusive YYYY-MM-DD days, UTC).
-
-    Its days are the ones it records: its first day the first timestamp of its main file, its last the
-    latest last timestamp of its files (a copied or touched file keeps the session's dates; its
-    modification day stands in only when it records none)."""
+def session_days(session: LogSession, *, first: bool = True) -> tuple[str, str]:
+    """The session's first and last day (YYYY-MM-DD, UTC), the ones it records: its first day the first
+    timestamp of its main file, its last the latest last timestamp of its files (a copied or touched
+    file keeps the session's dates; its modification day stands in only when it records none).
+    ``first=False`` leaves the first day unread (the last day in its place)."""
     # A session inside a database (``LogSession.entry``) has its records' time as its file's, and the
     # database's bytes are no session's: its days are that time's.
     recorded = [t for t in (last_timestamp(f.path) for f in session.files) if t] if not session.entry else []
     last = max(recorded)[:10] if recorded else _day(max(f.mtime_ns for f in session.files))
+    if not first:
+        return last, last
+    start = ((first_timestamp(session.main.path) if not session.entry else None) or last)[:10]
+    return start, last
+
+
+def _in_range(session: LogSession, since: str | None, until: str | None) -> bool:
+    """Whether the session's days (``session_days``) overlap ``since``..``until`` (inclusive YYYY-MM-DD
+    days, UTC)."""
+    first, last = session_days(session, first=bool(until))
     if since and last < since:
         return False
-    if until:
-        first = ((first_timestamp(session.main.path) if not session.entry else None) or last)[:10]
-        if first > until:
-            return False
-    return True
+    return not (until and first > until)
 
 
 def discover(env: Mapping[str, str] | None = None, *, overrides: Mapping[str, str] | None = None,
@@ -138,8 +146,8 @@ def discover(env: Mapping[str, str] | None = None, *, overrides: Mapping[str, st
     """
     env = os.environ if env is None else env
     roots = agent_roots(env, overrides)
-    listed = {agent: AGENT_REGISTRY[agent].find(roots[agent][0]) if os.path.isdir(roots[agent][0]) else []
-              for agent in agents}
+    listed = {agent: AGENT_REGISTRY[agent].find(roots[agent][0])
+              if os.path.isdir(roots[agent][0]) or AGENT_REGISTRY[agent].finds_beside else [] for agent in agents}
     # One session per real file, whatever the number of paths to it, chosen before any filter so a
     # session keeps its key (and its project) whichever filters a run is given.
     every = [s for agent in agents for s in listed[agent]]

@@ -65,7 +65,8 @@ def strategy_columns() -> tuple[tuple[str, pa.DataType], ...]:
 
 
 COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
-    ("billed", _F),  # USD, the bill: recorded usage at list prices, each request at its own model
+    ("billed", _F),  # USD, the bill: recorded usage at list prices, each request at its own model (null: its
+    # requests record no usage at all, so there is no bill, which is not a bill of $0)
     ("billed_by_model", _S),  # JSON {model: {"requests", "dollars", "priced"}}
     ("billed_recorded_cost", _F),  # the agent's own recorded cost (Pi), when every request records one
     ("unpriced_requests", _I),  # requests whose model has no price row (billed $0, counted here)
@@ -114,7 +115,9 @@ def _cache_write_dollars(b: Bill, prices: PriceTable) -> float:
 
 
 def _bill_and_ledger_columns(row: dict[str, Any], b: Bill, entries: Sequence[LedgerEntry], prices: PriceTable) -> None:
-    row.update(billed=b.dollars, billed_recorded_cost=b.billed_recorded_cost,
+    # Requests none of which records usage (Copilot CLI's first, flat session files): no bill, not $0.
+    row.update(billed=None if b.without_usage and not b.requests else b.dollars,
+               billed_recorded_cost=b.billed_recorded_cost,
                billed_by_model=json.dumps({m: dict(v) for m, v in sorted(b.by_model.items())}, sort_keys=True),
                unpriced_requests=b.unpriced_requests, cache_write_dollars=_cache_write_dollars(b, prices),
                prices=b.prices_label,
@@ -193,13 +196,16 @@ def _bound_columns(r: Replay) -> dict[str, Any]:
 
 
 def money_columns(session: Session, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
+    from ..formats.copilot_cli import lump_usage
+
     prices = default_prices()
     row: dict[str, Any] = {"strategies": ",".join(strategies), "money_error": None,
                            "prices_version": prices_version(),
                            "bill_version": BILL_VERSION}
     try:
         _bill_and_ledger_columns(row, bill(session, prices), ledger(session, prices), prices)
-        if strategies:
+        # A session whose usage is one lump per run has its bill only: no modelled figure, no strategy's.
+        if strategies and lump_usage(session) is None:
             r = replay(session, strategies, prices=prices, snapshots=False)  # the session's provider and model
             row["replay_prices"] = r.money_label
             figures = answer(r)

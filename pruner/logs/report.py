@@ -18,7 +18,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..money import money
@@ -127,8 +128,35 @@ def report(rows: Iterable[Row], by: str, *, since: str | None = None, until: str
         members.setdefault(key, []).append(r)
     order = sorted(members, key=lambda k: (k == NO_VALUE, k))
     prices = tuple(sorted({p for r in kept if isinstance(p := r.get("prices"), str) and p}))
-    return Report(by, tuple(_group(k, members[k], strategies, min_recall) for k in order),
-                  _group("total", kept, strategies, min_recall), strategies, prices, min_recall)
+    groups = [_group(k, members[k], strategies, min_recall) for k in order]
+    total = _group("total", kept, strategies, min_recall)
+    billed = _apportion([_billed(members[k]) for k in order])
+    groups = [replace(g, answer=replace(g.answer, billed=b)) for g, b in zip(groups, billed)]
+    total = replace(total, answer=replace(total.answer, billed=_micro(sum(round(b * 1e6) for b in billed))))
+    return Report(by, tuple(groups), total, strategies, prices, min_recall)
+
+
+def _billed(rows: Sequence[Row]) -> float:
+    """The group's bill, unrounded: every read row's ``billed`` (``folder_answer``'s sum, before its rounding)."""
+    return math.fsum(_number(r.get("billed")) or 0.0 for r in rows if not isinstance(r.get("error"), str))
+
+
+def _micro(units: int) -> float:
+    return round(units / 1e6, 6)
+
+
+def _apportion(values: Sequence[float]) -> list[float]:
+    """``values`` (dollars, unrounded) to millionths of a dollar (the six places a report prints), each the
+    floor of its value or one millionth more, the largest remainders first, so that they add up exactly to
+    their unrounded sum rounded (the total's figure): rounding each group by itself left 30 day groups
+    $0.000012 short of their total."""
+    exact = [v * 1e6 for v in values]
+    floors = [math.floor(x) for x in exact]
+    missing = round(math.fsum(exact)) - sum(floors)
+    by_remainder = sorted(range(len(exact)), key=lambda i: (-(exact[i] - floors[i]), i))
+    for i in by_remainder[:max(0, missing)]:
+        floors[i] += 1
+    return [_micro(u) for u in floors]
 
 
 # -- how a report is written: text for a person, JSON and CSV for a program --

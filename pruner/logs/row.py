@@ -23,8 +23,9 @@ from .found import FileState, LogSession
 from .names import printable
 
 #: The repairs that leave something out of the bill: a line that is not a JSON object (skipped), a usage
-#: whose counts are not whole numbers in range (dropped), a Codex token count with no reply to bill.
-DAMAGE = ("skipped_lines", "invalid_usage", "usage_without_reply")
+#: whose counts are not whole numbers in range (dropped), a Codex token count with no reply to bill; and a
+#: recorded time outside the calendar (``invalid_time``: no date is taken from it, the bill is unchanged).
+DAMAGE = ("skipped_lines", "invalid_usage", "usage_without_reply", "invalid_time")
 
 
 def digest_file(path: str) -> str:

@@ -51,7 +51,7 @@ from .table import TABLE, check_folder, load_rows, locked, save_rows, save_summa
 
 #: The columns ``plan`` reads (and the run's summary of what the table holds).
 PLAN_COLUMNS = ("session_key", "source", "files", "strategies", "error", "removed", "prices_version", "bound_version",
-                "damaged_lines", "bill_version", "person")
+                "damaged_lines", "bill_version", "person", "stale")
 #: How often a run writes what it has so far (seconds).
 COMMIT_SECONDS = 5.0
 
@@ -72,6 +72,8 @@ class Plan:
     returned: tuple[str, ...] = ()  # keys marked removed whose main file is back (same content)
     merged: tuple[str, ...] = ()  # keys held under another path of a file listed now: dropped
     relabelled: tuple[tuple[str, str], ...] = ()  # (session key, person): found now under another person
+    stale: tuple[str, ...] = ()  # keys of a database this run could not list: kept, marked stale
+    fresh: tuple[str, ...] = ()  # keys marked stale whose database lists them again, unchanged: unmarked
 
 
 def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategies: tuple[str, ...] = (),
@@ -87,13 +89,18 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
     from .money import BILL_VERSION, prices_version
 
     prices = prices_version() if prices is None else prices
+    found_list = list(found)
     todo, touched, digests = [], [], {}
     wanted = ",".join(strategies)
     new = changed = unchanged = retried = repriced = 0
     seen: set[str] = set()
-    returned, relabelled = [], []
+    returned, relabelled, unstale = [], [], []
     identities = set()
-    for s in found:
+    # a database listed as its file (it could not be listed: locked, a column renamed) and the databases
+    # whose sessions are listed (``LogSession.entry``), by the key of the file itself
+    unlisted = {s.key for s in found_list if not s.entry}
+    listed = {f"{s.agent}:{printable(s.main.path)}" for s in found_list if s.entry}
+    for s in found_list:
         if s.key in seen:  # two names that escape alike (``names.printable``): the first is the session
             continue
         seen.add(s.key)
@@ -116,6 +123,8 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             continue
         if row.get("removed"):
             returned.append(s.key)  # unless its content changed (then its new row is not removed either)
+        if row.get("stale"):
+            unstale.append(s.key)  # its database is listed again; unless its content changed (then it is read)
         if (row.get("person") or "") != printable(s.person):  # a label, not content: the row is not read again
             relabelled.append((s.key, printable(s.person)))
         old = {state.path: (state, digest) for state, digest in states_of(row)}
@@ -149,17 +158,39 @@ def plan(found: Iterable[LogSession], held: dict[str, dict[str, Any]], strategie
             if returned and returned[-1] == s.key:
                 returned.pop()
     identities.discard((0, 0))
-    merged, removed = [], []
+    merged, removed, stale = [], [], []
     for k, r in sorted(held.items()):
         if k in seen:
+            continue
+        if any(k[:i] in unlisted for i, ch in enumerate(k) if ch == "#"):
+            # a session of a database that could not be listed now: its bill stands, marked stale (the
+            # database is listed again next run); never dropped as another path of the database file
+            if not r.get("error") and not r.get("stale"):
+                stale.append(k)
+            continue
+        if k in listed:  # the database's own error row: it lists its sessions again
+            merged.append(k)
             continue
         main = states_of(r)[0][0].path  # the path itself (a name that is not UTF-8 is escaped in ``source``)
         if same_file(main, identities):
             merged.append(k)
         elif not r.get("removed") and not os.path.exists(main):
             removed.append(k)
+    todo_keys = {s.key for s in todo}
     return Plan(tuple(todo), new, changed, tuple(touched), unchanged, tuple(removed), digests, retried, repriced,
-                tuple(returned), tuple(merged), tuple(relabelled))
+                tuple(returned), tuple(merged), tuple(relabelled), tuple(stale),
+                tuple(k for k in unstale if k not in todo_keys))
+
+
+def error_message(exc: BaseException, where: str) -> str:
+    """A row's error, for a person: the reader's own message (a ``FormatError`` names the file, line and
+    field), or what went wrong in words, never Python's exception text for a value nested too deeply."""
+    if isinstance(exc, RecursionError):
+        return (f"{where}: JSON nested too deeply to read (more than about 1,000 levels of arrays and objects); "
+                "this is not an agent's record")
+    if isinstance(exc, MemoryError):
+        return f"{where}: too large to read in this machine's memory"
+    return str(exc) if hasattr(exc, "file") else f"{where}: {type(exc).__name__}: {exc}"
 
 
 def read_session(found: LogSession, strategies: tuple[str, ...] = (), bound: bool = False) -> dict[str, Any]:
@@ -197,8 +228,8 @@ def _read_session(found: LogSession, strategies: tuple[str, ...], bound: bool) -
     if not strategies and read_usage is not None and len(found.files) == 1:
         try:
             skeleton = read_usage(found.main.path)
-        except OSError:
-            skeleton = None  # the full path reports it
+        except Exception:  # an unreadable file, JSON nested too deeply, ...: the full reader names it
+            skeleton = None
         if skeleton is not None:
             session, digest = skeleton
             row = base_row(found, [digest])
@@ -218,7 +249,7 @@ def _read_session(found: LogSession, strategies: tuple[str, ...], bound: bool) -
         load = AGENT_REGISTRY[found.agent].load if found.agent in AGENT_REGISTRY else None
         session = load(found) if load is not None else load_session(found.main.path)
     except Exception as exc:
-        row["error"] = str(exc) if hasattr(exc, "file") else f"{found.main.path}: {type(exc).__name__}: {exc}"
+        row["error"] = error_message(exc, found.main.path)
         return row
     if strategies:
         money, facts = money_columns(session, strategies, bound), session_facts(session)
@@ -236,6 +267,8 @@ def _read_entry(found: LogSession, read: Callable[[LogSession, bool], tuple[Sess
     strategy is replayed (None: unsure), else the full one; its digest is its records' (the agent's)."""
     from .money import money_columns, usage_columns
 
+    from .agents.database import Unreadable
+
     try:
         read_ = (read(found, True) if not strategies else None) or read(found, False)
         if read_ is None:
@@ -243,7 +276,9 @@ def _read_entry(found: LogSession, read: Callable[[LogSession, bool], tuple[Sess
         session, digest = read_
     except Exception as exc:
         row = base_row(found, [""])
-        row["error"] = str(exc) if hasattr(exc, "file") else f"{found.key}: {type(exc).__name__}: {exc}"
+        row["error"] = error_message(exc, found.key)
+        if isinstance(exc, Unreadable):
+            row["unreadable"] = True  # ``run_logs`` keeps the row billed before, marked stale
         return row
     row = base_row(found, [digest])
     if strategies:
@@ -284,6 +319,7 @@ class LogsSummary:
     merged: int = 0  # rows held under another path of a file read now: dropped (one session, one row)
     damaged_lines: int = 0  # in the rows held: lines left out of the bill (``row.damaged_lines``)
     damaged_sessions: int = 0  # rows held with at least one such line
+    stale: int = 0  # rows of a database that could not be read now: kept as billed before, marked stale
 
     def as_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -317,7 +353,8 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
         # What planning needs (a few columns) first: a rerun with nothing to do reads no more.
         index = load_rows(out, columns=PLAN_COLUMNS)
         p = plan(found, index, strategies, bound=bound, retry_errors=retry_errors)
-        changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged or p.relabelled)
+        changes = bool(p.todo or p.touched or p.removed or p.returned or p.merged or p.relabelled or p.stale
+                       or p.fresh)
         rows = load_rows(out, sparse=True) if changes else dict(index)
         for key, files in p.touched:
             rows[key] = {**rows[key], "files": files}
@@ -329,15 +366,21 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             del rows[key]
         for key, person in p.relabelled:
             rows[key] = {**rows[key], "person": person}
+        for key in p.stale:
+            rows[key] = {**rows[key], "stale": True}
+        for key in p.fresh:
+            rows[key] = {**rows[key], "stale": False}
         # A new folder's empty table is written now only when nothing is to be read; else at the first
         # commit, after the first session: the first table write costs 25-40 MB of RSS (pyarrow's Parquet
         # writer and Arrow's buffers), which would otherwise sit under the largest session's peak (issue 32).
         missing = not os.path.exists(os.path.join(out, TABLE))
-        if p.touched or p.removed or p.returned or p.merged or p.relabelled or (missing and not p.todo):
+        if (p.touched or p.removed or p.returned or p.merged or p.relabelled or p.stale or p.fresh
+                or (missing and not p.todo)):
             save_rows(out, rows, table_schema)
         total_bytes = sum(s.size for s in p.todo)
         total_files = sum(len(s.files) for s in p.todo)
         done = done_files = done_bytes = errors = 0
+        kept_stale = len(p.stale)
         interrupted = False
         previous = signal.signal(signal.SIGTERM, _on_term)
         last_commit = time.perf_counter()
@@ -347,11 +390,18 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
             # not held in a name: an interrupted loop drops the reading at once, which cancels what is not started
             for found_session, row in (reader(p.todo, strategies, bound) if reader
                                        else _rows(p.todo, workers, strategies, bound)):
-                rows[found_session.key] = row
+                earlier = rows.get(found_session.key)
+                if row.pop("unreadable", False) and earlier is not None and not earlier.get("error"):
+                    # the database could not be read now (locked, a column renamed): the bill made from it
+                    # before stands, marked stale, and the session is read again next run
+                    rows[found_session.key] = {**earlier, "stale": True}
+                    kept_stale += 1
+                else:
+                    rows[found_session.key] = row
+                    errors += row.get("error") is not None
                 done += 1
                 done_files += len(found_session.files)
                 done_bytes += found_session.size
-                errors += row.get("error") is not None
                 now = time.perf_counter()
                 if now - last_commit >= COMMIT_SECONDS:
                     save_rows(out, rows, table_schema)
@@ -370,7 +420,7 @@ def run_logs(found: Iterable[LogSession], out: str, *, strategies: tuple[str, ..
                               bytes_read=done_bytes, seconds=time.perf_counter() - start, interrupted=interrupted,
                               retried=p.retried, repriced=p.repriced, returned=len(p.returned),
                               merged=len(p.merged), damaged_lines=sum(damaged),
-                              damaged_sessions=sum(1 for d in damaged if d))
+                              damaged_sessions=sum(1 for d in damaged if d), stale=kept_stale)
         save_summary(out, summary.as_dict())
     return summary
 

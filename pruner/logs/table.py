@@ -57,6 +57,7 @@ BASE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("error", _S),  # null unless the session could not be read (retried on every run)
     ("damaged_lines", _I),  # lines left out of the bill: not JSON, or usage not whole numbers in range
     ("removed", _B),  # its main file is gone: the row is kept, and marked
+    ("stale", _B),  # its database could not be read at the last run: the row is as billed before (retried)
 )
 
 

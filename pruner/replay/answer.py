@@ -124,6 +124,9 @@ class Figures:
     visibility: Visibility | None  # None: the session records no usage to compare with
     savings: tuple[Saving, ...]
     unpriced: bool = False  # every request is of a model without a price: no dollars to compare
+    unpriced_requests: int = 0  # the bill's requests of models without a list price (not in ``billed``)
+    unpriced_models: tuple[str, ...] = ()
+    recorded_cost: float | None = None  # the agent's own recorded cost (OpenCode, Amp, Pi), when every request has one
     #: When the recording itself runs over the window (a generated session replayed at a smaller window),
     #: the request it stops at: no saving is measured against it (it is no whole session's cost).
     reference_infeasible_from: int | None = None
@@ -132,6 +135,22 @@ class Figures:
     @property
     def reference_feasible(self) -> bool:
         return self.reference_infeasible_from is None
+
+    def _billed_text(self, billed: float) -> str:
+        """The bill in words; the requests it leaves out are named, never shown as $0 (issue 41)."""
+        if not self.unpriced_requests:
+            return f"Billed {money(billed)} (what the provider charged, from the log)"
+        n = self.unpriced_requests
+        models = ", ".join(self.unpriced_models) or "their model"
+        why = (f"{n:,} request{'s' if n != 1 else ''} unpriced: {models} "
+               f"{'has' if len(self.unpriced_models) <= 1 else 'have'} no list price")
+        if billed:
+            return f"Billed {money(billed)} priced (what the provider charged at list prices, from the log); {why}"
+        out = f"No list price for any request: {why}"
+        if self.recorded_cost is not None:
+            out += (f"; billed {money(self.recorded_cost)} as the agent recorded it (its own cost, the only bill "
+                    "there is)")
+        return out
 
     def saving_of(self, strategy: str) -> Saving:
         return next(s for s in self.savings if s.strategy == strategy)
@@ -150,11 +169,14 @@ class Figures:
         if self.billed is None:
             return (f"Modelled ({self.reference}, pruner's cache model): {money(self.modelled)}; the session "
                     f"records no usage, so there is no bill to calibrate against (band ±{100 * self.band:.1f} %).")
+        if self.error is None and not self.billed and self.unpriced_requests:  # nothing priced: no bill to compare
+            return (f"{self._billed_text(self.billed)}; modelled {money(self.modelled)} (the same requests under "
+                    f"pruner's cache model); no error is measurable without a bill (band ±{100 * self.band:.1f} %).")
         if self.error is None:  # a bill of $0 (every request aborted or unpriced): no error to measure
-            return (f"Billed {money(self.billed)} (what the provider charged, from the log); modelled "
+            return (f"{self._billed_text(self.billed)}; modelled "
                     f"{money(self.modelled)} (the same requests under pruner's cache model); no error is measurable "
                     f"against a bill of {money(self.billed)} (band ±{100 * self.band:.1f} %).")
-        return (f"Billed {money(self.billed)} (what the provider charged, from the log); modelled "
+        return (f"{self._billed_text(self.billed)}; modelled "
                 f"{money(self.modelled)} (the same requests under pruner's cache model, "
                 f"{signed(100 * self.error)} % against the bill): a saving within ±{100 * self.band:.1f} % is no "
                 "measurable saving.")
@@ -278,5 +300,11 @@ def answer(r: "Replay", calibration: "Calibration | None" = None) -> Figures:
         saving = round(modelled - dollars, 6)
         share = saving / modelled if modelled else 0.0
         savings.append(Saving(name, dollars, status, why, saving, share, abs(share) > band and modelled > 0, recall))
-    return Figures(reference, billed, modelled, error, band, visibility(r), tuple(savings), unpriced, ref_stop,
-                   None if ref_stop is None else float(ref["dollars"]))
+    models = c.by_model if c is not None else {}
+    unpriced_models = tuple(sorted(m for m, v in models.items() if isinstance(v, dict) and v.get("priced") is False))
+    return Figures(reference, billed, modelled, error, band, visibility(r), tuple(savings), unpriced,
+                   unpriced_requests=c.unpriced_requests if c is not None and billed is not None else 0,
+                   unpriced_models=unpriced_models,
+                   recorded_cost=c.billed_recorded_cost if c is not None else None,
+                   reference_infeasible_from=ref_stop,
+                   reference_partial=None if ref_stop is None else float(ref["dollars"]))

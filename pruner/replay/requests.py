@@ -30,12 +30,11 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..formats.common import token_count
 from ..formats.pi import MAX_REQUEST_COST
-from ..model import MAIN_CHAIN, Message, Session
+from ..model import MAIN_CHAIN, Message, Session, calendar_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .prices import ModelPrice
@@ -142,14 +141,8 @@ def timestamp(m: Message) -> float | None:
     """Seconds since the epoch from ``metadata["timestamp"]`` (ISO 8601, or epoch seconds or
     milliseconds), or None."""
     value = m.metadata.get("timestamp") if isinstance(m.metadata, Mapping) else None
-    if isinstance(value, str) and value:
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return value / 1000 if value > 1e11 else float(value)
-    return None
+    return calendar_seconds(value)
+
 
 
 def _text(m: Message, key: str) -> str | None:

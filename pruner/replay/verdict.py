@@ -200,6 +200,14 @@ class Answer:
     def _bar(self) -> str:
         return f"{100 * self.min_recall:g} %"
 
+    def _bill_words(self) -> str:
+        """``Billed $X``; where no request had a list price, that said with the agent's own recorded cost
+        (never "Billed $0.00": issue 41)."""
+        f = self.figures
+        if f.billed is not None and not f.billed and f.unpriced_requests:
+            return f._billed_text(f.billed)
+        return f"Billed {money(f.billed or 0.0)}"
+
     def _billed_line(self) -> str:
         f = self.figures
         if f.unpriced:
@@ -214,13 +222,15 @@ class Answer:
             out = (f"No bill recorded (the session records no usage); pruner's cache model puts it at "
                    f"{money(f.modelled)}.")
         elif f.error is None:
-            out = f"Billed {money(f.billed)}; pruner's cache model puts the same requests at {money(f.modelled)}."
+            out = f"{self._bill_words()}; pruner's cache model puts the same requests at {money(f.modelled)}."
         else:
-            out = (f"Billed {money(f.billed)}; pruner's cache model puts the same requests at {money(f.modelled)} "
+            out = (f"{self._bill_words()}; pruner's cache model puts the same requests at {money(f.modelled)} "
                    f"({signed(100 * f.error)} %, so a difference within ±{100 * f.band:.1f} % is no measurable "
                    "saving).")
-        if self.unpriced_requests:
-            out += f" These dollars leave out {self.unpriced_requests:,} requests of models without a price."
+        if self.unpriced_requests and not (f.unpriced_requests and not f.billed):  # else _bill_words said it
+            models = ", ".join(f.unpriced_models)
+            out += (f" These dollars leave out {self.unpriced_requests:,} requests of models without a list price"
+                    + (f" ({models})." if models else "."))
         if f.visibility is not None and f.visibility.warn:
             out += (f" The transcript holds only {100 * f.visibility.share:.1f} % of the billed input, so what "
                     "follows describes that part.")

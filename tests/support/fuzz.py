@@ -382,20 +382,25 @@ def copilot_cli_file(draw, odds) -> list[Any]:
     rows = [start]
     usage = st.fixed_dictionaries({key: st.integers(0, 9000) for key in (
         "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")})
+    # 1.0.x: the uncached part of inputTokens (which holds the cache reads and writes) in tokenDetails
+    details = st.fixed_dictionaries({"input": st.fixed_dictionaries({"tokenCount": st.integers(0, 9000)})})
+    metric = st.fixed_dictionaries({"usage": usage}, optional={"tokenDetails": details})
     for k in range(draw(st.integers(0, 7))):
         kind_ = draw(kind(["user.message", "assistant.message", "assistant.message", "tool.execution_complete",
-                           "session.shutdown", "assistant.usage", "tool.execution_start"], ["assistant", "x.y"], odds))
+                           "session.shutdown", "assistant.usage", "tool.execution_start", "session.model_change",
+                           "session.resume"], ["assistant", "x.y"], odds))
         request = st.fixed_dictionaries({"toolCallId": CALL_IDS, "name": NAMES, "arguments": arguments(odds)})
         data = record(draw, {"content": TEXT, "transformedContent": TEXT, "messageId": IDS,
                              "apiCallId": st.sampled_from(["a1", "a2", "a3"]),
                              "model": st.sampled_from(["gpt-5", "claude-sonnet-4.5"]),
+                             "newModel": st.sampled_from(["gpt-5", "claude-opus-4.5"]),
+                             "selectedModel": st.sampled_from(["gpt-4.1", "claude-sonnet-4.5"]),
                              "outputTokens": st.integers(0, 900), "toolRequests": st.lists(request, max_size=2),
                              "toolCallId": CALL_IDS, "success": st.booleans(),
                              "result": st.fixed_dictionaries({"content": TEXT}),
                              "error": st.fixed_dictionaries({"message": TEXT}),
                              "inputTokens": st.integers(0, 9000), "cacheReadTokens": st.integers(0, 9000),
-                             "modelMetrics": st.dictionaries(st.sampled_from(["gpt-5", "gpt-4.1"]),
-                                                             st.fixed_dictionaries({"usage": usage}), max_size=2),
+                             "modelMetrics": st.dictionaries(st.sampled_from(["gpt-5", "gpt-4.1"]), metric, max_size=2),
                              "agentMetrics": st.dictionaries(st.sampled_from(["main", "sub-1"]), st.fixed_dictionaries(
                                  {"modelMetrics": st.dictionaries(st.sampled_from(["gpt-5"]), st.fixed_dictionaries(
                                      {"usage": usage}), max_size=1)}), max_size=2)}, odds)

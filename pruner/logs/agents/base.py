@@ -48,3 +48,6 @@ class Agent:
     #: The folder under ``$<variable>`` holding the sessions when it is not ``inner`` (Goose: its
     #: ``$GOOSE_PATH_ROOT/data/sessions`` against ``~/.local/share/goose/sessions``); "" is ``inner``.
     variable_inner: str = ""
+    #: True: ``find`` also looks beside its folder (Qwen Code's older layout in ``tmp`` beside ``projects``),
+    #: so it is called even where the folder itself is missing.
+    finds_beside: bool = False

@@ -36,7 +36,7 @@ def first_cwd(path: str) -> str:
     for line in head.split(b"\n")[:20]:
         try:
             e = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested too deeply is the reader's error row, not the listing's
             continue
         data = e.get("data") if isinstance(e, dict) and e.get("type") == "session.start" else None
         context = data.get("context") if isinstance(data, dict) else None

@@ -25,7 +25,6 @@ database, and also looks in the macOS folders.
 from __future__ import annotations
 
 import os
-from contextlib import closing
 import sqlite3
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -33,7 +32,7 @@ from typing import Any, Iterator
 from ...errors import FormatError
 from ...model import Session
 from ..found import FileState, LogSession, file_state
-from .database import connect, text
+from .database import Unreadable, LAST_S, connect, snapshot, text
 from .base import Agent
 
 DB_NAME = "sessions.db"
@@ -49,17 +48,21 @@ def _ns(value: Any) -> int:
         return 0
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp()) * 1_000_000_000
+    seconds = int(moment.timestamp())
+    return seconds * 1_000_000_000 if 0 <= seconds <= LAST_S else 0
 
 
 def _sessions(path: str, state: FileState) -> list[LogSession]:
     con = connect(path)
     try:
         sizes: dict[str, tuple[int, int]] = {}
+        # a created_timestamp that is no whole number of seconds up to year 9999 (text, 2^63-1) is a damaged
+        # field: left out of the session's time (which only tells a run whether to read it again)
         for sid, size, latest in con.execute(
                 "SELECT session_id, sum(length(CAST(content_json AS BLOB)) + length(CAST(coalesce(metadata_json, '') "
-                "AS BLOB))), max(created_timestamp) FROM messages GROUP BY session_id"):
-            sizes[text(sid)] = (int(size or 0), int(latest or 0) * 1_000_000_000 if isinstance(latest, int) else 0)
+                "AS BLOB))), max(CASE WHEN typeof(created_timestamp) = 'integer' AND created_timestamp BETWEEN 0 "
+                f"AND {LAST_S} THEN created_timestamp END) FROM messages GROUP BY session_id"):
+            sizes[text(sid)] = (int(size or 0), latest * 1_000_000_000 if isinstance(latest, int) else 0)
         out = []
         for sid, working, updated in con.execute("SELECT id, working_dir, updated_at FROM sessions ORDER BY id"):
             size, latest = sizes.get(text(sid), (0, 0))
@@ -78,7 +81,7 @@ def find(root: str) -> list[LogSession]:
         return []
     try:
         return _sessions(path, state)
-    except sqlite3.Error:  # listed as the file itself: reading it names what is wrong
+    except (sqlite3.Error, ValueError, TypeError, OverflowError):  # listed as the file: reading says why
         return [LogSession("goose", NO_DIRECTORY, state)]
 
 
@@ -86,6 +89,14 @@ def rows(found: LogSession) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """The session's ``sessions`` row, then its ``messages`` rows in Goose's order (time, then id)."""
     con = connect(found.main.path)
     try:
+        yield from _session_rows(con, found)
+    finally:
+        con.close()
+
+
+def _session_rows(con: sqlite3.Connection, found: LogSession) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``rows`` from one read transaction: messages Goose writes meanwhile are seen all or not at all."""
+    with snapshot(con):
         cur = con.execute("SELECT * FROM sessions WHERE id = ?", (found.entry,))
         names = [d[0] for d in cur.description]
         head = cur.fetchone()
@@ -98,8 +109,6 @@ def rows(found: LogSession) -> Iterator[tuple[str, str, dict[str, Any]]]:
         for row in cur:
             columns = dict(zip(names, row))
             yield "messages", str(columns.get("id")), columns
-    finally:
-        con.close()
 
 
 def read_entry(found: LogSession, bill_only: bool) -> tuple[Session, str] | None:
@@ -108,17 +117,18 @@ def read_entry(found: LogSession, bill_only: bool) -> tuple[Session, str] | None
     try:
         return read_rows(rows(found), file=found.main.path, bill_only=bill_only)
     except sqlite3.Error as exc:
-        raise FormatError(f"cannot read the Goose database ({exc})", file=found.main.path,
-                          path=f"sessions row {found.entry}") from None
+        raise Unreadable(f"cannot read the Goose database ({exc})", file=found.main.path,
+                         path=f"sessions row {found.entry}") from None
 
 
 def load(found: LogSession) -> Session:
     """Only a database that could not be listed reaches here: its error, named."""
     try:
-        with closing(connect(found.main.path)) as con:
-            con.execute("SELECT id FROM sessions LIMIT 1")
+        _sessions(found.main.path, found.main)  # the listing again: its error is the row's
     except sqlite3.Error as exc:
-        raise FormatError(f"cannot read the Goose database ({exc})", file=found.main.path) from None
+        raise Unreadable(f"cannot read the Goose database ({exc})", file=found.main.path) from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise FormatError(f"cannot list the Goose database's sessions ({exc})", file=found.main.path) from None
     raise FormatError("the Goose database lists no sessions it could read", file=found.main.path)
 
 

@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import closing
 import sqlite3
-from typing import Iterator
+from typing import Any, Iterator
 
 from ...errors import FormatError
 from ...model import Session
 from ..found import FileState, LogSession, file_state, files_in, subfolders
-from .database import connect, text as _text
+from .database import Unreadable, LAST_MS, connect, snapshot, text as _text
 from .base import Agent
 
 #: What ``--list`` and the row say for a session whose working folder is not recorded.
@@ -56,6 +55,18 @@ def databases(root: str) -> list[str]:
             if n == "opencode.db" or (n.startswith("opencode-") and n.endswith(".db"))]
 
 
+#: The latest ``time_updated`` of a session's records that is a time: a whole number of milliseconds from
+#: 1970 to the end of year 9999. A value of another type (text) or out of that range is a damaged field: it
+#: is left out of the session's time (which only tells a run whether to read the session again).
+_LATEST = f"max(CASE WHEN typeof(time_updated) = 'integer' AND time_updated BETWEEN 0 AND {LAST_MS} " \
+          "THEN time_updated END)"
+
+
+def _ms(value: Any) -> int:
+    """Milliseconds of a listed time (``_LATEST``'s rule), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= LAST_MS else 0
+
+
 def _db_sessions(path: str, state: FileState) -> list[LogSession]:
     out = []
     con = connect(path)
@@ -63,13 +74,13 @@ def _db_sessions(path: str, state: FileState) -> list[LogSession]:
         sizes: dict[str, tuple[int, int]] = {}
         for table in ("message", "part"):
             for sid, size, updated in con.execute(
-                    f"SELECT session_id, sum(length(CAST(data AS BLOB))), max(time_updated) FROM {table} "
+                    f"SELECT session_id, sum(length(CAST(data AS BLOB))), {_LATEST} FROM {table} "
                     "GROUP BY session_id"):
                 old = sizes.get(_text(sid), (0, 0))
-                sizes[_text(sid)] = (old[0] + int(size or 0), max(old[1], int(updated or 0)))
+                sizes[_text(sid)] = (old[0] + int(size or 0), max(old[1], _ms(updated)))
         for sid, directory, updated in con.execute("SELECT id, directory, time_updated FROM session ORDER BY id"):
             size, latest = sizes.get(_text(sid), (0, 0))
-            latest = max(latest, int(updated or 0)) if isinstance(updated, int) else latest
+            latest = max(latest, _ms(updated))
             main = FileState(path=path, size=size, mtime_ns=latest * 1_000_000, device=state.device,
                              inode=state.inode)
             out.append(LogSession("opencode", _text(directory) or NO_DIRECTORY, main, entry=_text(sid)))
@@ -111,7 +122,7 @@ def find(root: str) -> list[LogSession]:
             continue
         try:
             out.extend(_db_sessions(path, state))
-        except sqlite3.Error:  # listed as the file itself: reading it names what is wrong
+        except (sqlite3.Error, ValueError, TypeError, OverflowError):  # listed as the file: reading says why
             out.append(LogSession("opencode", NO_DIRECTORY, state))
     return out + _legacy(root, {s.entry for s in out})
 
@@ -121,6 +132,15 @@ def rows(found: LogSession) -> Iterator[tuple[str, str, str, bytes]]:
     JSON, then its messages in OpenCode's order, then their parts in message and id order."""
     con = connect(found.main.path)
     try:
+        yield from _session_rows(con, found)
+    finally:
+        con.close()
+
+
+def _session_rows(con: sqlite3.Connection, found: LogSession) -> Iterator[tuple[str, str, str, bytes]]:
+    """``rows`` from one read transaction: a step OpenCode writes meanwhile (a message and its parts) is
+    seen whole or not at all, never a part without its message."""
+    with snapshot(con):
         con.row_factory = sqlite3.Row
         head = con.execute("SELECT id, title, directory, parent_id, project_id, version FROM session WHERE id = ?",
                            (found.entry,)).fetchone()
@@ -137,8 +157,6 @@ def rows(found: LogSession) -> Iterator[tuple[str, str, str, bytes]]:
         for mid, pid, data in con.execute("SELECT message_id, id, data FROM part WHERE session_id = ? "
                                           "ORDER BY message_id, id", (found.entry,)):
             yield "part", _text(mid), _text(pid), data if isinstance(data, bytes) else str(data).encode("utf-8")
-    finally:
-        con.close()
 
 
 def read_entry(found: LogSession, bill_only: bool) -> tuple[Session, str] | None:
@@ -147,8 +165,8 @@ def read_entry(found: LogSession, bill_only: bool) -> tuple[Session, str] | None
     try:
         return read_rows(rows(found), file=found.main.path, bill_only=bill_only)
     except sqlite3.Error as exc:
-        raise FormatError(f"cannot read the OpenCode database ({exc})", file=found.main.path,
-                          path=f"session {found.entry}") from None
+        raise Unreadable(f"cannot read the OpenCode database ({exc})", file=found.main.path,
+                         path=f"session {found.entry}") from None
 
 
 def _legacy_rows(found: LogSession) -> Iterator[tuple[str, str, str, bytes]]:
@@ -172,10 +190,11 @@ def load(found: LogSession) -> Session:
     """A session of the JSON files (``storage/``); a database that could not be listed is named here."""
     if not found.main.path.endswith(".json"):
         try:
-            with closing(connect(found.main.path)) as con:
-                con.execute("SELECT id FROM session LIMIT 1")
+            _db_sessions(found.main.path, found.main)  # the listing again: its error is the row's
         except sqlite3.Error as exc:
-            raise FormatError(f"cannot read the OpenCode database ({exc})", file=found.main.path) from None
+            raise Unreadable(f"cannot read the OpenCode database ({exc})", file=found.main.path) from None
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise FormatError(f"cannot list the OpenCode database's sessions ({exc})", file=found.main.path) from None
         raise FormatError("the OpenCode database lists no sessions it could read", file=found.main.path)
     from ...formats._opencode_rows import read_rows
 

@@ -11,7 +11,12 @@ when set, else ``~/.qwen`` (``packages/core/src/config/storage.ts``, commit
 013e660f5799186a369c737aea6b4bcb9ca0ef47, ``getRuntimeBaseDir`` / ``getGlobalQwenDir``). A runtime
 folder set in Qwen Code's settings file (``setRuntimeBaseDir``) is not seen here: pass ``--qwen-dir``.
 ccusage reads the same layout (ryoppippi/ccusage, ``rust/crates/ccusage/src/adapter/qwen/paths.rs``,
-commit 5816e640e8824986f33427203da164b01394a161)."""
+commit 5816e640e8824986f33427203da164b01394a161).
+
+Late-2025 releases wrote Gemini CLI's layout instead (Qwen Code is its fork):
+``~/.qwen/tmp/<project hash>/chats/session-*.json``, one JSON document whose model replies are messages
+of type ``qwen`` (``pruner.formats.qwen_code.read_older``); those are found in ``tmp`` beside
+``projects`` and read as Qwen Code, not Gemini CLI."""
 
 from __future__ import annotations
 
@@ -23,12 +28,23 @@ from .base import Agent
 
 
 def find(root: str) -> list[LogSession]:
+    """The sessions under ``root`` (``<project>/chats/*.jsonl``, and the older ``<project hash>/chats/
+    session-*.json``), and, when ``root`` is the runtime folder's ``projects``, the older layout in
+    its sibling ``tmp``."""
     out = []
-    for project_dir in subfolders(root):
-        for path in files_in(os.path.join(project_dir, "chats"), ".jsonl"):
-            state = file_state(path)
-            if state is not None:
-                out.append(LogSession("qwen_code", os.path.basename(project_dir), state))
+    roots = [root]
+    older = os.path.join(os.path.dirname(root), "tmp")
+    if os.path.basename(root) == "projects" and os.path.isdir(older):
+        roots.append(older)
+    for top in roots:
+        for project_dir in subfolders(top):
+            chats = os.path.join(project_dir, "chats")
+            paths = files_in(chats, ".jsonl") + [p for p in files_in(chats, ".json")
+                                                  if os.path.basename(p).startswith("session-")]
+            for path in paths:
+                state = file_state(path)
+                if state is not None:
+                    out.append(LogSession("qwen_code", os.path.basename(project_dir), state))
     return out
 
 
@@ -40,6 +56,8 @@ def load(found: LogSession) -> Session:
 
 
 def read_usage(path: str) -> tuple[Session, str] | None:
+    if path.endswith(".json"):
+        return None  # the older layout's one JSON document: the full reader reads it
     from ...formats._qwen_code_usage import read_usage as read  # msgspec is loaded only when billing
 
     return read(path)
@@ -47,4 +65,4 @@ def read_usage(path: str) -> tuple[Session, str] | None:
 
 AGENT = Agent(name="qwen_code", title="Qwen Code", flag="qwen", variable="QWEN_RUNTIME_DIR", inner="projects",
               default=".qwen", layout="~/.qwen/projects/<project>/chats/*.jsonl", find=find, format="qwen_code",
-              read_usage=read_usage, load=load, order=50)
+              read_usage=read_usage, load=load, order=50, finds_beside=True)
