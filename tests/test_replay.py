@@ -496,7 +496,8 @@ def test_defect_28_a_gemini_session_whose_model_has_no_price_replays_unpriced_no
     assert "gemini-2.5-pro" not in names  # if it is ever priced, this test needs another unpriced model
     p = run_cli("sample_sessions/gemini_cli.json")
     assert p.returncode == 0, p.stderr
-    assert "Recorded: unpriced" in p.stdout and "no dollars to compare" in p.stdout
+    verdict = p.stdout.split("(method, calibration and caveats: --explain)", 1)[1]  # the three lines end it
+    assert "Billed: unpriced" in verdict and "no dollars to compare" in verdict, verdict
     assert "$" not in p.stdout.split("strategy ", 1)[1].split("not ranked")[0]  # no strategy priced as another model
 
 
