@@ -6,8 +6,9 @@ term lost at request 40 and used again at 41, 57 and 186 is four losses of one t
 grouped into one row per (chain, term, the message that held it): the first request the strategy's
 context lacked it, the last, how many requests lacked it, the holding message (its position, id and
 kind: ``pruner.replay.composition.kind_of``) and why the strategy's context no longer held it
-(``pruner.replay.verdict.reason``: summarised, truncated, cleared, pruned, never sent…). A term whose
-holder changes (a newer message repeated it and that one left too) is a row per holder.
+(``reason``, here so that ``pruner.replay.verdict`` imports it without a circle: summarised, truncated,
+cleared, pruned, never sent…). A term whose holder changes (a newer message repeated it and that one left
+too) is a row per holder.
 
 The rows come from the losses the recall kept (``LOSSES_PER_REQUEST`` per request); the exact count
 of losses is ``LostTerms.missing``, so a list built from fewer says so (``LostTerms.complete``).
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import ConfigurationError
 from .composition import call_index, kind_of
-from .recall import context_recall
+from .recall import Loss, context_recall
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Replay
@@ -76,13 +77,32 @@ class LostTerms:
                 "losses_listed": self.kept, "complete": self.complete, "lost": [r.as_dict() for r in self.rows]}
 
 
+_WHY = {"compact": "summarised", "truncate": "truncated", "clear": "cleared", "prune": "pruned"}
+
+
+def reason(replay: "Replay", strategy: str, loss: Loss) -> str:
+    """Why ``strategy``'s context lacked the loss's source message (from the strategy's events)."""
+    if loss.source is None:
+        return "held only by a message outside the session"
+    if loss.left_at is None:
+        if loss.placeholder is not None:
+            return f"never sent: the placeholder {loss.placeholder!r} went in its place"
+        return "never sent: left out when it arrived"
+    row = replay.runs[strategy].rows[loss.left_at]
+    kinds = [e.kind for e in row.events]
+    kind = next((k for k in ("compact", "truncate", "clear", "prune") if k in kinds), None)
+    what = _WHY.get(kind, "dropped") if kind is not None else "dropped"
+    text = f"{what} at request {loss.left_at}"
+    if loss.placeholder is not None:
+        text += f" (placeholder {loss.placeholder!r})"
+    return text
+
+
 def lost_terms(replay: "Replay", strategy: str, *, sort: str = SORT_KEYS[0]) -> LostTerms:
     """``strategy``'s lost terms over the whole session, one row per term and holding message, ordered by
     ``sort`` (``SORT_KEYS``). Raises ``ConfigurationError`` for a strategy that was not replayed."""
     if strategy not in replay.runs:
         raise ConfigurationError(f"strategy {strategy!r} was not replayed; replayed: {', '.join(replay.runs)}")
-    from .verdict import reason  # the one wording of why a message left (verdict imports recall, not this)
-
     report = context_recall(replay)
     recall = report.strategies[strategy]
     chains = dict(replay.session.chains)

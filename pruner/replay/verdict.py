@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .answer import Figures, Saving, answer, rank_key, signed, status_of
+from .lost import reason  # the one wording of why a message left (lost.py holds it: no circle)
 from .recall import Loss, context_recall
 from pruner.money import money
 
@@ -489,27 +490,6 @@ def verdict(replay: "Replay", *, min_recall: float = DEFAULT_MIN_RECALL, figures
 
 
 # -- what a loss means ------------------------------------------------------------------------------------
-
-_WHY = {"compact": "summarised", "truncate": "truncated", "clear": "cleared", "prune": "pruned"}
-
-
-def reason(replay: "Replay", strategy: str, loss: Loss) -> str:
-    """Why ``strategy``'s context lacked the loss's source message (from the strategy's events)."""
-    if loss.source is None:
-        return "held only by a message outside the session"
-    if loss.left_at is None:
-        if loss.placeholder is not None:
-            return f"never sent: the placeholder {loss.placeholder!r} went in its place"
-        return "never sent: left out when it arrived"
-    row = replay.runs[strategy].rows[loss.left_at]
-    kinds = [e.kind for e in row.events]
-    kind = next((k for k in ("compact", "truncate", "clear", "prune") if k in kinds), None)
-    what = _WHY.get(kind, "dropped") if kind is not None else "dropped"
-    text = f"{what} at request {loss.left_at}"
-    if loss.placeholder is not None:
-        text += f" (placeholder {loss.placeholder!r})"
-    return text
-
 
 def loss_dict(replay: "Replay", strategy: str, loss: Loss) -> dict[str, Any]:
     return {"request": loss.request, "chain": loss.chain, "term": loss.term, "source_position": loss.source,
