@@ -86,13 +86,22 @@ def pytest_runtest_setup(item) -> None:
 # FileOrTest below: a test goes to whichever worker is free, except that the tests of a module with a
 # module- or class-scoped fixture (a built site, a batch folder, the browser tests' browser) stay together on
 # one worker, so the fixture is made once, as in a run on one process. (pytest-xdist's own ``loadgroup``
-# cannot group here: with pytest 9 it no longer changes a test's node id, which is how it groups.)
+# cannot group here: with pytest 9 it no longer changes a test's node id, which is how it groups; SAME_WORKER
+# below does its job.)
 _SHARED_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
 
 
 #: Modules that use a module-scoped fixture defined in another module (the check below finds them).
 IMPORT_SHARED_FIXTURES = {
     "tests/test_newcomer_path.py",  # test_readme_examples' example_env
+}
+
+
+#: Modules that must not run at the same time as each other share a worker (and so run one after the other).
+SAME_WORKER = {
+    # both run the README's third example, which empties and fills /tmp/my-logs and /tmp/pruner-logs
+    "tests/test_newcomer_path.py": "readme-examples",
+    "tests/test_readme_examples.py": "readme-examples",
 }
 
 
@@ -120,7 +129,7 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if kept_together(path) else nodeid
+            return SAME_WORKER.get(path) or (path if kept_together(path) else nodeid)
 
     return FileOrTest(config, log)
 
