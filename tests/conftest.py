@@ -11,6 +11,8 @@ deadline: these machines are noisy and speed is measured by the benchmarks, neve
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,8 @@ from tests.support.profile import profile
 
 # Fixtures shared by several test files (imported as ``tests.…``: the repository
 # root is on sys.path because tests/ is a package).
-pytest_plugins = ("tests.support.openai_server",)
+# The dashboard's server for the browser tests: one per xdist worker (tests/support/dashboard_server.py).
+pytest_plugins = ("tests.support.openai_server", "tests.support.dashboard_server")
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 # CI draws the same examples on every run (derandomize: seeded from each test's own source), so a run
@@ -79,9 +82,92 @@ def pytest_runtest_setup(item) -> None:
     error_messages.current_test[0] = item.nodeid
 
 
+# The run is split over pytest-xdist workers (pyproject's addopts: ``-n 3 --dist loadfile``), scheduled by
+# FileOrTest below: a test goes to whichever worker is free, except that the tests of a module with a
+# module- or class-scoped fixture (a built site, a batch folder, the browser tests' browser) stay together on
+# one worker, so the fixture is made once, as in a run on one process. (pytest-xdist's own ``loadgroup``
+# cannot group here: with pytest 9 it no longer changes a test's node id, which is how it groups; SAME_WORKER
+# below does its job.)
+_SHARED_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
+
+
+#: Modules that use a module-scoped fixture defined in another module (the check below finds them).
+IMPORT_SHARED_FIXTURES = {
+    "tests/test_newcomer_path.py",  # test_readme_examples' example_env
+}
+
+
+#: Modules that must not run at the same time as each other share a worker (and so run one after the other).
+SAME_WORKER = {
+    # both run the README's third example, which empties and fills /tmp/my-logs and /tmp/pruner-logs
+    "tests/test_newcomer_path.py": "readme-examples",
+    "tests/test_readme_examples.py": "readme-examples",
+}
+
+
+@functools.cache
+def kept_together(path: str) -> bool:
+    """Whether the tests of the file at ``path`` (relative to the root) run on one worker: a browser test
+    module (they import each other's module-scoped fixtures), a doctest module, or a test module that
+    defines a fixture of module, class or package scope."""
+    if path.startswith("tests/e2e/") or not path.startswith("tests/") or path in IMPORT_SHARED_FIXTURES:
+        return True
+    try:
+        return bool(_SHARED_SCOPE.search((ROOT / path).read_text(encoding="utf-8")))
+    except OSError:
+        return True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileOrTest(LoadFileScheduling):
+        """``loadfile`` for the modules :func:`kept_together` names, ``load`` (one test at a time) for the rest."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return SAME_WORKER.get(path) or (path if kept_together(path) else nodeid)
+
+    return FileOrTest(config, log)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """A test spread one at a time that uses a module-scoped fixture (one imported from another module, say)
+    would make that fixture once per worker: the run stops and says where instead."""
+    wrong = set()
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if not kept_together(path) and any(d.scope in ("module", "class", "package") for c in defs for d in c):
+            wrong.add(path)
+    if wrong:
+        raise pytest.UsageError(f"{sorted(wrong)} use a module- or class-scoped fixture defined elsewhere: add "
+                                "them to IMPORT_SHARED_FIXTURES in tests/conftest.py, so each runs on one worker")
+
+
+#: What the workers' error-message checks found (filled on the xdist controller as each worker ends).
+_WORKER_FLAG_LINES: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller collects each worker's findings
+def pytest_testnodedown(node, error) -> None:
+    lines = getattr(node, "workeroutput", {}).get("pruner_error_flags", [])
+    _WORKER_FLAG_LINES.extend(lines)
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:
     from tests.support import error_messages
     found = error_messages.naming_a_flag()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller reports what every worker found
+        workeroutput["pruner_error_flags"] = found
+        return
+    found = sorted(set(found) | set(_WORKER_FLAG_LINES))
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         say = reporter.write_line if reporter is not None else print

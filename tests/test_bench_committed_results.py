@@ -6,6 +6,10 @@ A fresh run of the same workloads, sizes and seeds must reproduce every figure i
 that was committed (its machine, load and date are recorded in the file).
 After changing the passes or the generator: ``pruner bench`` then
 ``python -m pruner.readme``.
+
+Every run regenerates the smallest size of every workload (``SMALL_SIZES``: three configurations, their
+baselines and bounds) and compares it with the committed rows; the whole run (every size up to 2,000 turns,
+161 s of the serial run of 2026-12-07) is regenerated and compared under ``PRUNER_NIGHTLY=1``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pruner.bench.workloads import SIZES, WORKLOADS, generate
 from pruner.engine.prune import PruneConfig, message_tokens
 from pruner.tokens import get_counter
 from tests.support.paths import SAMPLES
+from tests.support.profile import profile
 
 pytestmark = pytest.mark.slow  # CONTRIBUTING.md, "Running the tests": out of the fast lane
 
@@ -38,21 +43,48 @@ def _without_timings(value):
     return value
 
 
-@pytest.fixture(scope="module")
-def committed_and_fresh():
-    committed = json.loads(RESULTS.read_text(encoding="utf-8"))
+#: The sizes every run regenerates (the smallest of the committed run's).
+SMALL_SIZES = [50]
+
+
+def _fresh(committed: dict, sizes: list[int]) -> dict:
+    """``pruner bench`` again with the committed run's settings, on ``sizes``."""
     meta = committed["meta"]
     config = meta["config"]
     assert config["file_tools"] == "default", "the committed run used custom file tools"
-    fresh = run_benchmark(workloads=list(meta["workloads"]), sizes=meta["sizes"], seeds=meta["seeds"],
+    fresh = run_benchmark(workloads=list(meta["workloads"]), sizes=sizes, seeds=meta["seeds"],
                           config=PruneConfig(**{k: v for k, v in config.items() if k != "file_tools"}
                                              | {"disabled_rules": frozenset(config["disabled_rules"])}),
                           timing_runs=1, bound_turns=meta["bound_turns"])  # as far as the committed bounds go
-    return committed, json.loads(fresh.to_json())
+    return json.loads(fresh.to_json())
 
 
-def test_the_committed_run_is_the_default_run(committed_and_fresh):
-    committed, _ = committed_and_fresh
+@pytest.fixture(scope="module")
+def committed():
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def committed_and_fresh(committed):
+    """The whole committed run regenerated: nightly only (``PRUNER_NIGHTLY=1``)."""
+    if profile() != "nightly":
+        pytest.skip("nightly (PRUNER_NIGHTLY=1) regenerates the whole run; every run compares SMALL_SIZES")
+    return committed, _fresh(committed, committed["meta"]["sizes"])
+
+
+def test_the_committed_rows_of_the_smallest_size_are_reproduced(committed):
+    assert set(SMALL_SIZES) < set(committed["meta"]["sizes"])
+    fresh = _fresh(committed, SMALL_SIZES)
+    for key in ("rows", "baselines"):
+        old_rows = [r for r in committed[key] if r["turns"] in SMALL_SIZES]
+        assert old_rows and len(fresh[key]) == len(old_rows), key
+        for new, old in zip(_without_timings(fresh[key]), _without_timings(old_rows)):
+            assert new == old, f"{key}: {old.get('workload')} {old.get('turns')} differs; rerun `pruner bench`"
+    meta_keys = ("counter", "encoding", "generator", "config", "workloads", "seeds")
+    assert {k: fresh["meta"][k] for k in meta_keys} == {k: committed["meta"][k] for k in meta_keys}
+
+
+def test_the_committed_run_is_the_default_run(committed):
     meta = committed["meta"]
     assert meta["environment"]["command"] == "pruner bench"
     assert meta["config"] == config_dict(PruneConfig())
@@ -71,8 +103,7 @@ def test_every_committed_figure_except_timings_is_reproduced(committed_and_fresh
     assert {k: fresh["meta"][k] for k in meta_keys} == {k: committed["meta"][k] for k in meta_keys}
 
 
-def test_the_committed_timings_are_measured_not_typed(committed_and_fresh):
-    committed, _ = committed_and_fresh
+def test_the_committed_timings_are_measured_not_typed(committed):
     for r in committed["rows"]:
         assert r["prune_ms_min"] <= r["prune_ms"] <= r["prune_ms_max"]
         assert r["ms_per_1000_messages"] == pytest.approx(1000 * r["prune_ms"] / r["messages_before"], abs=0.01)

@@ -1,6 +1,7 @@
 """The fast lane (``pytest -m "not slow and not e2e"``, CONTRIBUTING.md) leaves out only what is
-marked, and CI leaves out nothing: every browser test is marked ``e2e``, and neither CI's command nor
-the project's pytest options deselect a marker."""
+marked, and CI leaves out nothing: every browser test is marked ``e2e``, neither CI's command nor
+the project's pytest options deselect a marker, and every test the options leave out by path
+(``--ignore``, ``--deselect``) is run by ``scripts/check``, which CI runs after the suite."""
 
 from __future__ import annotations
 
@@ -47,6 +48,27 @@ def test_ci_and_the_default_options_run_every_test():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
     assert not re.search(r"(^|\s)-m\b", options.get("addopts", "")), options["addopts"]
     assert {m.split(":")[0] for m in options["markers"]} >= {"slow", "e2e"}
+
+
+def _left_out(addopts: str) -> list[str]:
+    """The tests pytest's options leave out by path: ``--ignore=PATH`` and ``--deselect=NODEID``."""
+    return [m.group(2) for m in re.finditer(r"--(ignore|deselect)[= ](\S+)", addopts) if m.group(2) != "tests/data"]
+
+
+def test_every_test_the_options_leave_out_is_run_by_the_repository_checks():
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    left_out = _left_out(options["addopts"])
+    assert left_out, "the options leave nothing out: then this check checks nothing"
+    check = (ROOT / "scripts" / "check").read_text(encoding="utf-8")
+    missing = [t for t in left_out if f'"{t}"' not in check]
+    assert not missing, f"left out of the suite by pyproject's addopts but not run by scripts/check: {missing}"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "scripts/check" in ci.split(".venv/bin/python -m pytest", 1)[1], "CI runs scripts/check after the suite"
+
+
+def test_the_left_out_reader_reads_both_spellings():
+    assert _left_out("-ra --ignore=tests/data --ignore tests/a.py\n --deselect=tests/b.py::t") == \
+        ["tests/a.py", "tests/b.py::t"]
 
 
 def test_contributing_gives_the_fast_lane_command():

@@ -38,9 +38,12 @@ ALLOWED = {
         "a stale lock (its process gone) is replaced by this run's temporary lock file in one rename",
     ("pruner/batch/lock.py", "_acquire", "os.link"):
         "the lock itself: link(2) of the temporary file fails when the lock's name exists, whatever it is",
-    ("pruner/logs/agents/database.py", "connect", "sqlite3.connect"):
-        "an agent's own database (OpenCode, Goose) opened read-only (an SQLite URI with mode=ro): nothing is "
-        "written, and a missing file is an error, not a new database (test_an_agents_database_is_opened_read_only)",
+    ("pruner/logs/agents/database.py", "_open", "sqlite3.connect"):
+        "an agent's own database opened read-only (mode=ro or immutable=1 in the URI), or this run's private "
+        "copy of it: nothing is written to the agent's folder (test_an_agents_database_is_opened_read_only)",
+    ("pruner/logs/agents/database.py", "_copy", "shutil.copyfile"):
+        "when a database cannot be read in place, it and its -wal are copied into a fresh private folder "
+        "from tempfile.mkdtemp (removed at exit): a read of the agent's file, never a write beside it",
     ("pruner/logs/bench.py", "_link", "os.link"):
         "the logs benchmark builds its synthetic home folder from the shared real files by hard links (no "
         "bytes copied, the inputs never written); where links are refused its copy goes through write_atomic",

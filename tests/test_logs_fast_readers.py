@@ -31,7 +31,12 @@ from tests.support.profile import profile
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / ".." / "shared" / "data" / "real"
-EXAMPLES = {"dev": 80, "ci": 300, "nightly": 5_000}[profile()]
+# CI: 100 per property (was 300: three properties of 125 s each in the serial run of 2026-12-07). The
+# properties compare two readers of the same generated file; the strategies' hostile values (NUL lines,
+# BOMs, lone surrogates, huge counts) are each drawn within the first tens of examples (the counts each
+# property prints), and the derandomized CI draw repeats the same list every run, so 300 re-checked the same
+# ground three times over. The wide search stays nightly: 5,000 random examples per property.
+EXAMPLES = {"dev": 80, "ci": 100, "nightly": 5_000}[profile()]
 #: agent -> (format, the shared real files' pattern, the sample)
 AGENTS = {"codex": ("codex", "codex/*.jsonl", "codex_rollout.jsonl"),
           "pi": ("pi", "pi/*.jsonl", "pi_session.jsonl"),

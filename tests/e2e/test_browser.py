@@ -19,16 +19,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+from tests.support.dashboard_server import README_COMMAND, Server, started  # noqa: F401 - README_COMMAND: tests read it here
 from tests.support.paths import REAL_DATA, ROOT, SAMPLES
 
 pytestmark = pytest.mark.e2e
@@ -64,70 +62,28 @@ def _require_browser() -> str:
     return chromium
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def chromium_path() -> str:
     return _require_browser()
 
 
-#: Prints every attempt of the server's Python process to reach another host (see its docstring).
-OUTBOUND_AUDIT = ROOT / "tests" / "support" / "outbound"
-#: The README's command, run from the repository root: the test passes no flag it does not.
-README_COMMAND = [str(Path(sys.executable).with_name("pruner")), "dashboard"]
-
-
 @pytest.fixture(scope="module")
-def server(chromium_path, tmp_path_factory):
-    """The dashboard started exactly as the README says, from the repository root.
+def server(chromium_path, dashboard_server) -> Server:
+    """The dashboard started exactly as the README says, from the repository root: this worker's server
+    (``tests/support/dashboard_server.py``), shared by every browser test module the worker runs.
 
     Only the environment differs: a free port (``STREAMLIT_SERVER_PORT``, so parallel
-    runs do not collide), no ``DISPLAY`` (so no browser window opens), and an audit
+    workers and runs do not collide), no ``DISPLAY`` (so no browser window opens), and an audit
     hook on ``PYTHONPATH`` that logs any outbound connection or name lookup.
     """
-    port = _free_port()
-    workdir = tmp_path_factory.mktemp("streamlit")
-    log, outbound = workdir / "server.log", workdir / "outbound.log"
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    env |= {"STREAMLIT_SERVER_PORT": str(port), "PRUNER_OUTBOUND_LOG": str(outbound),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(OUTBOUND_AUDIT), env.get("PYTHONPATH")]))}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(README_COMMAND, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start:\n{log.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.5)
-        yield Server(url=url, log=log, outbound=outbound)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return dashboard_server
 
 
-@dataclass(frozen=True)
-class Server:
-    url: str
-    log: Path
-    outbound: Path  # one line per outbound attempt of the server process; absent when none
-
-    def outbound_attempts(self) -> list[str]:
-        return self.outbound.read_text(encoding="utf-8").splitlines() if self.outbound.exists() else []
+@pytest.fixture
+def cold_server(chromium_path, tmp_path_factory) -> Iterator[Server]:
+    """A server of the test's own, its caches cold (the shared one has served other tests)."""
+    with started(tmp_path_factory.mktemp("streamlit-cold")) as fresh:
+        yield fresh
 
 
 @pytest.fixture(scope="module")
@@ -528,11 +484,13 @@ def test_the_guide_steps_through_a_non_demo_session_with_the_keyboard(page, app_
     save_screenshot(page, "guide", height=1200)
 
 
-def test_time_until_the_timeline_is_drawn_and_a_2000_turn_timeline_with_true_counts(page, browser, app_url,
+def test_time_until_the_timeline_is_drawn_and_a_2000_turn_timeline_with_true_counts(page, browser, cold_server,
                                                                                       tmp_path):
     """Prints the time from navigation until the timeline is drawn (issue 13's targets, not asserted):
     a 2,000-turn tool_agent link in a fresh tab with the server's cache cold and warm, and a
-    50,000-message upload. Also the bytes the page received, which do not depend on the load."""
+    50,000-message upload. Also the bytes the page received, which do not depend on the load. On a
+    server of its own: the worker's shared one may have pruned the 2,000-turn session already."""
+    app_url = cold_server.url
     from pruner import prune
     from pruner.bench import workloads
     session = workloads.generate("tool_agent", turns=LARGE_TURNS, seed=0)

@@ -38,6 +38,14 @@ for _name, _value in vars(shared).items():  # the browser, the server, a fresh t
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture(scope="module")
+def server(chromium_path, tmp_path_factory):
+    """A server of this module's own: the figures include the server's cold cache, which the worker's
+    shared server (``tests/support/dashboard_server.py``) may have warmed for another test."""
+    with shared.started(tmp_path_factory.mktemp("streamlit-speed")) as fresh:
+        yield fresh
+
 LARGE = "workload=tool_agent&turns=2000&seed=0"
 STEPPED = "workload=tool_agent&turns=200&seed=0"
 #: The Replay page's overview and heat strip are drawn with every strategy's trace.
