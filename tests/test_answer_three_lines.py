@@ -29,7 +29,8 @@ REAL_FILES = sorted(p for p in REAL_DATA.glob("*/*") if p.is_file() and not p.na
 #: The surfaces that show the verdict: none may compose its sentences (they render ``Answer.lines``).
 SURFACES = ("pruner/cli/replay.py", "pruner/cli/logs.py", "pruner/replay/report.py", "dashboard/app_pages/replay.py",
             "dashboard/logic/replay.py", "dashboard/logic/replay_bound.py", "dashboard/replay_answers.py",
-            "dashboard/app_pages/corpus.py", "dashboard/logic/corpus_money.py")
+            "dashboard/app_pages/corpus.py", "dashboard/logic/corpus_money.py", "dashboard/app_pages/explorer.py",
+            "dashboard/logic/explorer_answer.py")
 #: Fragments of the verdict's sentences: each is in the renderer (checked, so the list cannot go stale) and in
 #: no surface.
 FRAGMENTS = ("would have saved", "Nothing would have saved money", "No measurable saving", "least any schedule could",
@@ -224,7 +225,7 @@ def test_no_surface_composes_a_verdict_sentence_of_its_own():
         assert not found, (surface, found)
     calls = {"pruner/cli/replay.py": "said.lines()", "dashboard/app_pages/replay.py": "said.lines()",
              "pruner/cli/logs.py": "folder.lines(", "dashboard/logic/corpus_money.py": ".lines(min_recall)",
-             "pruner/replay/report.py": "said.to_json()"}
+             "pruner/replay/report.py": "said.to_json()", "dashboard/logic/explorer_answer.py": "said.lines()"}
     for surface, call in calls.items():
         assert call in (ROOT / surface).read_text(encoding="utf-8"), (surface, call)
     cli = (ROOT / "pruner/cli/replay.py").read_text(encoding="utf-8")

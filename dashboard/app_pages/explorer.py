@@ -16,6 +16,8 @@ from dashboard import (after_timeline, analysis, cache, charts, components, cont
                        tables, ui)
 from dashboard.controls import control, options
 from dashboard.logic import explorer as logic
+from dashboard.logic import explorer_answer, replay_bound
+from dashboard.logic import replay as replay_logic
 from dashboard.recorded import compaction_turns, recorded_context, recorded_series, sent_tokens
 from dashboard.theme import STATUS_MEANINGS
 
@@ -368,6 +370,58 @@ def downloads(loaded, analysed) -> None:
                             on_click="ignore", key=export.key)
 
 
+# ------------------------------------------------------------------ the answer, first
+
+#: The session whose lead the visitor asked for (a long session is replayed for it on a click).
+LEAD_ASKED = "explorer_lead_asked"
+
+
+def answer_lead(loaded, box) -> None:
+    """The verdict's three lines and the visibility warning, drawn into ``box`` at the top of the page once
+    everything below it is on screen (the replay behind them is the Replay page's, cached for both)."""
+    with box.container(key="explorer_answer"):
+        refusal = cache.shared("explorer_refusal", loaded.key, lambda: explorer_answer.refused(loaded.session))
+        if refusal is not None:
+            st.info(ui.escape_markdown(refusal.lines[0]), icon=":material/gavel:")
+            return
+        choice = explorer_answer.choice(loaded.session, ss.get("replay_choice"), ss.get("replay_choice_for"),
+                                        loaded.key)
+        key = (loaded.key, choice)
+        at_once = cache.shared("explorer_at_once", loaded.key,
+                               lambda: explorer_answer.answers_at_once(loaded.session))
+        if not (at_once or ss.get(LEAD_ASKED) == key):
+            st.button("Would pruning or compaction have saved money here? Replay every strategy",
+                      key="explorer_lead_button", icon=":material/gavel:",
+                      on_click=lambda: ss.update({LEAD_ASKED: key}),
+                      help="A long session: its replay takes a while, so it runs when you ask (the Replay page "
+                           "shows the same answer with its table and charts).")
+            return
+        try:
+            with st.spinner("Replaying every strategy request by request…"):
+                r = cache.shared("replay", key, lambda: replay_logic.run(loaded.session, choice))
+        except Exception as exc:  # the explorer stands without its answer; the message says what went wrong
+            st.caption(f"No answer: replaying this session failed ({ui.escape_markdown(ui.error_text(exc))}).")
+            return
+        if not r.requests:
+            return  # no request was ever made to a model: nothing was billed, nothing to answer
+        bound = replay_bound.Bound("pending")
+        if explorer_answer.bound_now(len(r.requests), asked=ss.get(replay_bound.ASKED) == key):
+            try:
+                with st.spinner("Computing the hindsight bound…"):
+                    bound = replay_bound.Bound("done", cache.shared("replay_limits", key,
+                                                                    lambda: replay_bound.limits(r)))
+            except Exception as exc:  # the answer stands without its bound, and says why
+                bound = replay_bound.Bound("failed", error=ui.error_text(exc))
+        said = cache.shared("explorer_answer", (key, bound.state, bound.error),
+                            lambda: explorer_answer.answer(r, bound))
+        lead = explorer_answer.lead(said)
+        st.info("\n\n".join(ui.escape_markdown(line) for line in lead.lines), icon=":material/gavel:")
+        if lead.warning:
+            st.warning(ui.escape_markdown(lead.warning), icon=":material/visibility_off:")
+        st.page_link("app_pages/replay.py", label="How this answer is reached, request by request: the Replay page",
+                     icon=":material/arrow_forward:")
+
+
 # ------------------------------------------------------------------ the page
 
 def render() -> None:
@@ -418,6 +472,7 @@ def page(loaded) -> None:
             st.info("No session loaded: upload a transcript or pick a sample in the sidebar.")
         session_state.write_link(page_keys=logic.PAGE_KEYS)
         return
+    lead_box = st.empty()  # the answer leads the page; it is drawn last, so the timeline does not wait for it
     settings = session_state.settings()
     with st.spinner("Pruning…"):
         analysed = analysis.analyse(loaded, settings)
@@ -452,6 +507,7 @@ def page(loaded) -> None:
         context_views.recorded_composition_section(loaded, settings.encoding)
         downloads(loaded, analysed)
     session_state.write_link(page=logic.view_params(position), page_keys=logic.PAGE_KEYS, name="explorer")
+    answer_lead(loaded, lead_box)
 
 
 ui.guarded(render)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pruner.replay import ReplaySettings, strategy_names, verdict
-from pruner.replay.verdict import DEFAULT_MIN_RECALL, DOCS, Bound as AnswerBound
+from pruner.replay.verdict import DOCS
 from pruner.replay.wire import TokenBook
 from pruner.replay.settings import DEFAULT_MODELS
 
@@ -27,7 +27,7 @@ PREVIOUS, NEXT = "◀ Previous request", "Next request ▶"
 CHARTS_BOX, BELOW_KEY, BELOW_DRAWN_FOR = "replay_charts_box", "replay_draw_below", "replay_below_drawn_for"
 SHOW_LAST = 12  # newest messages shown in full at a request (the table lists them all; fewer: a faster step)
 #: The replay whose hindsight bound the visitor asked for (a long session's is computed on a click).
-BOUND_ASKED = "replay_bound_asked"
+BOUND_ASKED = replay_bound.ASKED
 
 
 
@@ -429,18 +429,11 @@ def page(loading_note) -> None:
 
 
 def told(r, key, bound: Bound):
-    """The replay's ``Answer`` with the bound as the page has it (computed, not yet, failed): rendered, never
+    """The replay's ``Answer`` with the bound as the page has it (``replay_bound.answer``): rendered, never
     recomposed."""
-    if bound.state == "done" and bound.limits is not None:
-        return cache.shared("replay_answer", (key, "done"), lambda: verdict(r, limits=bound.limits))
-    if bound.state == "pending":
-        note = (f"not yet: on a session of {len(r.requests):,} requests it runs when you press the button below")
-    elif bound.state == "failed":
-        note = "it failed: see below"
-    else:
-        note = "it needs the context recall of every strategy, which this replay did not measure"
-    return cache.shared("replay_answer", (key, bound.state),
-                        lambda: verdict(r, bound=AnswerBound(False, DEFAULT_MIN_RECALL, note=note)))
+    pending = f"not yet: on a session of {len(r.requests):,} requests it runs when you press the button below"
+    state = bound.state if bound.state != "done" or bound.limits is not None else "none"
+    return cache.shared("replay_answer", (key, state), lambda: replay_bound.answer(r, bound, pending=pending))
 
 
 def explain(r, key, said) -> None:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from pruner.money import money
 from pruner.replay.hindsight import BOUND_LABEL, bound_run, regrets, session_limits
+from pruner.replay.verdict import DEFAULT_MIN_RECALL, Answer, Bound as AnswerBound, verdict
 
 #: Up to this many requests the page computes the bound with the replay; above it, a button does, so the first
 #: view stays fast (``pruner replay`` computes it by default up to ``hindsight.DEFAULT_BOUND_MAX_REQUESTS``, where a
@@ -25,6 +26,9 @@ from pruner.replay.hindsight import BOUND_LABEL, bound_run, regrets, session_lim
 #: 170-request real Claude Code session ccviewer-fe5e1c67, 4.8 s on the 55-request codemie-session-624a4a58
 #: (long contexts), 4.7 s on the 388-request tool_agent sample.
 AT_ONCE_MAX_REQUESTS = 200
+#: The session-state key holding the replay (``(session key, choice)``) whose bound the visitor asked for on the
+#: Replay page (a long session's is computed on a click); the Explorer's answer states it from then on too.
+ASKED = "replay_bound_asked"
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,22 @@ class Bound:
 def computes_at_once(requests: int) -> bool:
     """Whether a replay of ``requests`` requests computes its bound at once (else behind a button)."""
     return requests <= AT_ONCE_MAX_REQUESTS
+
+
+#: Why a page's answer has no bound yet, per ``Bound.state`` ("pending" is said by the page: where to ask for it).
+NOT_COMPUTED = {"failed": "it failed: see below",
+                "none": "it needs the context recall of every strategy, which this replay did not measure"}
+
+
+def answer(r: Any, bound: Bound, *, pending: str = "", failed: str = "") -> Answer:
+    """The replay's ``Answer`` with the bound as a page has it (computed, not yet, failed): what the Replay page
+    and the Explorer render, never recompose. ``pending`` and ``failed``: why the bound is not computed, in the
+    page's words (where the visitor asks for it; what went wrong when the page shows it nowhere else)."""
+    if bound.state == "done" and bound.limits is not None:
+        return verdict(r, limits=bound.limits)
+    said = {"pending": pending, "failed": failed}.get(bound.state)
+    note = said or NOT_COMPUTED.get(bound.state, NOT_COMPUTED["none"])
+    return verdict(r, bound=AnswerBound(False, DEFAULT_MIN_RECALL, note=note))
 
 
 def limits(r: Any):
