@@ -86,6 +86,20 @@ def test_a_session_pruner_replay_refuses_is_refused_on_the_explorer_in_the_same_
     assert not any("would have" in s or "schedule could" in s for s in shown)  # no verdict beside the refusal
 
 
+def test_the_replay_page_refuses_that_session_too_and_replays_nothing():
+    sample = "copilot_cli.jsonl"
+    why = lump_usage(load_session(SAMPLES / sample))
+    assert why is not None
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    at.query_params["sample"] = sample
+    at.run()
+    at = at.switch_page("app_pages/replay.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [i.value.replace("\\", "") for i in at.info]
+    assert any(s.startswith(why + " (billed $") for s in shown), shown
+    assert not at.dataframe and not at.get("plotly_chart"), "no strategy's table or chart beside the refusal"
+
+
 def test_a_long_session_is_replayed_for_the_lead_only_when_asked(monkeypatch, capsys):
     sample = "pi_session.jsonl"
     lines, _ = cli_answer(sample, capsys)

@@ -14,7 +14,7 @@ from dashboard.controls import control, options
 from dashboard import replay_answers as answers
 from dashboard.recorded import recorded_context
 from dashboard.logic import replay as logic
-from dashboard.logic import replay_bound
+from dashboard.logic import explorer_answer, replay_bound
 from dashboard.logic.replay_bound import Bound
 from pruner.money import money
 
@@ -397,6 +397,10 @@ def page(loading_note) -> None:
     if recorded is not None:
         stats = analysis.analyse(loaded, session_state.settings()).result.stats
         st.caption(ui.escape_markdown(recorded.sentence(stats.tokens_before, stats.counter)))
+    refusal = cache.shared("explorer_refusal", loaded.key, lambda: explorer_answer.refused(loaded.session))
+    if refusal is not None:  # as pruner replay: a counterfactual priced from the transcript alone would read as a bill
+        st.info(ui.escape_markdown(refusal.lines[0]), icon=":material/gavel:")
+        return
     choice = settings_form(loaded)
     key = (loaded.key, choice)
     progress = st.empty()
