@@ -6,8 +6,7 @@ replay the Replay page runs on its starting settings (``replay.choice_for``; the
 changed them there), with the bound as that page has it (``replay_bound.answer``), so both pages render one
 cached answer. A session whose usage is one total per run (Copilot CLI's ``session.shutdown``) has no answer
 to give, as ``pruner replay`` refuses it: its lead is the library's reason and the bill (the Replay page says
-the same, and replays nothing). Pure (no Streamlit);
-``app_pages/explorer.py`` draws what these return.
+the same, and replays nothing). Pure (no Streamlit); ``app_pages/explorer.py`` draws what these return.
 
 >>> from pruner.bench.workloads import generate
 >>> s = generate("tool_agent", turns=4, seed=0)
