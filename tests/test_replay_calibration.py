@@ -101,7 +101,8 @@ def test_the_command_prints_the_calibration(real_data_module):
 
 def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_module):
     """The README's calibration block cannot run in its example test (the data is outside the
-    repository); here its command runs and every line it shows must be what it prints."""
+    repository); here its command runs and every line it shows must be what it prints (the calibration is
+    behind --explain since the verdict is three lines)."""
     import re
     import subprocess
     import sys
@@ -109,11 +110,11 @@ def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_mo
 
     text = documentation_text()
     match = re.search(r"```text\n\$ pruner replay (\.\./shared/data/real/pi/large-session\.jsonl) "
-                      r"--strategies as_recorded,full \| grep -A5 '\^calibration'\n(.*?)```", text, re.S)
+                      r"--strategies as_recorded,full --explain \| grep -A5 '\^calibration'\n(.*?)```", text, re.S)
     assert match, "the documentation's calibration block is missing"
     shown = match.group(2).rstrip("\n").splitlines()
     p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(ROOT / match.group(1)), "--strategies",
-                        "as_recorded,full"], capture_output=True, text=True, cwd=ROOT)
+                        "as_recorded,full", "--explain"], capture_output=True, text=True, cwd=ROOT)
     lines = p.stdout.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith("calibration"))
     assert shown == lines[start:start + 6]
