@@ -6,7 +6,7 @@ statuses and nothing else: a reader who learns that vermillion is "expired" on
 the timeline must never meet vermillion meaning a cache miss or a strategy.
 Every other meaning (roles, kinds of context, tools, strategies, formats,
 before/after, cache misses, summarised messages) has its palette here, none of
-which holds a status colour; ``tests/test_dashboard_colours.py`` builds every
+which holds a status colour; ``tests/unit/dashboard/test_dashboard_colours.py`` builds every
 chart the dashboard draws and reads each one's colours to keep it so.
 
 >>> STATUS_COLOURS["expired"]

@@ -89,7 +89,7 @@ LONG_RUN = 1_000
 SEGMENT = 65_536
 #: Tokens added per cut that may split a piece, so an approximate count stays at or above
 #: the exact one. Merging across a cut made a text cost at most 2 tokens more than its two
-#: parts in 40,000 measured random cuts (both encodings; ``tests/test_tokens.py`` keeps checking).
+#: parts in 40,000 measured random cuts (both encodings; ``tests/unit/core/test_tokens.py`` keeps checking).
 CUT_MARGIN = 3
 #: Characters of segments (of texts longer than ``LONG_RUN``) whose counts are kept: a long text that
 #: shares a stretch with one counted before (the next compaction's serialised history) costs its new part.

@@ -93,15 +93,15 @@ _SHARED_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
 
 #: Modules that use a module-scoped fixture defined in another module (the check below finds them).
 IMPORT_SHARED_FIXTURES = {
-    "tests/test_newcomer_path.py",  # test_readme_examples' example_env
+    "tests/docs/test_newcomer_path.py",  # test_readme_examples' example_env
 }
 
 
 #: Modules that must not run at the same time as each other share a worker (and so run one after the other).
 SAME_WORKER = {
     # both run the README's third example, which empties and fills /tmp/my-logs and /tmp/pruner-logs
-    "tests/test_newcomer_path.py": "readme-examples",
-    "tests/test_readme_examples.py": "readme-examples",
+    "tests/docs/test_newcomer_path.py": "readme-examples",
+    "tests/docs/test_readme_examples.py": "readme-examples",
 }
 
 

@@ -12,7 +12,7 @@ long the session grows:
 
 A pair is missed only when every shingle the two texts share is held by at least
 ``HOLDERS`` texts that appeared before ``v``, which takes boilerplate repeated across
-dozens of distinct texts (the README and ``tests/test_near_duplicate_search.py`` state
+dozens of distinct texts (the README and ``tests/unit/analysis/test_near_duplicate_search.py`` state
 the measured miss rate on templated inputs). The relation depends only on the texts
 and their order, so building it at once (``build``) and text by text (``add``, for the
 incremental pruner) give the same pairs.

@@ -105,7 +105,7 @@ def normalise_many(texts: list[str]) -> list[str]:
     distinct non-ASCII character by one replacement (its case folding, with non-word
     characters made spaces), and the spaces collapsed with array operations. The
     replacements may be applied in any order because case folding is idempotent
-    (``tests/test_text_normalise.py`` checks it and the word test for every code point).
+    (``tests/unit/analysis/test_text_normalise.py`` checks it and the word test for every code point).
     """
     data = bytes([_SEP]).join(unicodedata.normalize("NFKC", t).encode("utf-8", "surrogatepass")
                               for t in texts).translate(_ASCII_WORDS)

@@ -2,7 +2,7 @@
 
 ``python -m pruner.readme docs/reference/cli.md`` (or ``python -m pruner.cli.reference``)
 rewrites the part of the page between the two markers below;
-``tests/test_cli_reference.py`` fails when the page differs from what this produces, so
+``tests/docs/test_cli_reference.py`` fails when the page differs from what this produces, so
 the reference cannot go stale. Help is rendered at a fixed width so the text is the same
 on every terminal.
 """

@@ -11,7 +11,8 @@ It follows ``pruner.formats.amp.session_from_document`` (this repository, the sa
 ``info`` messages kept out, an assistant message with its model and ``amp.amp_usage`` itself (recorded
 credits as cost), else the older ``usageLedger`` event's tokens, a result linked as
 ``SessionBuilder.add_result`` links it, a user text after a message's results.
-``tests/test_logs_new_agents.py`` and ``tests/test_formats_amp.py`` check the row is the full reader's.
+``tests/unit/logs/test_logs_new_agents.py`` and ``tests/unit/formats/test_formats_amp.py``
+check the row is the full reader's.
 
 Anything it is unsure of goes to the full reader (``read_usage`` returns None): a document msgspec
 refuses or whose fields have other types than declared, a call or result the full reader refuses, a

@@ -11,8 +11,8 @@ It follows ``pruner.formats.copilot_cli.session_from_records`` (this repository,
 by step: an API call's chunks one request (its output the largest recorded), calls joining their
 message, a result linked as ``SessionBuilder.add_result`` links it (a tool the person ran, answering no
 model call, is no message), ``assistant.usage`` events on their request, else the shutdown's totals on
-each (chain, model)'s last request, else the output tokens alone. ``tests/test_logs_new_agents.py`` and
-``tests/test_formats_copilot_cli.py`` check the row is the full reader's.
+each (chain, model)'s last request, else the output tokens alone. ``tests/unit/logs/test_logs_new_agents.py`` and
+``tests/unit/formats/test_formats_copilot_cli.py`` check the row is the full reader's.
 
 Anything it is unsure of goes to the full reader (``read_usage`` returns None): a line msgspec refuses or
 whose fields have other types than declared, a call the full reader refuses, a session that records no

@@ -11,7 +11,8 @@ It follows ``pruner.formats.qwen_code.session_from_records`` and its ``SessionBu
 repository, the same commit) step by step: records in file order, ``system`` records counted by
 subtype, a sidechain's records (``isSidechain`` and ``agentId``) its own chain, an ``assistant`` record
 one message with its model and ``qwen_code.qwen_usage`` itself, a result linked to its call, a user
-text after a record's results. ``tests/test_logs_new_agents.py`` and ``tests/test_formats_qwen_code.py``
+text after a record's results.
+``tests/unit/logs/test_logs_new_agents.py`` and ``tests/unit/formats/test_formats_qwen_code.py``
 check the row is the full reader's on every fixture, the sample and generated files.
 
 Where the full reader would do something this one does not model, it returns None and the caller reads

@@ -11,7 +11,7 @@ content is ``"x"`` or ``""`` and each tool call a placeholder, so nothing is
 flattened, parsed as arguments or tokenised. ``pruner.replay.bill``,
 ``pruner.replay.ledger`` and ``pruner.logs.row.session_facts`` then run on it
 unchanged, and give what they give on the whole session
-(``tests/test_logs_usage_reader.py`` checks it on every shared real file).
+(``tests/unit/logs/test_logs_usage_reader.py`` checks it on every shared real file).
 
 Where the full reader would do something this one does not model, it returns
 ``None`` and the caller reads the file the full way: a file the format
@@ -31,7 +31,7 @@ decides. msgspec accepts no more than that reader does (no NaN or Infinity,
 no float that overflows, no integer over 4,300 digits, no control character
 in a string) and gives the same values (exact integers; a repeated key keeps
 its last value, as the standard library does): see
-``tests/test_logs_usage_reader.py``'s property test.
+``tests/unit/logs/test_logs_usage_reader.py``'s property test.
 """
 
 from __future__ import annotations

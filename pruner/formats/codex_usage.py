@@ -18,7 +18,7 @@ assistant message with ``codex.token_count_usage`` itself (an event repeating
 the previous totals is not a request; a second one with no reply of its own is
 the ``usage_without_reply`` repair), the model of the latest ``turn_context``
 (else ``session_meta``), ``compacted`` lines as a summary and a recorded
-compaction. ``tests/test_logs_fast_readers.py`` checks that the row is the full
+compaction. ``tests/unit/logs/test_logs_fast_readers.py`` checks that the row is the full
 reader's on every shared real rollout, the sample, and generated files.
 
 Where the full reader would do something this one does not model, it returns

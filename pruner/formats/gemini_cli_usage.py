@@ -6,7 +6,7 @@ thoughts, arguments are skipped; a tool call's result is decoded only to check i
 reader (this repository, the same commit): each ``user`` message, each ``gemini`` response (its usage by
 ``gemini_cli.gemini_usage`` itself, its model, provider ``google``), each call's result as the tool
 message after it (linked to an unanswered call with its id, timed by the call's ``timestamp``); the
-CLI's notices and unknown types are left out. ``tests/test_logs_fast_readers.py`` checks the row is
+CLI's notices and unknown types are left out. ``tests/unit/logs/test_logs_fast_readers.py`` checks the row is
 the full reader's on the shared real recordings, the sample and generated files.
 
 It returns None (the full reader reads the file) where that reader would do something it does not

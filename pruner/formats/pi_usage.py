@@ -11,7 +11,7 @@ makes it (an assistant message's usage by ``pi.pi_usage`` itself, with Pi's
 recorded cost; its model and provider its own, else the latest
 ``model_change``'s on the path, else the header's; a tool result linked to an
 unanswered call with its id), compactions with their first kept message.
-``tests/test_logs_fast_readers.py`` checks that the row is the full reader's.
+``tests/unit/logs/test_logs_fast_readers.py`` checks that the row is the full reader's.
 
 It returns None (the full reader reads the file) where that reader would do
 something it does not model: a file ``detect_format`` does not call Pi, a line

@@ -7,7 +7,7 @@ strategy's dollars and mean recall over the sessions where it is feasible and ap
 feasible strategy at the recall bar. Every figure of a group is ``pruner.logs.answer.folder_answer``
 over the group's rows, and the best strategy is ``FolderAnswer.best``: the folder verdict's own rule,
 not a second one. Each grouping gives every row one key (``pruner.logs.groupings``), so the groups of
-every grouping sum to the table's total (tests/test_logs_report.py recomputes it from the raw files).
+every grouping sum to the table's total (tests/unit/logs/test_logs_report.py recomputes it from the raw files).
 
 Rows marked removed (their file is gone) are counted: the money was spent. Rows that could not be read
 (``error``) have no bill and count nowhere, as in the folder answer.

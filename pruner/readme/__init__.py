@@ -3,7 +3,7 @@ from the repository's own data (prices, cache rules, the public API), and the CL
 
 ``python -m pruner.readme [PAGE ...]`` rewrites every generated part of README.md and of
 every page under ``docs/`` (or of the pages named) in place; the tests
-(``tests/test_readme_figures.py``, ``tests/test_cli_reference.py``) fail when a page differs
+(``tests/docs/test_readme_figures.py``, ``tests/docs/test_cli_reference.py``) fail when a page differs
 from what this produces, so no figure in a table is ever typed by hand.
 
 A figure table sits between two markers named after a registered table
@@ -16,7 +16,7 @@ A figure table sits between two markers named after a registered table
 The start marker is rewritten too, so it always names the file the figures come from.
 A section (``pruner/readme/sections.py``) sits between ``<!-- generated:NAME -->`` and
 ``<!-- /generated:NAME -->``. The pages' examples (Python blocks and ``console`` blocks)
-are checked by ``tests/test_readme_examples.py``, which also rewrites their shown output
+are checked by ``tests/docs/test_readme_examples.py``, which also rewrites their shown output
 on request.
 """
 

@@ -2,7 +2,7 @@
 registered by name, from the repository's own data (the shipped prices, the public API).
 
 A section sits between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->``;
-``python -m pruner.readme`` rewrites it, and ``tests/test_readme_figures.py`` fails when a page
+``python -m pruner.readme`` rewrites it, and ``tests/docs/test_readme_figures.py`` fails when a page
 differs from what this produces.
 """
 

@@ -16,7 +16,7 @@ them once and gives the same three answers:
 * each ledger entry is the ledger's own ``_entry`` (hit / partial / miss, the
   cause, the dollars re-billed), on the ledger's own ``_chain_sent`` contexts.
 
-``tests/test_logs_usage_reader.py`` checks the three against the functions
+``tests/unit/logs/test_logs_usage_reader.py`` checks the three against the functions
 they stand for on every shared real file.
 
 >>> from pruner.model import Message, Session

@@ -1,7 +1,7 @@
 """Every decision pruning makes on the samples, the workloads and the real transcripts, recorded.
 
 The record was taken from main before the engine was rebuilt for speed (issue 13), so
-``tests/test_decisions_unchanged.py`` can show that the new engine decides exactly as the
+``tests/unit/engine/test_decisions_unchanged.py`` can show that the new engine decides exactly as the
 old one did: same message, status, rule, reason, related message, placeholders and token
 totals. Small inputs (``sample_sessions/``) are recorded in full so a failure shows the
 differing decision; large ones (real transcripts, reference corpora, 2,000-turn

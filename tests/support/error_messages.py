@@ -2,7 +2,7 @@
 
 ``pruner.errors`` promises that a library message names the setting (``err.setting``), never a
 command-line flag: the CLI says ``--reserve-tokens``, the dashboard its control's label. The static
-scan in ``tests/test_settings_source.py`` reads the raise sites; this records what the library really
+scan in ``tests/unit/replay/test_settings_source.py`` reads the raise sites; this records what the library really
 raised while the whole suite ran, so a message built at run time (a flag pasted in from a table, a
 helper's text) is caught too. Errors made by the CLI itself (``pruner/cli/``: its messages are
 about its flags) and by tests are not the library's and are left out.

@@ -1,5 +1,5 @@
 """The import graph of the project's own code, read from the source, and the two checks the layers
-rest on: no circle between modules, and no arrow against the layers (``tests/test_layers.py``).
+rest on: no circle between modules, and no arrow against the layers (``tests/repo/test_layers.py``).
 
 An arrow is every ``import`` and ``from ... import`` of a project module, wherever it stands: at the
 top, inside a function, under ``if TYPE_CHECKING:``. A function-local import still runs when the
@@ -153,7 +153,7 @@ def against_layers(graph: Sequence[Arrow], layers: Mapping[str, Sequence[Sequenc
     other. A module on no layer is a problem too: it has to be placed."""
     where = {entry: (n, name, u) for n, (name, units) in enumerate(layers.items())
              for u, unit in enumerate(units) for entry in unit}
-    problems = [f"{p} is on no layer: place it in LAYERS (tests/test_layers.py) and in CONTRIBUTING.md"
+    problems = [f"{p} is on no layer: place it in LAYERS (tests/repo/test_layers.py) and in CONTRIBUTING.md"
                 for p in sorted({p for a in graph for p in (a.source, a.target) if place(p, where) is None})]
     for a in graph:
         src, dst = place(a.source, where), place(a.target, where)

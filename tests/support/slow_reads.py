@@ -1,6 +1,6 @@
 """Preloaded into a test's ``dask worker`` (``--preload``): every session read there takes ``DELAY_S`` longer.
 
-The killed-worker test (tests/test_logs_cluster.py) must kill a worker while it reads and while other
+The killed-worker test (tests/unit/logs/test_logs_cluster.py) must kill a worker while it reads and while other
 sessions wait; on a fast machine the whole run could end before the test looks. The delay is this
 test module's, in the worker process only: pruner itself has no delay hook. ``pruner.logs.cluster``'s
 task looks ``read_session`` up when it runs, so the worker reads through this wrapper.

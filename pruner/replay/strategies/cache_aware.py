@@ -70,7 +70,7 @@ dearer than ``full``'s request (``full`` appends every new message to a context 
 long, cached the same way), but for OpenAI's 128-token step of the cached prefix, which can
 cost up to 127 tokens at the uncached price. So over any prefix of the session it costs at
 most ``full`` plus what it paid at the requests where it acted (the breaks, the compactions
-and their summarisation calls) plus that rounding; ``tests/test_replay_cache_aware_policy.py``
+and their summarisation calls) plus that rounding; ``tests/unit/replay/test_replay_cache_aware_policy.py``
 checks this row by row.
 """
 
