@@ -101,6 +101,8 @@ def test_replay_page_steps_with_the_keyboard_and_shows_exact_messages_charts_and
     assert page.locator("[data-testid=stDataFrame]").count() >= 3  # totals, the context, the events
     page.get_by_text("pruner's cache model", exact=False).first.wait_for()  # the verdict on top, its figures first
     page.get_by_text("Visibility:", exact=False).first.wait_for()  # the visibility line under it
+    # the calibration is the method's, behind the verdict's expander (the CLI's --explain)
+    page.get_by_text("How this answer is reached", exact=False).first.click()
     page.get_by_text("billed (recorded usage, each request at its own model's list prices)").first.wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
     assert "Traceback" not in page.content()
