@@ -51,6 +51,18 @@ def _cli_json(path: Path, dialogue: int | None, out: Path) -> dict:
 
 @pytest.mark.parametrize(("path", "dialogue"), _cases())
 def test_replay_session_gives_the_cli_totals(path: Path, dialogue: int | None, tmp_path: Path):
+    from pruner.formats.copilot_cli import lump_usage
+
+    lump = lump_usage(load_session(path, dialogue=dialogue))
+    if lump is not None:
+        # usage recorded as one total per run (Copilot CLI's session.shutdown): the CLI refuses to replay
+        # it, in one line that names why (issue 41); there are no per-request totals to compare
+        done = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--json",
+                               str(tmp_path / "replay.json"), "--no-limit"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert done.returncode == 2 and lump in done.stderr and len(done.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "replay.json").exists()
+        return
     cli = _cli_json(path, dialogue, tmp_path / "replay.json")
     r = replay_session(load_session(path, dialogue=dialogue))
     assert sorted(r.runs) == sorted(cli["strategies"])
