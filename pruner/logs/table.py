@@ -133,17 +133,20 @@ def load_rows(out: str, columns: tuple[str, ...] | None = None, *, sparse: bool 
         with fh:
             # ParquetFile, not read_table: read_table loads pyarrow.dataset, which imports pandas (a second
             # on this machine, most of an unchanged rerun)
-            parquet = pq.ParquetFile(fh)
+            # one thread, no pre-buffering: a read through a Python file object starts Arrow's CPU and IO
+            # pools, whose threads can outlive the interpreter and abort it at exit ("terminate called
+            # without an active exception", apache/arrow#34314 and #50482; it cut a CI run's CSV)
+            parquet = pq.ParquetFile(fh, pre_buffer=False)
             held = parquet.schema_arrow
             for name, kind in REQUIRED.items():
                 if held.get_field_index(name) < 0 or held.field(name).type != kind:
                     raise _unreadable(path, f"it has no {name} column of {kind}; it is not a logs table")
             wanted = [c for c in columns if held.get_field_index(c) >= 0] if columns else None
             if sparse:
-                rows = [{k: v for k, v in r.items() if v is not None}
-                        for batch in parquet.iter_batches(batch_size=_BATCH, columns=wanted) for r in batch.to_pylist()]
+                batches = parquet.iter_batches(batch_size=_BATCH, columns=wanted, use_threads=False)
+                rows = [{k: v for k, v in r.items() if v is not None} for batch in batches for r in batch.to_pylist()]
             else:
-                rows = parquet.read(columns=wanted).to_pylist()
+                rows = parquet.read(columns=wanted, use_threads=False).to_pylist()
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, str(exc)) from None
     _check_rows(path, rows)
