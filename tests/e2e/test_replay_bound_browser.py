@@ -1,7 +1,7 @@
 """The hindsight bound on the Replay page (issue 30), in a real browser at 1366 x 768: a session above
-what the page computes at once offers a button under the verdict; once clicked, the verdict names
-the best possible in hindsight with the dollars ``pruner replay --json --limit`` wrote for the same
-session, the cumulative-cost chart draws the bound ending at them, the strategies table has its regret
+what the page computes at once offers a button under the verdict; once clicked, the verdict's third line
+gives the least any schedule could cost as ``pruner replay --json --limit`` wrote it for the same session
+(exact, or between its proven lower bound and the cheapest schedule found), the cumulative-cost chart draws the bound ending at them, the strategies table has its regret
 column, and nothing is clipped (the checks of ``test_numbers_browser`` and ``test_context_views_browser``).
 
 Uses the fixtures of ``test_browser.py``.
@@ -52,6 +52,15 @@ def expected_regret(totals: dict, bound: float) -> str:
     return f"{'+' if value >= 0 else '−'}{money(abs(value))}"
 
 
+def said_bound(combined: dict) -> str:
+    """The Answer's bound from the JSON's figures: exact, an interval, or at most (never "best possible")."""
+    if combined.get("exact"):
+        return f"{money(combined['dollars'])} (exact)"
+    if combined.get("lower_bound") is None:
+        return f"at most {money(combined['dollars'])}"
+    return f"between {money(combined['lower_bound'])} and {money(combined['dollars'])}"
+
+
 def test_the_verdict_names_the_bound_the_chart_draws_it_and_nothing_is_clipped(page, app_url, tmp_path):
     path, out = tmp_path / "agent.jsonl", tmp_path / "agent.replay.json"
     path.write_text(dumps(generate(WORKLOAD["workload"], turns=WORKLOAD["turns"], seed=WORKLOAD["seed"])),
@@ -65,9 +74,11 @@ def test_the_verdict_names_the_bound_the_chart_draws_it_and_nothing_is_clipped(p
     page.goto(f"{app_url}/replay?{query}")
     verdict = page.locator(".st-key-replay_verdict_box")
     # above what the page computes at once, so the first view says so and offers the button
-    verdict.get_by_text("Best possible in hindsight: not computed yet", exact=False).first.wait_for()
-    verdict.get_by_role("button", name="Compute the best possible in hindsight").click()
-    verdict.get_by_text(f"Best possible in hindsight: {money(combined['dollars'])}", exact=False).first.wait_for()
+    verdict.get_by_text("the least any schedule could cost at ≥ 99 % recall was not computed (not yet: on a "
+                        "session of", exact=False).first.wait_for()
+    verdict.get_by_role("button", name="Compute the hindsight bound").click()
+    verdict.get_by_text(f"the least any schedule could cost at ≥ 99 % recall: {said_bound(combined)}",
+                        exact=False).first.wait_for()
     page.wait_for_function(f"() => {{ const y = ({BOUND_Y})(); return y && y.length > 0; }}")
     drawn = page.evaluate(BOUND_Y)
     assert drawn[-1] == pytest.approx(combined["dollars"], abs=1e-6)
