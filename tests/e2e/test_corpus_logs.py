@@ -113,6 +113,7 @@ def test_logs_folder_shows_three_views_and_a_click_opens_the_costliest_miss_in_r
     verdict_box = page.locator(".st-key-replay_verdict_box")
     verdict_box.wait_for()
     said = verdict_box.inner_text()
-    assert f"Billed {money(top['billed'])}" in said and f"puts the same requests at {money(top['modelled'])}" in said, said
+    assert f"Billed {money(top['billed'])}" in said, said
+    assert f"puts the same requests at {money(top['modelled'])}" in said, said
     assert page.locator("[data-testid=stException]").count() == 0
     assert OUTSIDE_REQUESTS == [] and server.outbound_attempts() == []  # nothing left the machine

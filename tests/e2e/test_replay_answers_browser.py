@@ -102,7 +102,8 @@ def test_an_infeasible_strategy_is_greyed_with_its_reason_and_the_verdict_stands
     page.goto(page.url.replace("/explorer", "/replay"))
     page.wait_for_function(OVERVIEW_DRAWN)
     for name in bad:
-        page.get_by_text(f"{name}: n/a: over the window from request", exact=False).filter(visible=True).first.wait_for()
+        shown = page.get_by_text(f"{name}: n/a: over the window from request", exact=False)
+        shown.filter(visible=True).first.wait_for()
         assert any(f"{name} (infeasible)" in t for lg in page.evaluate(LEGEND_TEXTS) for t in lg)
     if "context_recall" in next(iter(expected.runs.values())).totals:
         from pruner.replay import verdict

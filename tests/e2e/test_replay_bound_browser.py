@@ -1,8 +1,9 @@
-"""The hindsight bound on the Replay page (issue 30), in a real browser at 1366 x 768: a session above
-what the page computes at once offers a button under the verdict; once clicked, the verdict's third line
-gives the least any schedule could cost as ``pruner replay --json --limit`` wrote it for the same session
-(exact, or between its proven lower bound and the cheapest schedule found), the cumulative-cost chart draws the bound ending at them, the strategies table has its regret
-column, and nothing is clipped (the checks of ``test_numbers_browser`` and ``test_context_views_browser``).
+"""The hindsight bound on the Replay page (issue 30), in a real browser at 1366 x 768: a session above what
+the page computes at once offers a button under the verdict; once clicked, the verdict's third line gives the
+least any schedule could cost as ``pruner replay --json --limit`` wrote it for the same session (exact, or
+between its proven lower bound and the cheapest schedule found), the cumulative-cost chart draws the bound
+ending at the cheapest schedule's dollars, the strategies table has its regret column, and nothing is clipped
+(the checks of ``test_numbers_browser`` and ``test_context_views_browser``).
 
 Uses the fixtures of ``test_browser.py``.
 """
