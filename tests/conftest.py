@@ -30,7 +30,7 @@ _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 # CI draws the same examples on every run (derandomize: seeded from each test's own source), so a run
 # passes or fails on the code, never on the draw: a landing is not a lottery. Finding new examples is
 # the nightly profile's job (PRUNER_NIGHTLY=1: random seeds, 5,000 examples), run by hand or on a
-# schedule; a failure it finds becomes a test_defect_* example here (as test_defect_r4_15 did).
+# schedule; a failure it finds becomes a regression example (as round 4's defect 15 did).
 settings.register_profile("ci", max_examples=500, deadline=None, derandomize=True, database=None,
                           suppress_health_check=_QUIET)
 settings.register_profile("nightly", max_examples=5_000, deadline=None, suppress_health_check=_QUIET)

@@ -39,11 +39,13 @@ def test_ci_runs_the_readmes_test_command_exactly():
     assert ci[-1] == ".venv/bin/python scripts/check" and ci.index(commands[1]) == len(ci) - 2, ci
 
 
-def test_defect_r4_16_the_readmes_dashboard_command_installs_its_extra_and_is_what_the_browser_test_starts():
+def test_the_readmes_dashboard_command_installs_its_extra_and_is_what_the_browser_test_starts():
     """A merge put back the set-up line of before the core install lost Streamlit (``pip install -e .``
     then ``streamlit run``): on a fresh clone that command fails, Streamlit being an extra now. The
     README's first command installs ``[dashboard]`` and starts the app the way tests/e2e/test_browser.py
-    starts it."""
+    starts it.
+
+    Round 4, defect 16."""
     setup = _section(_readme(), "Set-up: two commands")
     first = re.findall(r"```bash\n(.*?)\n```", setup, re.S)[0]
     install, start = first.split(" && ")[1:]
@@ -94,12 +96,14 @@ def test_every_link_in_the_readme_leads_somewhere():
             assert anchor in slugs, f"README.md links to {link}: no such heading"
 
 
-def test_defect_r4_33_the_readme_says_the_dashboard_opens_on_the_start_page_and_cites_only_what_a_clone_has():
+def test_the_readme_says_the_dashboard_opens_on_the_start_page_and_cites_only_what_a_clone_has():
     """Issue 33: the README said the dashboard "opens on a sample session that is already pruned" (it opens on
     the Start page), and the README and the Benchmarks page cited internal issue numbers and the shared real
     logs a user of the repository does not have. A merge put the old sentences back once; this holds them.
     The Start page's samples are read from the page's own list; every repository path the README names,
-    in its text or its commands, must exist in the checkout."""
+    in its text or its commands, must exist in the checkout.
+
+    Round 4, defect 33."""
     import dataclasses
 
     from dashboard.logic import benchmarks, start

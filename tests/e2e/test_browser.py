@@ -557,7 +557,7 @@ def registered_pages() -> list[str]:
     raise AssertionError("dashboard/app.py defines no PAGES")
 
 
-def test_defect_13_nothing_leaves_the_machine(page, server):
+def test_nothing_leaves_the_machine(page, server):
     """Issue 12, defect 13 (every page fetched its icon from fonts.gstatic.com) and the README's
     offline claim. Runs last: every page visited by the tests above (and each page once more here) made no
     request to another host, from the browser or from the server process."""

@@ -204,7 +204,7 @@ def test_the_front_door_says_what_the_app_does_and_offers_three_ways_in(page, ap
     no_exception(page)
 
 
-def test_defect_a_second_sample_opened_from_the_start_page_replaces_the_first(page, app_url):
+def test_a_second_sample_opened_from_the_start_page_replaces_the_first(page, app_url):
     # Found by hand: back on Start (by the sidebar, the app not reloaded), a second sample's link opened the
     # explorer on the first sample still.
     page.goto(app_url)

@@ -302,10 +302,12 @@ def test_cli_replay_prints_dollars_per_strategy_and_the_prices(tmp_path, capsys)
     assert "unknown strategy 'nonsense'" in capsys.readouterr().err
 
 
-def test_defect_qa19_5_batch_replay_says_which_strategies_could_not_have_run_and_every_price_set(tmp_path):
+def test_batch_replay_says_which_strategies_could_not_have_run_and_every_price_set(tmp_path):
     """The batch summary compared every strategy with ``full`` and printed one session's prices label,
     although full sent requests over the window (its dollars stop there) and the sessions were priced at
-    other models (gpt-5-codex beside Sonnet 4.5); the replay table had no feasibility column."""
+    other models (gpt-5-codex beside Sonnet 4.5); the replay table had no feasibility column.
+
+    QA 19, defect 5."""
     from pruner.cli.batch import summary_lines
     from pruner.formats import load_dialogues
     from pruner.replay import ReplaySettings, replay

@@ -1,6 +1,6 @@
 """Regression tests for issue 23 (reliability round 3), the batch and Corpus side: defects 1, 3, 8, 13,
 16, 17 (pruner batch and its folder) and 12, 15 (the Corpus page's logic), each named
-``test_defect_r3_NN_...``. The CLI, summariser and replay side is in
+after the behaviour it pins (its defect in its docstring). The CLI, summariser and replay side is in
 tests/unit/replay/test_cli_and_replay_regressions.py; the
 two-process tests (a second batch refused while the first runs, a killed batch's lock taken over) in
 tests/unit/batch/test_batch_concurrency.py.
@@ -51,7 +51,8 @@ def _write_lock(out: Path, *, pid: int, started: float, host: str | None = None)
 
 # --- 1: a second batch on the same folder destroyed the running one's files ------------------------------
 
-def test_defect_r3_01_a_second_batch_is_refused_naming_the_running_one_and_touches_nothing(tmp_path):
+def test_a_second_batch_is_refused_naming_the_running_one_and_touches_nothing(tmp_path):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
     import psutil
@@ -66,7 +67,8 @@ def test_defect_r3_01_a_second_batch_is_refused_naming_the_running_one_and_touch
     assert json.loads((out / "_pruner_batch.lock").read_text())["pid"] == me.pid  # not released by the refused run
 
 
-def test_defect_r3_01_the_cli_refuses_with_one_line_and_exit_2(tmp_path, capsys):
+def test_the_cli_refuses_with_one_line_and_exit_2(tmp_path, capsys):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     import psutil
     me = psutil.Process(os.getpid())
@@ -76,7 +78,8 @@ def test_defect_r3_01_the_cli_refuses_with_one_line_and_exit_2(tmp_path, capsys)
     assert f"another batch is running on this folder (process {me.pid} on " in err
 
 
-def test_defect_r3_01_a_lock_whose_process_is_gone_is_taken_over_and_released(tmp_path):
+def test_a_lock_whose_process_is_gone_is_taken_over_and_released(tmp_path):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
     pid, started = _dead_process()
@@ -90,8 +93,10 @@ def test_defect_r3_01_a_lock_whose_process_is_gone_is_taken_over_and_released(tm
     assert manifest["last_run"]["took_over"] == summary.took_over
 
 
-def test_defect_r3_01_a_reused_pid_with_another_start_time_is_a_stale_lock(tmp_path):
-    """The pid alone is not enough: this process's pid with a start time an hour earlier is another process."""
+def test_a_reused_pid_with_another_start_time_is_a_stale_lock(tmp_path):
+    """The pid alone is not enough: this process's pid with a start time an hour earlier is another process.
+
+    Round 3, defect 01."""
     out = tmp_path / "out"
     import psutil
     me = psutil.Process(os.getpid())
@@ -100,15 +105,18 @@ def test_defect_r3_01_a_reused_pid_with_another_start_time_is_a_stale_lock(tmp_p
     assert summary.took_over.startswith(f"process {me.pid} ") and summary.files == 1
 
 
-def test_defect_r3_01_a_lock_from_another_host_is_refused_not_guessed(tmp_path):
+def test_a_lock_from_another_host_is_refused_not_guessed(tmp_path):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     _write_lock(out, pid=1, started=0.0, host="some-other-host.invalid")
     with pytest.raises(ConfigurationError, match="another host"):
         run_batch([str(NATIVE)], out, workers=1)
 
 
-def test_defect_r3_01_racing_manifest_writers_always_leave_valid_json(tmp_path):
-    """Two writers of the manifest (as two runs were) never fail a rename nor leave half a file."""
+def test_racing_manifest_writers_always_leave_valid_json(tmp_path):
+    """Two writers of the manifest (as two runs were) never fail a rename nor leave half a file.
+
+    Round 3, defect 01."""
     out = tmp_path / "out"
     folder = Folder(str(out))
     settings = BatchSettings()
@@ -136,7 +144,8 @@ def test_defect_r3_01_racing_manifest_writers_always_leave_valid_json(tmp_path):
     assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
 
 
-def test_defect_r3_01_a_task_of_a_run_that_lost_the_folder_commits_nothing(tmp_path):
+def test_a_task_of_a_run_that_lost_the_folder_commits_nothing(tmp_path):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     from pruner.batch.lock import acquire, release
     Folder(str(out)).prepare(BatchSettings())
@@ -157,7 +166,8 @@ def test_defect_r3_01_a_task_of_a_run_that_lost_the_folder_commits_nothing(tmp_p
 
 # --- 3: the manifest's fixed temporary name followed a planted link -----------------------------------
 
-def test_defect_r3_03_a_link_planted_at_the_manifests_temporary_name_is_not_followed(tmp_path):
+def test_a_link_planted_at_the_manifests_temporary_name_is_not_followed(tmp_path):
+    """Round 3, defect 03."""
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
     victim = tmp_path / "victim.txt"
@@ -168,7 +178,8 @@ def test_defect_r3_03_a_link_planted_at_the_manifests_temporary_name_is_not_foll
     assert json.loads((out / "_pruner_batch.json").read_text())["pruner_batch"] == 1
 
 
-def test_defect_r3_03_a_manifest_that_is_a_link_is_refused_and_never_written_through(tmp_path):
+def test_a_manifest_that_is_a_link_is_refused_and_never_written_through(tmp_path):
+    """Round 3, defect 03."""
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
     victim = tmp_path / "victim.json"
@@ -184,13 +195,15 @@ def test_defect_r3_03_a_manifest_that_is_a_link_is_refused_and_never_written_thr
 
 # --- 8: a listed file replaced by a pipe hung the worker ------------------------------------------------
 
-def test_defect_r3_08_a_file_that_became_a_pipe_is_an_error_row_not_a_hang(tmp_path):
+def test_a_file_that_became_a_pipe_is_an_error_row_not_a_hang(tmp_path):
+    """Round 3, defect 08."""
     fifo = make_fifo(tmp_path / "x.jsonl")
     rows = finishes(lambda: process_file(str(fifo), BatchSettings(), "k"), 20, unblock=fifo)
     assert len(rows) == 1 and "named pipe (FIFO)" in rows[0]["error"] and str(fifo) in rows[0]["error"]
 
 
-def test_defect_r3_08_a_done_file_replaced_by_a_pipe_is_not_waited_on_when_rerun(tmp_path):
+def test_a_done_file_replaced_by_a_pipe_is_not_waited_on_when_rerun(tmp_path):
+    """Round 3, defect 08."""
     from pruner.batch.run import file_digest
     fifo = make_fifo(tmp_path / "x.jsonl")
     assert finishes(lambda: file_digest(str(fifo)), 20, unblock=fifo) is None
@@ -198,7 +211,8 @@ def test_defect_r3_08_a_done_file_replaced_by_a_pipe_is_not_waited_on_when_rerun
 
 # --- 13: a batch replay with an unknown model ran the whole batch for $0 ----------------------------------
 
-def test_defect_r3_13_an_unknown_replay_model_is_refused_before_any_work(tmp_path, capsys):
+def test_an_unknown_replay_model_is_refused_before_any_work(tmp_path, capsys):
+    """Round 3, defect 13."""
     with pytest.raises(ConfigurationError, match="no prices for model 'nonexistent'"):
         BatchSettings(replay=("full",), replay_settings=ReplaySettings(model="nonexistent"))
     out = tmp_path / "out"
@@ -211,7 +225,8 @@ def test_defect_r3_13_an_unknown_replay_model_is_refused_before_any_work(tmp_pat
 
 # --- 16: the batch folder read its own manifest as an input ----------------------------------------------
 
-def test_defect_r3_16_the_batch_folders_own_files_are_never_inputs(tmp_path, capsys):
+def test_the_batch_folders_own_files_are_never_inputs(tmp_path, capsys):
+    """Round 3, defect 16."""
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
     assert expand_inputs([str(out)], exclude=str(out)).files == ()
@@ -222,7 +237,8 @@ def test_defect_r3_16_the_batch_folders_own_files_are_never_inputs(tmp_path, cap
     assert list(sessions["source"]) == [str(NATIVE)] and sessions["error"].isna().all()
 
 
-def test_defect_r3_16_a_file_of_the_batch_folder_named_directly_is_refused(tmp_path):
+def test_a_file_of_the_batch_folder_named_directly_is_refused(tmp_path):
+    """Round 3, defect 16."""
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
     with pytest.raises(ConfigurationError, match="belongs to the batch folder"):
@@ -231,13 +247,15 @@ def test_defect_r3_16_a_file_of_the_batch_folder_named_directly_is_refused(tmp_p
 
 # --- 17: a pipe named directly was "no such file"; one in a folder vanished without a count -------------------
 
-def test_defect_r3_17_a_pipe_named_directly_is_named_for_what_it_is(tmp_path):
+def test_a_pipe_named_directly_is_named_for_what_it_is(tmp_path):
+    """Round 3, defect 17."""
     fifo = make_fifo(tmp_path / "p.jsonl")
     with pytest.raises(ConfigurationError, match=r"p\.jsonl: this is a named pipe \(FIFO\), not a file"):
         expand_inputs([str(fifo)])
 
 
-def test_defect_r3_17_a_pipe_inside_an_input_folder_is_counted_as_passed_over(tmp_path, capsys):
+def test_a_pipe_inside_an_input_folder_is_counted_as_passed_over(tmp_path, capsys):
+    """Round 3, defect 17."""
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "a.jsonl").write_bytes(NATIVE.read_bytes())
     make_fifo(tmp_path / "logs" / "b.jsonl")
@@ -263,7 +281,8 @@ def _six_runs(tmp_path: Path) -> Path:
     return out
 
 
-def test_defect_r3_12_sessions_of_files_with_one_name_stay_apart_in_gain_most_and_least(tmp_path):
+def test_sessions_of_files_with_one_name_stay_apart_in_gain_most_and_least(tmp_path):
+    """Round 3, defect 12."""
     from dashboard import corpus_charts
     from dashboard.logic.corpus import extremes, read_corpus
     corpus = read_corpus(_six_runs(tmp_path))
@@ -279,14 +298,16 @@ def test_defect_r3_12_sessions_of_files_with_one_name_stay_apart_in_gain_most_an
             assert value == pytest.approx(100 * (1 - after / before), abs=0.01)
 
 
-def test_defect_r3_12_labels_use_as_many_folders_as_tell_files_apart():
+def test_labels_use_as_many_folders_as_tell_files_apart():
+    """Round 3, defect 12."""
     from dashboard.logic.corpus import distinct_labels
     labels = distinct_labels(["/a/x/s.jsonl", "/b/x/s.jsonl", "/c/y/s.jsonl", "/c/other.json"])
     assert labels == {"/a/x/s.jsonl": "a/x/s.jsonl", "/b/x/s.jsonl": "b/x/s.jsonl", "/c/y/s.jsonl": "y/s.jsonl",
                       "/c/other.json": "other.json"}
 
 
-def test_defect_r3_15_an_impossible_reduction_is_an_unreadable_row_and_the_rest_is_shown(tmp_path):
+def test_an_impossible_reduction_is_an_unreadable_row_and_the_rest_is_shown(tmp_path):
+    """Round 3, defect 15."""
     import pyarrow.parquet as pq
     from dashboard import corpus_charts
     from dashboard.logic.corpus import extremes, read_corpus, totals
@@ -315,7 +336,8 @@ def test_defect_r3_15_an_impossible_reduction_is_an_unreadable_row_and_the_rest_
 
 
 @pytest.mark.parametrize("body", [[], "x", {"pruner_batch": 1, "settings": [], "schema": [], "last_run": {}}])
-def test_defect_r3_15_a_manifest_of_the_wrong_shape_is_named_not_a_crash(body, tmp_path):
+def test_a_manifest_of_the_wrong_shape_is_named_not_a_crash(body, tmp_path):
+    """Round 3, defect 15."""
     from dashboard.logic.corpus import read_corpus
     out = tmp_path / "out"
     run_batch([str(NATIVE)], out, workers=1)
@@ -324,7 +346,8 @@ def test_defect_r3_15_a_manifest_of_the_wrong_shape_is_named_not_a_crash(body, t
         read_corpus(out)
 
 
-def test_defect_r3_01_a_folder_that_cannot_hold_the_lock_is_one_line(tmp_path, capsys):
+def test_a_folder_that_cannot_hold_the_lock_is_one_line(tmp_path, capsys):
+    """Round 3, defect 01."""
     if os.geteuid() == 0:
         out = Path("/proc/pruner-batch-out")  # not even root can make a folder there
     else:

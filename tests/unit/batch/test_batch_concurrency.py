@@ -90,7 +90,8 @@ def _assert_every_session_once(out: Path, inputs: Path) -> None:
     assert not (out / "_pruner_batch.lock").exists()
 
 
-def test_defect_r3_01_a_second_batch_on_a_running_folder_is_refused_and_nothing_is_lost(inputs, tmp_path):
+def test_a_second_batch_on_a_running_folder_is_refused_and_nothing_is_lost(inputs, tmp_path):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     first = _batch(inputs, out)
     try:
@@ -115,7 +116,8 @@ def test_defect_r3_01_a_second_batch_on_a_running_folder_is_refused_and_nothing_
     assert f"0 processed now, {FILES} skipped" in again_out
 
 
-def test_defect_r3_01_a_killed_batchs_lock_is_taken_over_and_every_session_is_there_once(inputs, tmp_path):
+def test_a_killed_batchs_lock_is_taken_over_and_every_session_is_there_once(inputs, tmp_path):
+    """Round 3, defect 01."""
     out = tmp_path / "out"
     killed = _batch(inputs, out)
     try:

@@ -33,7 +33,8 @@ def _infeasible(rows: list[dict], strategy: str) -> set[tuple[str, int]]:
     return {(r["workload"], r["turns"]) for r in rows if r["cost"][strategy].get("feasible") is False}
 
 
-def test_defect_29_no_saving_is_measured_against_a_full_that_could_not_run(committed):
+def test_no_saving_is_measured_against_a_full_that_could_not_run(committed):
+    """Defect 29."""
     full_could_not_run = _infeasible(committed["rows"], "full")
     assert full_could_not_run, "the committed run has a configuration where full exceeds the window"
     frame = tables.cost_findings_frame(committed["summary"]["cost"])
@@ -50,7 +51,8 @@ def test_defect_29_no_saving_is_measured_against_a_full_that_could_not_run(commi
     assert "-82.4" not in html and "—" in html
 
 
-def test_defect_29_the_summary_says_full_could_not_run_instead_of_quoting_its_partial_bill(committed):
+def test_the_summary_says_full_could_not_run_instead_of_quoting_its_partial_bill(committed):
+    """Defect 29."""
     full_could_not_run = _infeasible(committed["rows"], "full")
     line = next(text for text in summary_lines(committed["summary"]["cost"]) if text.startswith("cheapest"))
     for part in line.split(": ", 1)[1].split("; "):
@@ -59,7 +61,8 @@ def test_defect_29_the_summary_says_full_could_not_run_instead_of_quoting_its_pa
         assert said == ((workload, int(turns.replace(",", ""))) in full_could_not_run), part
 
 
-def test_defect_29_the_cost_chart_draws_a_strategy_that_could_not_run_hollow(committed):
+def test_the_cost_chart_draws_a_strategy_that_could_not_run_hollow(committed):
+    """Defect 29."""
     frame = replay_charts.bench_cost_frame(committed["rows"])
     for workload in dict.fromkeys(r["workload"] for r in committed["rows"]):
         fig = replay_charts.bench_cost_figure(frame, workload).to_plotly_json()

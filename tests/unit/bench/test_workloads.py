@@ -259,11 +259,13 @@ _STATEMENT = re.compile(r"(?:Change of plan: )?(?:Please export everything as|Th
 
 
 @pytest.mark.parametrize("workload", list(WORKLOADS))
-def test_defect_20_a_fact_value_stands_only_in_messages_about_that_fact(workload):
+def test_a_fact_value_stands_only_in_messages_about_that_fact(workload):
     """Two language facts both said "English": a context that had lost one still spelled its value in the
     other, so a reply quoting it showed no recall loss though its fact was gone (tool_agent 2,000, 2 of 48
     requests). Every statement now takes a value no other statement of the session used, and no other
-    message writes it: read here from the text, every message holding a value is about its fact."""
+    message writes it: read here from the text, every message holding a value is about its fact.
+
+    Defect 20."""
     s = generate(workload, turns=2000, seed=0)
     owner: dict[str, str] = {}
     for m in s.messages:

@@ -85,12 +85,14 @@ def test_agent_summary_and_offline_summary_are_scored_at_equal_length(real_data)
     assert 0 <= c.held <= c.candidates and 0 <= c.offline_held <= c.candidates
 
 
-def test_defect_20_a_summary_quotes_the_line_that_binds_a_name_to_its_value():
+def test_a_summary_quotes_the_line_that_binds_a_name_to_its_value():
     """The offline summary listed a history's key terms bare (``terms: `4178`, `alert_manual`, …``):
     a file line compaction had replaced still had both its terms in the summary, so context recall
     counted the line held while a reader could not tell which value went with which name (95 of
     compact's missing copies on tool_agent 2,000 stood at requests with recall 1). Each line of the
-    file read here binds a name to a value; the summary must quote every such line whole."""
+    file read here binds a name to a value; the summary must quote every such line whole.
+
+    Defect 20."""
     body = [f"setting_{i}_ms = {4100 + 17 * i}" for i in range(12)]
     msgs = [Message(id="u", role="user", content="Tune the timeouts in conf/timeouts.toml."),
             Message(id="a", role="assistant", content="",
@@ -103,10 +105,12 @@ def test_defect_20_a_summary_quotes_the_line_that_binds_a_name_to_its_value():
     assert "terms:" not in text
 
 
-def test_defect_20_a_file_viewers_line_numbers_are_not_quoted_as_key_lines():
+def test_a_file_viewers_line_numbers_are_not_quoted_as_key_lines():
     """Claude Code's Read prints each line after a gutter ("  112→"): every margin number is a number of
     three digits, so each became a key term and the summary quoted "`111→`" lines for them, crowding out
-    identifiers the later replies used (``this.isSyncing`` on codemie-session-624a4a58)."""
+    identifiers the later replies used (``this.isSyncing`` on codemie-session-624a4a58).
+
+    Defect 20."""
     lines = [f"{100 + i:>6}→    const value_{i} = this.isSyncing;" for i in range(30)]
     msgs = [Message(id="u", role="user", content="Fix src/sync.ts please."),
             Message(id="a", role="assistant", content="",
@@ -117,10 +121,12 @@ def test_defect_20_a_file_viewers_line_numbers_are_not_quoted_as_key_lines():
     assert "`const value_29 = this.isSyncing;`" in critical
 
 
-def test_defect_20_sql_keywords_are_not_terms_a_reply_used():
+def test_sql_keywords_are_not_terms_a_reply_used():
     """``SELECT``, ``FROM``, ``WHERE`` (capitals: marked like ``README``) counted as distinctive terms, so
     every query "used" them and any context with another query "held" them: a re-run whose plain-word
-    table and columns were gone still showed recall 1. A query's own identifiers still count."""
+    table and columns were gone still showed recall 1. A query's own identifiers still count.
+
+    Defect 20."""
     from pruner.replay.terms import reply_terms
 
     assert reply_terms("SELECT mirror, SUM(registry) FROM switchs WHERE weekly = 10 GROUP BY 1") == set()

@@ -120,10 +120,12 @@ def test_every_public_name_defined_in_a_package_init_is_exported(package):
     assert public <= set(importlib.import_module(package).__all__), sorted(public - set(EXPORTS[package]))
 
 
-def test_defect_import_pruner_replay_gives_the_function_not_the_package():
+def test_import_pruner_replay_gives_the_function_not_the_package():
     """``pruner/__init__.py`` imported ``replay`` (the function) from ``pruner.replay``, which hid the
     package: ``import pruner.replay as r`` gave the function, so ``r.bill`` failed. The function is
-    ``pruner.replay_session`` at the top level now (CHANGELOG 0.4.0)."""
+    ``pruner.replay_session`` at the top level now (CHANGELOG 0.4.0).
+
+    Regression."""
     import types
 
     import pruner

@@ -27,18 +27,20 @@ def _refused(excinfo: pytest.ExceptionInfo[DuplicateRegistrationError], *both: s
         assert where in message, (where, message)
 
 
-def test_defect_24_a_second_rule_under_a_taken_name_replaced_the_first():
+def test_a_second_rule_under_a_taken_name_is_refused():
+    """Defect 24."""
     first = RULES["ttl"]
     with pytest.raises(DuplicateRegistrationError) as excinfo:
         @register_rule("ttl", stage="expired", description="a second ttl")
         def my_ttl(index, alive, config):
             return []
     _refused(excinfo, "rule 'ttl'", "pruner.rules.expired.expire_by_ttl",
-             "test_defect_24_a_second_rule_under_a_taken_name_replaced_the_first.<locals>.my_ttl")
+             "test_a_second_rule_under_a_taken_name_is_refused.<locals>.my_ttl")
     assert RULES["ttl"] is first
 
 
-def test_defect_24_a_second_explanation_under_a_taken_name_replaced_the_first():
+def test_a_second_explanation_under_a_taken_name_is_refused():
+    """Defect 24."""
     first = EXPLANATIONS["ttl"]
     with pytest.raises(DuplicateRegistrationError) as excinfo:
         @explains("ttl")
@@ -48,7 +50,8 @@ def test_defect_24_a_second_explanation_under_a_taken_name_replaced_the_first():
     assert EXPLANATIONS["ttl"] is first
 
 
-def test_defect_24_a_second_format_under_a_taken_name_replaced_the_first():
+def test_a_second_format_under_a_taken_name_is_refused():
+    """Defect 24."""
     first = FORMATS["native"]
     module = types.ModuleType("my_plugin.native_clone")
     module.NAME, module.DESCRIPTION = "native", "a clone"
@@ -75,7 +78,8 @@ def test_a_format_module_without_the_contract_is_refused_by_name():
     assert "half_format" not in FORMATS
 
 
-def test_defect_24_a_second_strategy_under_a_taken_name_replaced_the_first():
+def test_a_second_strategy_under_a_taken_name_is_refused():
+    """Defect 24."""
     first = STRATEGIES["full"]
     with pytest.raises(DuplicateRegistrationError) as excinfo:
         @register_strategy("full", summary="a second full")
@@ -93,7 +97,8 @@ def test_a_strategy_without_step_cannot_be_made():
         NoStep(env=None)  # type: ignore[abstract,arg-type]  # the point: the contract refuses it
 
 
-def test_defect_24_a_second_cache_model_for_a_provider_replaced_the_first():
+def test_a_second_cache_model_for_a_provider_is_refused():
+    """Defect 24."""
     with pytest.raises(DuplicateRegistrationError) as excinfo:
         @register_cache_model
         class MyAnthropic(AnthropicCache):
@@ -104,7 +109,8 @@ def test_defect_24_a_second_cache_model_for_a_provider_replaced_the_first():
         CacheModel()  # type: ignore[abstract]  # quote, commit and describe are the contract
 
 
-def test_defect_24_a_second_dashboard_page_under_a_taken_name_dropped_one():
+def test_a_second_dashboard_page_under_a_taken_name_is_refused():
+    """Defect 24."""
     pages = [("start", "Start", "home"), ("replay", "Replay", "payments"), ("start", "Begin", "flag")]
     with pytest.raises(DuplicateRegistrationError) as excinfo:
         registered_pages(pages)
@@ -112,7 +118,8 @@ def test_defect_24_a_second_dashboard_page_under_a_taken_name_dropped_one():
     assert [p.name for p in registered_pages(pages[:2])] == ["start", "replay"]
 
 
-def test_defect_24_a_second_readme_table_or_section_replaced_the_first():
+def test_a_second_readme_table_or_section_is_refused():
+    """Defect 24."""
     table = next(iter(TABLES))
     with pytest.raises(DuplicateRegistrationError) as excinfo:
         @register_table(table, source="x.json", command="true")

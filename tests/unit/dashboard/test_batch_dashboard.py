@@ -123,9 +123,10 @@ def test_a_changed_or_missing_file_is_a_clear_error(tmp_path):
         corpus.open_session(shown, sid)
 
 
-def test_defect_15_a_named_pipe_in_place_of_a_batch_file_is_refused_not_waited_on(tmp_path):
+def test_a_named_pipe_in_place_of_a_batch_file_is_refused_not_waited_on(tmp_path):
     # The Corpus page read the manifest and the session's source file with a plain open(): a
     # named pipe typed as either would hold the dashboard server forever.
+    """Defect 15."""
     import os
     src = tmp_path / "in"
     src.mkdir()

@@ -89,10 +89,12 @@ def test_strategy_points_verdict_and_the_sessions_that_matter():
     assert "None" not in shown.to_string() and shown["saving"].iloc[2] == "-"
 
 
-def test_defect_r4_33_folder_sums_count_only_feasible_and_applicable_sessions_recomputed_from_the_rows():
+def test_folder_sums_count_only_feasible_and_applicable_sessions_recomputed_from_the_rows():
     """The Corpus page's "full $93.62" stood under a real $112.96: it added a partial $14.20 from a session
     full cannot run, and clear_tool_uses added Codex sessions where it does not apply. Each sum is
-    recomputed here from the table's rows, with the count of sessions it covers."""
+    recomputed here from the table's rows, with the count of sessions it covers.
+
+    Round 4, defect 33."""
     rows = [dict(_row(k, "2026-01-01", "p", {"m": billed}, cheap=cheap, feasible=ok), modelled=billed * 1.01)
             for k, billed, cheap, ok in (("a", 10.0, 9.0, True), ("b", 5.0, 1.0, False), ("c", 2.0, 1.5, True))]
     rows[2]["clear_tool_uses_dollars"], rows[2]["clear_tool_uses_feasible"] = 0.5, False
@@ -126,9 +128,11 @@ def test_every_grouping_adds_up_to_the_bill(rows):
         assert cm.dollars_by(frame, column)["dollars"].sum() == pytest.approx(total, abs=1e-6)
 
 
-def test_defect_30_dollars_by_day_run_in_calendar_order_and_a_lone_segment_is_labelled_once():
+def test_dollars_by_day_run_in_calendar_order_and_a_lone_segment_is_labelled_once():
     """The logs screenshot showed 2025-11-16, 2025-09-07, 2026-05-11, ...: days in the order the first
-    project brought them, and a one-project day labelled twice ($8.37 inside and above)."""
+    project brought them, and a one-project day labelled twice ($8.37 inside and above).
+
+    Defect 30."""
     from dashboard import corpus_money_charts as charts
     frame = pd.DataFrame(_row(k, d, p, {"m": v}) for k, d, p, v in (
         ("a", "2025-11-16", "alpha", 2.5), ("b", "2025-09-07", "beta", 0.5), ("c", "2026-05-11", "gamma", 8.0),
@@ -142,9 +146,11 @@ def test_defect_30_dollars_by_day_run_in_calendar_order_and_a_lone_segment_is_la
     assert dict(zip(totals["x"], totals["text"]))["2025-09-07"] == "$1.50"
 
 
-def test_defect_r4_33_a_saving_inside_the_band_is_no_measurable_saving_and_measured_against_the_model():
+def test_a_saving_inside_the_band_is_no_measurable_saving_and_measured_against_the_model():
     """A saving of 0.3 % read "saving $0.0370, 0.3 %" against the bill: inside the cache model's error it is
-    no measurable saving, and it is measured against the modelled recording."""
+    no measurable saving, and it is measured against the modelled recording.
+
+    Round 4, defect 33."""
     rows = [dict(_row(k, "2026-01-01", "p", {"m": 2.3}, cheap=2.3 - 0.0074), modelled=2.308) for k in "abcde"]
     corpus = _corpus(rows)
     sentence = " ".join(cm.verdict_lines(corpus, corpus.sessions))

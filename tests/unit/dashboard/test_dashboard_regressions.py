@@ -66,7 +66,8 @@ def tau_bench_like(dialogues: int = 3) -> bytes:
 
 # ------------------------------------------------------------------ defect 5: downloads never fail silently
 
-def test_defect_5_a_download_that_cannot_be_written_says_why_instead_of_doing_nothing(app, monkeypatch):
+def test_a_download_that_cannot_be_written_says_why_instead_of_doing_nothing(app, monkeypatch):
+    """Defect 5."""
     def refuse(source, *, to):
         raise ExportError(f"cannot export to {to}: the header's metadata is not an object")
     monkeypatch.setattr(explorer_logic, "dumps", refuse)
@@ -79,7 +80,8 @@ def test_defect_5_a_download_that_cannot_be_written_says_why_instead_of_doing_no
                for e in errors)
 
 
-def test_defect_5_text_that_is_not_unicode_is_refused_with_a_reason():
+def test_text_that_is_not_unicode_is_refused_with_a_reason():
+    """Defect 5."""
     loaded = loading.LoadedSession(key="k", label="x", origin="upload", format="native", detected=True,
                                    session=load_session(DEMO))
     result = prune(loaded.session)
@@ -101,7 +103,8 @@ def compaction_page(at: AppTest) -> AppTest:
     return at.switch_page("app_pages/compaction.py").run()
 
 
-def test_defect_6_a_garbage_base_url_gives_a_clear_error_and_the_offline_summary(app):
+def test_a_garbage_base_url_gives_a_clear_error_and_the_offline_summary(app):
+    """Defect 6."""
     at = compaction_page(app)
     at.radio(key="cmp_summarizer").set_value("OpenAI-compatible endpoint").run()
     at.text_input(key="cmp_base_url").set_value("::not a url::")
@@ -118,7 +121,8 @@ def test_defect_6_a_garbage_base_url_gives_a_clear_error_and_the_offline_summary
 
 # ------------------------------------------------------------------ defect 12: no CLI flag for a dashboard user
 
-def test_defect_12_a_file_with_many_dialogues_opens_a_picker_instead_of_naming_a_flag(app):
+def test_a_file_with_many_dialogues_opens_a_picker_instead_of_naming_a_flag(app):
+    """Defect 12."""
     at = upload(app, "airline.json", tau_bench_like(3))
     assert not at.exception and not at.error
     assert "--dialogue" not in shown_text(at)
@@ -136,7 +140,8 @@ def test_defect_12_a_file_with_many_dialogues_opens_a_picker_instead_of_naming_a
     ("broken.jsonl", b'{"pruner_session": 1}\n{"id": "m1", "role": "user", "content": "x"}\nnot json\n'),
     ("big.jsonl", DEMO.read_bytes()),
 ])
-def test_defect_12_no_load_error_names_a_command_line_flag(app, monkeypatch, name, data):
+def test_no_load_error_names_a_command_line_flag(app, monkeypatch, name, data):
+    """Defect 12."""
     monkeypatch.setattr(loading, "max_upload_bytes", lambda: 1_000)
     at = upload(app, name, data)
     assert not at.exception
@@ -146,7 +151,8 @@ def test_defect_12_no_load_error_names_a_command_line_flag(app, monkeypatch, nam
 
 # ------------------------------------------------------------------ defect 14: misleading messages
 
-def test_defect_14_the_dropzone_limit_is_the_apps_limit():
+def test_the_dropzone_limit_is_the_apps_limit():
+    """Defect 14."""
     config = tomllib.loads((ROOT / "dashboard" / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     megabytes = config["server"]["maxUploadSize"]
     original = st.get_option
@@ -158,7 +164,8 @@ def test_defect_14_the_dropzone_limit_is_the_apps_limit():
         st.get_option = original
 
 
-def test_defect_14_the_previous_session_is_mentioned_once_and_a_place_only_when_one_is_named(app):
+def test_the_previous_session_is_mentioned_once_and_a_place_only_when_one_is_named(app):
+    """Defect 14."""
     at = upload(app, "unknown.json", b'{"hello": "world"}')
     error = at.error[0].value
     assert error.count("previous session is still loaded") == 1
@@ -169,7 +176,8 @@ def test_defect_14_the_previous_session_is_mentioned_once_and_a_place_only_when_
     assert error.count("previous session is still loaded") == 1
 
 
-def test_defect_14_a_401_names_the_typed_key_not_an_environment_variable(app, openai_server, monkeypatch):
+def test_a_401_names_the_typed_key_not_an_environment_variable(app, openai_server, monkeypatch):
+    """Defect 14."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server = openai_server(["unauthorized"])
     at = compaction_page(app)
@@ -184,7 +192,8 @@ def test_defect_14_a_401_names_the_typed_key_not_an_environment_variable(app, op
 
 # ------------------------------------------------------------------ defect 16: bounded and cancellable
 
-def test_defect_16_the_endpoint_timeout_and_retries_are_settable_and_short_by_default(app, openai_server):
+def test_the_endpoint_timeout_and_retries_are_settable_and_short_by_default(app, openai_server):
+    """Defect 16."""
     at = compaction_page(app)
     at.radio(key="cmp_summarizer").set_value("OpenAI-compatible endpoint").run()
     assert at.number_input(key="cmp_timeout").value == compaction_logic.DEFAULT_TIMEOUT_S <= 15
@@ -200,7 +209,8 @@ def test_defect_16_the_endpoint_timeout_and_retries_are_settable_and_short_by_de
     assert any("1 s" in c.value or "at most about 1 s" in c.value for c in at.caption)
 
 
-def test_defect_16_cancel_stops_waiting_and_shows_the_offline_summary(openai_server):
+def test_cancel_stops_waiting_and_shows_the_offline_summary(openai_server):
+    """Defect 16."""
     server = openai_server(["hang"], hang_seconds=30)
     loaded = loading.load_sample(DEMO.name)
     session_state.set_current(loaded)
@@ -222,7 +232,8 @@ def test_defect_16_cancel_stops_waiting_and_shows_the_offline_summary(openai_ser
 
 # ------------------------------------------------------------------ defect 17: repaired lines get a notice
 
-def test_defect_17_skipped_or_repaired_lines_get_a_dashboard_notice(app):
+def test_skipped_or_repaired_lines_get_a_dashboard_notice(app):
+    """Defect 17."""
     good = DEMO.read_bytes().splitlines()
     data = b"\n".join(good[:3] + [b"this line is not JSON"] + good[3:]) + b"\n"
     at = upload(app, "damaged.jsonl", data, skip_bad_lines=True)
@@ -233,8 +244,10 @@ def test_defect_17_skipped_or_repaired_lines_get_a_dashboard_notice(app):
     assert explorer_logic.repairs_notice(load_session(DEMO)) is None  # a clean file gets no notice
 
 
-def test_defect_17_the_notice_says_what_the_library_recorded():
-    """The reader's own sentences (metadata["repairs"]) are what the notice says, every one of them."""
+def test_the_notice_says_what_the_library_recorded():
+    """The reader's own sentences (metadata["repairs"]) are what the notice says, every one of them.
+
+    Defect 17."""
     from pruner import Message, Session
     repairs = [{"kind": "repeated_lines", "count": 2, "message": "dropped 2 exact repeats of an earlier line "
                 "(lines 7, 9)", "lines": [7, 9]},
@@ -246,7 +259,7 @@ def test_defect_17_the_notice_says_what_the_library_recorded():
     assert "kept under a new id: u1 -> u1#2" in notice
 
 
-def test_defect_the_early_key_listener_names_every_stepper_button_the_pages_draw():
+def test_the_early_key_listener_names_every_stepper_button_the_pages_draw():
     # The listener that turns ← / → into a click of a page's button (dashboard/early_keys.py) names each
     # page's buttons by widget key: a renamed key would silently lose the keys, and a button that also had
     # a Streamlit ``shortcut`` would step twice per press (or lose presses made before it mounts, as in CI).
@@ -266,8 +279,10 @@ def test_defect_the_early_key_listener_names_every_stepper_button_the_pages_draw
         assert set(buttons.values()) <= keys.get(page, set()), (page, buttons, keys.get(page))
 
 
-def test_defect_42_a_repair_said_as_a_whole_clause_reads_as_a_sentence():
-    """Issue 42: "To open this file the reader 2 lines are timed more than a second before …"."""
+def test_a_repair_said_as_a_whole_clause_reads_as_a_sentence():
+    """Issue 42: "To open this file the reader 2 lines are timed more than a second before …".
+
+    Defect 42."""
     from pruner import Message, Session
     repairs = [{"kind": "timestamps_out_of_order", "count": 2, "message": "2 lines are timed more than a second "
                 "before the line before it in its conversation", "lines": [3, 4]}]
@@ -276,8 +291,10 @@ def test_defect_42_a_repair_said_as_a_whole_clause_reads_as_a_sentence():
                                                       "second before the line before it in its conversation.")
 
 
-def test_defect_42_the_upload_limit_is_said_in_words_beside_every_uploader():
-    """Issue 42: a file over the limit showed only a red icon (the browser refuses it before the app sees it)."""
+def test_the_upload_limit_is_said_in_words_beside_every_uploader():
+    """Issue 42: a file over the limit showed only a red icon (the browser refuses it before the app sees it).
+
+    Defect 42."""
     from streamlit.testing.v1 import AppTest
 
     from dashboard import ui

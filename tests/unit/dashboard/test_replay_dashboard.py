@@ -181,9 +181,11 @@ def test_settings_apply_on_submit_and_an_empty_choice_keeps_the_previous_one():
     assert list(at.selectbox(key="replay_strategy").options) == ["full", "truncate"]
 
 
-def test_defect_31_a_small_sessions_totals_carry_the_verdicts_four_decimals():
+def test_a_small_sessions_totals_carry_the_verdicts_four_decimals():
     """The sample Pi session's verdict said $0.0197 while its table said $0.02 (and $0.03 for both
-    $0.0289 and $0.0344): a column of sums all under $1 is shown as ``pruner.money.money`` writes them."""
+    $0.0289 and $0.0344): a column of sums all under $1 is shown as ``pruner.money.money`` writes them.
+
+    Defect 31."""
     from dashboard.logic.replay import totals_columns
     from pruner.money import money
     small = pd.DataFrame({"strategy": ["as_recorded", "full"], "dollars": [0.0197, 0.0289]})

@@ -23,7 +23,7 @@ statements of a session share a value; calls record what they copy), so the six 
 the three 2,000-turn workloads were re-recorded with that commit; every other input's record (the
 other samples, the reference corpora, every real transcript) came out byte-identical.
 
-One rule changed on purpose (issue 20, ``test_defect_20_an_edit_does_not_expire_the_read_the_next_edit_copies_from``):
+One rule changed on purpose (issue 20, ``test_an_edit_does_not_expire_the_read_the_next_edit_copies_from``):
 ``file_state`` no longer makes a read stale at an edit of its file, only at a write or a full re-read,
 so the records were re-recorded with that commit. What moved: on the samples 2 reads per sample from
 ``expired/file_state`` to kept (6 on workload-tool_agent-200), and 1 orphaned call of the OpenAI samples

@@ -116,9 +116,11 @@ def test_a_reply_records_its_model_and_request_id():
     assert second.metadata["model"] == "claude-sonnet-4-5" and "request_id" not in second.metadata
 
 
-def test_defect_27_a_block_type_that_is_a_list_does_not_crash_format_detection():
+def test_a_block_type_that_is_a_list_does_not_crash_format_detection():
     """CI's fuzz run (hypothesis) found a file whose content block has ``"type": []``: detection looked the
-    type up in a set, and a list cannot be hashed (TypeError, a traceback instead of a clear error)."""
+    type up in a set, and a list cannot be hashed (TypeError, a traceback instead of a clear error).
+
+    Defect 27."""
     from pruner import PrunerError
     from pruner.formats import detect_format, loads
 

@@ -4,7 +4,7 @@ checks, which had already been fixed in the CLI, are kept as a guard and say so)
 
 Library and CLI side only; what a dashboard user sees is tested in tests/test_dashboard_*.py.
 Defect 13 (a request to fonts.gstatic.com) has no library or CLI part; its test is
-tests/e2e/test_browser.py::test_defect_13_nothing_leaves_the_machine, in a real browser.
+tests/e2e/test_browser.py::test_nothing_leaves_the_machine, in a real browser.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def _answers_anthropic(body) -> dict[str, str]:
             if b["type"] == "tool_result"}
 
 
-def test_defect_01_two_calls_sharing_an_id_keep_their_own_results(tmp_path, capsys):
+def test_two_calls_sharing_an_id_keep_their_own_results(tmp_path, capsys):
+    """Defect 01."""
     path = _write(tmp_path, "chat.json", json.dumps(TWO_CALLS_ONE_ID))
     for to, answers in (("openai", _answers_openai), ("anthropic", _answers_anthropic)):
         out = tmp_path / f"out-{to}.json"
@@ -94,7 +95,8 @@ def test_defect_01_two_calls_sharing_an_id_keep_their_own_results(tmp_path, caps
     assert repair["kind"] == "renamed_call_ids" and "'c1' -> 'c1_2'" in repair["message"]
 
 
-def test_defect_01_a_second_result_for_one_call_is_refused_naming_the_place(tmp_path, capsys):
+def test_a_second_result_for_one_call_is_refused_naming_the_place(tmp_path, capsys):
+    """Defect 01."""
     doc = [TWO_CALLS_ONE_ID[0],
            {"role": "assistant", "content": None, "tool_calls": [TWO_CALLS_ONE_ID[1]["tool_calls"][0]]},
            {"role": "tool", "tool_call_id": "c1", "content": "first"},
@@ -105,7 +107,8 @@ def test_defect_01_a_second_result_for_one_call_is_refused_naming_the_place(tmp_
     assert err.count("\n") == 1 and "$[3]" in err and "already has a result ($[2])" in err
 
 
-def test_defect_01_a_native_file_answering_one_call_twice_is_refused_at_its_line(tmp_path, capsys):
+def test_a_native_file_answering_one_call_twice_is_refused_at_its_line(tmp_path, capsys):
+    """Defect 01."""
     text = _jsonl(NATIVE_HEADER, {"id": "u", "role": "user", "content": "hi"},
                   {"id": "a", "role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f"}]},
                   {"id": "r1", "role": "tool", "content": "one", "tool_call_id": "c1"},
@@ -115,9 +118,10 @@ def test_defect_01_a_native_file_answering_one_call_twice_is_refused_at_its_line
     assert code == 2 and f"{path}:5:" in err and "a call has one result" in err
 
 
-def test_defect_01_a_message_answering_its_own_call_is_refused_at_its_line(tmp_path, capsys):
+def test_a_message_answering_its_own_call_is_refused_at_its_line(tmp_path, capsys):
     # Found by the fuzz suite under CI: an assistant message that made call c1 and claimed to be
     # c1's result was read, then vanished from the Anthropic export (the call was "answered").
+    """Defect 01."""
     text = _jsonl(NATIVE_HEADER, {"id": "a", "role": "assistant", "tool_calls": [{"id": "c1", "name": "search",
                                                                                   "arguments": {}}],
                                   "tool_call_id": "c1"})
@@ -127,7 +131,8 @@ def test_defect_01_a_message_answering_its_own_call_is_refused_at_its_line(tmp_p
     assert f"{path}:2:" in err and "either makes calls or answers one" in err
 
 
-def test_defect_01_the_export_refuses_a_hand_built_session_answering_a_call_twice():
+def test_the_export_refuses_a_hand_built_session_answering_a_call_twice():
+    """Defect 01."""
     s = Session(messages=(Message(id="u", role="user", content="hi", turn=1),
                           Message(id="a", role="assistant", content="", turn=1,
                                   tool_calls=(ToolCall("c1", "f"), ToolCall("c2", "g"))),
@@ -138,7 +143,8 @@ def test_defect_01_the_export_refuses_a_hand_built_session_answering_a_call_twic
             dumps(s, to=to)
 
 
-def test_defect_01_in_an_agent_log_a_second_result_is_kept_as_tool_output(tmp_path):
+def test_in_an_agent_log_a_second_result_is_kept_as_tool_output(tmp_path):
+    """Defect 01."""
     rows = [_claude("user", "u1", {"role": "user", "content": "go"}),
             _claude("assistant", "a1", {"id": "m1", "role": "assistant",
                                         "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}),
@@ -157,7 +163,8 @@ def test_defect_01_in_an_agent_log_a_second_result_is_kept_as_tool_output(tmp_pa
 # -- 2: U+2028, U+2029 and U+0085 inside a string -----------------------------------------------------
 
 @pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85", "\x1c", "\x0b"])
-def test_defect_02_native_output_with_line_separators_loads_again(char, tmp_path, capsys):
+def test_native_output_with_line_separators_loads_again(char, tmp_path, capsys):
+    """Defect 02."""
     content = f"before{char}after"
     src = _write(tmp_path, "in.json", json.dumps([{"role": "system", "content": "s"},
                                                   {"role": "user", "content": content},
@@ -170,7 +177,8 @@ def test_defect_02_native_output_with_line_separators_loads_again(char, tmp_path
         assert len(out.read_bytes().split(b"\n")) == 5  # header, three messages, final newline
 
 
-def test_defect_02_a_native_file_holding_a_raw_separator_reads_as_one_record(tmp_path):
+def test_a_native_file_holding_a_raw_separator_reads_as_one_record(tmp_path):
+    """Defect 02."""
     path = _write(tmp_path, "raw.jsonl", json.dumps(NATIVE_HEADER) + "\n"
                   + '{"id": "u", "role": "user", "content": "a\u2028b"}\n')
     assert [m.content for m in load_session(path).messages] == ["a\u2028b"]
@@ -184,7 +192,8 @@ LONE = '{"id": "u", "role": "user", "content": "half an emoji: \\ud83d!"}'
 @pytest.mark.parametrize("command", [["prune", "-o"], ["convert", "--to", "native", "-o"],
                                      ["convert", "--to", "openai", "-o"], ["prune", "--report-json"],
                                      ["compact", "--force", "-o"]])
-def test_defect_03_a_lone_surrogate_is_replaced_and_reported_never_a_crash(command, tmp_path, capsys):
+def test_a_lone_surrogate_is_replaced_and_reported_never_a_crash(command, tmp_path, capsys):
+    """Defect 03."""
     path = _write(tmp_path, "s.jsonl", json.dumps(NATIVE_HEADER) + "\n" + LONE + "\n")
     out = _write(tmp_path, "existing.out", "the previous output\n")
     code, _, err = _run([command[0], path, *command[1:], out], capsys)
@@ -197,7 +206,8 @@ def test_defect_03_a_lone_surrogate_is_replaced_and_reported_never_a_crash(comma
         assert "\ufffd" in written or "\\ufffd" in written  # the documented replacement, U+FFFD
 
 
-def test_defect_03_a_failed_write_leaves_the_previous_file_intact(tmp_path, monkeypatch, capsys):
+def test_a_failed_write_leaves_the_previous_file_intact(tmp_path, monkeypatch, capsys):
+    """Defect 03."""
     path = _write(tmp_path, "s.jsonl", json.dumps(NATIVE_HEADER) + "\n"
                   + '{"id": "u", "role": "user", "content": "hi"}\n')
     out = _write(tmp_path, "out.jsonl", "the previous output\n")
@@ -224,7 +234,8 @@ HUGE = "9" * 5000
     ("swe.traj", f'{{"history": [{{"role": "user", "content": "hi"}}], "info": {{"n": {HUGE}}}}}'),
     ("native.jsonl", json.dumps(NATIVE_HEADER) + f'\n{{"id": "u", "role": "user", "content": "x", "turn": {HUGE}}}\n'),
 ])
-def test_defect_04_a_huge_integer_is_one_line_naming_the_place(name, text, tmp_path, capsys):
+def test_a_huge_integer_is_one_line_naming_the_place(name, text, tmp_path, capsys):
+    """Defect 04."""
     path = _write(tmp_path, name, text)
     for command in ("inspect", "prune"):
         code, out, err = _run([command, path], capsys)
@@ -232,7 +243,8 @@ def test_defect_04_a_huge_integer_is_one_line_naming_the_place(name, text, tmp_p
         assert f"{path}:" in err and "5,000 digits" in err and "column" in err
 
 
-def test_defect_04_in_an_agent_log_the_line_is_skipped_and_named(tmp_path, capsys):
+def test_in_an_agent_log_the_line_is_skipped_and_named(tmp_path, capsys):
+    """Defect 04."""
     rows = _jsonl(_claude("user", "u1", {"role": "user", "content": "hi"}))
     path = _write(tmp_path, "cc.jsonl", rows + f'{{"type": "user", "uuid": "u2", "n": {HUGE}}}\n')
     code, out, err = _run(["inspect", path], capsys)
@@ -242,7 +254,8 @@ def test_defect_04_in_an_agent_log_the_line_is_skipped_and_named(tmp_path, capsy
 # -- 5: a native header whose metadata is not an object -----------------------------------------------
 
 @pytest.mark.parametrize("metadata", [[1, 2], "text", 5])
-def test_defect_05_native_header_metadata_must_be_an_object(metadata, tmp_path, capsys):
+def test_native_header_metadata_must_be_an_object(metadata, tmp_path, capsys):
+    """Defect 05."""
     path = _write(tmp_path, "s.jsonl", _jsonl({**NATIVE_HEADER, "metadata": metadata},
                                               {"id": "u", "role": "user", "content": "hi"}))
     with pytest.raises(FormatError, match=r"s\.jsonl:1: header field 'metadata' must be an object"):
@@ -251,7 +264,8 @@ def test_defect_05_native_header_metadata_must_be_an_object(metadata, tmp_path, 
     assert code == 2 and err.count("\n") == 1 and "header field 'metadata'" in err
 
 
-def test_defect_05_a_session_with_bad_metadata_is_refused_not_exported_as_nothing():
+def test_a_session_with_bad_metadata_is_refused_not_exported_as_nothing():
+    """Defect 05."""
     s = Session(messages=(Message(id="u", role="user", content="hi", turn=1),), metadata=[1, 2])
     with pytest.raises(InvalidSessionError, match="metadata"):
         dumps(s, to="native")
@@ -266,14 +280,16 @@ def test_defect_05_a_session_with_bad_metadata_is_refused_not_exported_as_nothin
     ["compact", "{file}", "--timeout", "inf"], ["compact", "{file}", "--base-url", "::not a url::"],
     ["compact", "{file}", "--base-url", "ftp://example.com"], ["compact", "{file}", "--base-url", "http://:99999"],
 ])
-def test_defect_06_bad_option_values_exit_2_with_one_line(args, capsys):
+def test_bad_option_values_exit_2_with_one_line(args, capsys):
     # The threshold, --max-bytes and --timeout cases were already fixed on main; --base-url was not.
+    """Defect 06."""
     file = ROOT / "sample_sessions" / "native_demo.jsonl"
     code, out, err = _run([a.format(file=file) for a in args], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_defect_06_a_garbage_base_url_is_a_configuration_error_in_the_library():
+def test_a_garbage_base_url_is_a_configuration_error_in_the_library():
+    """Defect 06."""
     with pytest.raises(ConfigurationError, match="not an http:// or https:// address"):
         OpenAISummarizer(base_url="::not a url::", api_key=KEY)
     for timeout in (float("nan"), float("inf"), 0, -1):
@@ -281,13 +297,15 @@ def test_defect_06_a_garbage_base_url_is_a_configuration_error_in_the_library():
             OpenAISummarizer(base_url="http://127.0.0.1:9/v1", api_key=KEY, timeout=timeout)
 
 
-def test_defect_06_a_huge_max_bytes_is_a_configuration_error_in_the_library():
+def test_a_huge_max_bytes_is_a_configuration_error_in_the_library():
+    """Defect 06."""
     file = ROOT / "sample_sessions" / "native_demo.jsonl"
     with pytest.raises(ConfigurationError, match="max_bytes"):
         load_session(file, max_bytes=10**30)
 
 
-def test_defect_06_a_base_url_the_http_library_refuses_still_falls_back_to_the_offline_summary():
+def test_a_base_url_the_http_library_refuses_still_falls_back_to_the_offline_summary():
+    """Defect 06."""
     s = OpenAISummarizer(base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0)
     s.base_url = "::not a url::"  # set after the constructor's check, as a caller could
     session = Session.of([Message(id="u", role="user", content="hello there " * 30),
@@ -297,7 +315,7 @@ def test_defect_06_a_base_url_the_http_library_refuses_still_falls_back_to_the_o
     assert r.error and r.sections  # an error to show, and the offline summary beside it
 
 
-# -- 7: text without whitespace: see test_defect_07 in tests/unit/formats/test_resource_limits.py -------------------
+# -- 7: text without whitespace: see tests/unit/formats/test_resource_limits.py -------------------------------------
 
 
 # -- 8: terminal escape sequences from files and servers ----------------------------------------------
@@ -305,7 +323,8 @@ def test_defect_06_a_base_url_the_http_library_refuses_still_falls_back_to_the_o
 ESC = "\x1b]0;pwned\x07\x1b[2J\x9b31m"
 
 
-def test_defect_08_names_from_a_file_are_escaped_on_the_terminal(tmp_path, capsys):
+def test_names_from_a_file_are_escaped_on_the_terminal(tmp_path, capsys):
+    """Defect 08."""
     header = {**NATIVE_HEADER, "name": f"evil{ESC}", "source_format": f"fmt{ESC}"}
     path = _write(tmp_path, "s.jsonl", _jsonl(header, {"id": "u", "role": "user", "content": f"hi {ESC}" * 20},
                                               {"id": "a", "role": "assistant", "content": "hello " * 20}))
@@ -320,7 +339,8 @@ def test_defect_08_names_from_a_file_are_escaped_on_the_terminal(tmp_path, capsy
     assert "evil\\u001b]0;pwned\\u0007" in out  # shown, as an escape
 
 
-def test_defect_08_an_endpoints_error_text_is_escaped(openai_server, tmp_path, capsys, monkeypatch):
+def test_an_endpoints_error_text_is_escaped(openai_server, tmp_path, capsys, monkeypatch):
+    """Defect 08."""
     from tests.support.openai_server import Reply
 
     server = openai_server(Reply(400, {"error": {"message": f"bad request {ESC} really", "type": "x"}}))
@@ -334,7 +354,8 @@ def test_defect_08_an_endpoints_error_text_is_escaped(openai_server, tmp_path, c
 
 # -- 9: lines of an unknown type are dropped without a word -------------------------------------------
 
-def test_defect_09_claude_code_lines_of_unknown_type_are_named_with_their_count(tmp_path, capsys):
+def test_claude_code_lines_of_unknown_type_are_named_with_their_count(tmp_path, capsys):
+    """Defect 09."""
     rows = [_claude("user", "u1", {"role": "user", "content": "hi"}),
             _claude("User", "u2", {"role": "user", "content": "typed User"}),
             _claude("human", "u3", {"role": "user", "content": "typed human"}),
@@ -348,7 +369,8 @@ def test_defect_09_claude_code_lines_of_unknown_type_are_named_with_their_count(
     assert json.loads(out)["repairs"][0]["types"] == {"'User'": 1, "'human'": 2}
 
 
-def test_defect_09_pi_and_codex_entries_of_unknown_type_are_named(tmp_path, capsys):
+def test_pi_and_codex_entries_of_unknown_type_are_named(tmp_path, capsys):
+    """Defect 09."""
     pi = _jsonl({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/w"},
                 {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}},
                 {"type": "mesage", "id": "b", "parentId": "a", "message": {"role": "user", "content": "lost?"}},
@@ -366,7 +388,8 @@ def test_defect_09_pi_and_codex_entries_of_unknown_type_are_named(tmp_path, caps
 
 # -- 10: the OpenAI export keeps empty assistant messages ---------------------------------------------
 
-def test_defect_10_empty_assistant_messages_are_left_out_and_counted(tmp_path, capsys):
+def test_empty_assistant_messages_are_left_out_and_counted(tmp_path, capsys):
+    """Defect 10."""
     doc = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": ""},
            {"role": "user", "content": "hello?"}, {"role": "assistant", "content": "here"}]
     path = _write(tmp_path, "chat.json", json.dumps(doc))
@@ -376,7 +399,8 @@ def test_defect_10_empty_assistant_messages_are_left_out_and_counted(tmp_path, c
     assert "left out 1 empty message" in err
 
 
-def test_defect_10_the_shared_pi_session_exports_without_its_aborted_replies(real_data):
+def test_the_shared_pi_session_exports_without_its_aborted_replies(real_data):
+    """Defect 10."""
     from pruner.formats.export import export
 
     session = load_session(real_data / "pi" / "large-session.jsonl")
@@ -389,7 +413,8 @@ def test_defect_10_the_shared_pi_session_exports_without_its_aborted_replies(rea
 
 # -- 11: exports the APIs would reject exited 0 --------------------------------------------------------
 
-def test_defect_11_a_header_only_session_cannot_be_exported_for_an_api(tmp_path, capsys):
+def test_a_header_only_session_cannot_be_exported_for_an_api(tmp_path, capsys):
+    """Defect 11."""
     path = _write(tmp_path, "empty.jsonl", _jsonl(NATIVE_HEADER))
     for to in ("openai", "anthropic"):
         code, out, err = _run(["convert", path, "--to", to], capsys)
@@ -403,7 +428,8 @@ def test_defect_11_a_header_only_session_cannot_be_exported_for_an_api(tmp_path,
 
 
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999"])
-def test_defect_11_non_finite_numbers_in_arguments_never_reach_the_output(value, tmp_path, capsys):
+def test_non_finite_numbers_in_arguments_never_reach_the_output(value, tmp_path, capsys):
+    """Defect 11."""
     chat = [{"role": "user", "content": "hi"},
             {"role": "assistant", "content": None, "tool_calls": [
                 {"id": "c1", "type": "function", "function": {"name": "f", "arguments": f'{{"x": {value}}}'}}]},
@@ -423,7 +449,8 @@ def test_defect_11_non_finite_numbers_in_arguments_never_reach_the_output(value,
 
 # -- 12: no error names a CLI flag to someone who is not using the CLI -----------------------------------
 
-def test_defect_12_errors_carry_the_setting_and_name_no_flag(tmp_path, real_data):
+def test_errors_carry_the_setting_and_name_no_flag(tmp_path, real_data):
+    """Defect 12."""
     from pruner.errors import DialogueChoiceError, FileTooLargeError
 
     with pytest.raises(DialogueChoiceError) as info:
@@ -444,7 +471,8 @@ def test_defect_12_errors_carry_the_setting_and_name_no_flag(tmp_path, real_data
     assert info.value.setting == "skip_bad_lines" and "--" not in str(info.value)
 
 
-def test_defect_12_the_cli_adds_its_own_flag(real_data, capsys):
+def test_the_cli_adds_its_own_flag(real_data, capsys):
+    """Defect 12."""
     code, _, err = _run(["inspect", real_data / "tau-bench" / "gpt-4o-airline.json", "--dialogue", "999"], capsys)
     assert code == 2 and "--dialogue N" in err
     code, _, err = _run(["prune", real_data / "tau-bench" / "gpt-4o-airline.json"], capsys)
@@ -453,7 +481,8 @@ def test_defect_12_the_cli_adds_its_own_flag(real_data, capsys):
 
 # -- 14: misleading messages ---------------------------------------------------------------------------
 
-def test_defect_14_report_json_onto_the_input_names_report_json(tmp_path, capsys):
+def test_report_json_onto_the_input_names_report_json(tmp_path, capsys):
+    """Defect 14."""
     path = _write(tmp_path, "s.jsonl", _jsonl(NATIVE_HEADER, {"id": "u", "role": "user", "content": "hi"}))
     before = path.read_bytes()
     code, _, err = _run(["prune", path, "--report-json", path], capsys)
@@ -461,7 +490,8 @@ def test_defect_14_report_json_onto_the_input_names_report_json(tmp_path, capsys
     assert path.read_bytes() == before
 
 
-def test_defect_14_a_401_names_where_the_key_came_from(openai_server, monkeypatch, capsys):
+def test_a_401_names_where_the_key_came_from(openai_server, monkeypatch, capsys):
+    """Defect 14."""
     server = openai_server("unauthorized")
     monkeypatch.setenv("MY_TEAM_KEY", KEY)
     path = ROOT / "sample_sessions" / "native_demo.jsonl"
@@ -477,7 +507,8 @@ def test_defect_14_a_401_names_where_the_key_came_from(openai_server, monkeypatc
 # -- 15: a FIFO with no writer made the CLI wait forever ----------------------------------------------
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
-def test_defect_15_a_named_pipe_is_refused_at_once(tmp_path):
+def test_a_named_pipe_is_refused_at_once(tmp_path):
+    """Defect 15."""
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     # A hang guard, not a speed assertion: before the fix this never returned.
@@ -489,8 +520,9 @@ def test_defect_15_a_named_pipe_is_refused_at_once(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
-def test_defect_15_a_prices_file_or_results_file_that_is_a_named_pipe_is_refused_at_once(tmp_path):
+def test_a_prices_file_or_results_file_that_is_a_named_pipe_is_refused_at_once(tmp_path):
     # Found in the last review: `pruner replay --prices FIFO` waited forever, as inspect once did.
+    """Defect 15."""
     from pruner.bench.run import load_results
     fifo = tmp_path / "prices.json"
     os.mkfifo(fifo)
@@ -503,7 +535,8 @@ def test_defect_15_a_prices_file_or_results_file_that_is_a_named_pipe_is_refused
         load_results(fifo)
 
 
-def test_defect_11_a_prices_file_holding_nan_is_refused_naming_its_place(tmp_path):
+def test_a_prices_file_holding_nan_is_refused_naming_its_place(tmp_path):
+    """Defect 11."""
     from pruner.replay.prices import load_prices
     path = _write(tmp_path, "prices.json", '{"models": [{"input": NaN}]}')
     with pytest.raises(ConfigurationError, match=r"prices.json: not JSON \(NaN is not a JSON value \(line 1"):
@@ -511,7 +544,8 @@ def test_defect_11_a_prices_file_holding_nan_is_refused_naming_its_place(tmp_pat
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
-def test_defect_15_writing_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path, capsys):
+def test_writing_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path, capsys):
+    """Defect 15."""
     fifo = tmp_path / "out.pipe"
     os.mkfifo(fifo)
     path = ROOT / "sample_sessions" / "native_demo.jsonl"
@@ -522,7 +556,8 @@ def test_defect_15_writing_to_a_pipe_nobody_reads_is_refused_at_once(tmp_path, c
 
 # -- 16: an endpoint call can be bounded and cancelled ------------------------------------------------
 
-def test_defect_16_a_call_can_be_cancelled_and_falls_back_to_the_offline_summary(openai_server):
+def test_a_call_can_be_cancelled_and_falls_back_to_the_offline_summary(openai_server):
+    """Defect 16."""
     server = openai_server("hang")
     cancel = threading.Event()
     s = OpenAISummarizer(base_url=server.url, api_key=KEY, timeout=60, max_retries=3, cancel=cancel)
@@ -536,7 +571,8 @@ def test_defect_16_a_call_can_be_cancelled_and_falls_back_to_the_offline_summary
 
 # -- 17: an agent log with a damaged or repeated line ---------------------------------------------------
 
-def test_defect_17_claude_code_repeats_and_damage_are_repaired_and_reported(tmp_path, capsys):
+def test_claude_code_repeats_and_damage_are_repaired_and_reported(tmp_path, capsys):
+    """Defect 17."""
     user = json.dumps(_claude("user", "u1", {"role": "user", "content": "fix the bug"}))
     reply = _claude("assistant", "a1", {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "ok"}]})
     changed = _claude("user", "u1", {"role": "user", "content": "a different line with the same uuid"})
@@ -552,7 +588,8 @@ def test_defect_17_claude_code_repeats_and_damage_are_repaired_and_reported(tmp_
     assert code == 0 and err.count("warning:") == 3 and out.count("repaired:") == 3
 
 
-def test_defect_17_pi_repeats_and_a_reused_id_keep_every_message(tmp_path):
+def test_pi_repeats_and_a_reused_id_keep_every_message(tmp_path):
+    """Defect 17."""
     header = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/w"}
     a = {"type": "message", "id": "a", "parentId": None, "timestamp": "1", "message": {"role": "user", "content": "hi"}}
     b = {"type": "message", "id": "b", "parentId": "a", "timestamp": "2",
@@ -568,7 +605,8 @@ def test_defect_17_pi_repeats_and_a_reused_id_keep_every_message(tmp_path):
     assert s.metadata["source"]["abandoned_entries"] == 1  # the first 'b' is a branch, as Pi's tree says
 
 
-def test_defect_17_codex_repeats_are_dropped_but_bare_identical_items_are_kept(tmp_path):
+def test_codex_repeats_are_dropped_but_bare_identical_items_are_kept(tmp_path):
+    """Defect 17."""
     item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "yes"}]}
     stamped = {"timestamp": "2025-01-01T00:00:00Z", "type": "response_item", "payload": item}
     s = loads(_jsonl({"type": "session_meta", "payload": {"id": "s1"}}, stamped, stamped), file="codex.jsonl")
@@ -577,7 +615,8 @@ def test_defect_17_codex_repeats_are_dropped_but_bare_identical_items_are_kept(t
     assert [m.content for m in loads(old, file="old.jsonl", format="codex").messages] == ["be brief", "yes", "yes"]
 
 
-def test_defect_17_strict_formats_still_refuse_a_damaged_line(tmp_path, capsys):
+def test_strict_formats_still_refuse_a_damaged_line(tmp_path, capsys):
+    """Defect 17."""
     path = _write(tmp_path, "n.jsonl", _jsonl(NATIVE_HEADER, {"id": "u", "role": "user", "content": "hi"}) + "{oops\n")
     code, _, err = _run(["inspect", path], capsys)
     assert code == 2 and f"{path}:3:" in err and "--skip-bad-lines" in err
@@ -588,8 +627,9 @@ def _tau_dialogues(*contents: str) -> str:  # json.dumps escapes every non-ASCII
                        for c in contents])
 
 
-def test_defect_03_a_many_dialogue_file_is_scanned_for_surrogates_once_not_once_per_dialogue(monkeypatch):
+def test_a_many_dialogue_file_is_scanned_for_surrogates_once_not_once_per_dialogue(monkeypatch):
     # The repair scanned the whole file for every dialogue: 200 tau-bench dialogues took 11 s to read, not 0.1 s.
+    """Defect 03."""
     from pruner.formats import loads_all, repairing
     calls = []
     real = repairing.has_lone_surrogate
@@ -599,7 +639,8 @@ def test_defect_03_a_many_dialogue_file_is_scanned_for_surrogates_once_not_once_
     assert len(sessions) == 50 and len(calls) == 1
 
 
-def test_defect_03_a_lone_surrogate_in_one_dialogue_is_replaced_in_that_dialogue_only():
+def test_a_lone_surrogate_in_one_dialogue_is_replaced_in_that_dialogue_only():
+    """Defect 03."""
     from pruner.formats import loads_all, repairs
     sessions = loads_all(_tau_dialogues("fine \U0001F600", "half \ud83d!", "fine too"), file="tau.json")
     contents = [s.messages[-1].content for s in sessions]
@@ -607,10 +648,11 @@ def test_defect_03_a_lone_surrogate_in_one_dialogue_is_replaced_in_that_dialogue
     assert [bool(repairs(s)) for s in sessions] == [False, True, False]
 
 
-def test_defect_03_a_lone_surrogate_escaped_inside_tool_call_json_arguments_is_replaced():
+def test_a_lone_surrogate_escaped_inside_tool_call_json_arguments_is_replaced():
     # The quick scan read the file's text only: in an OpenAI tool call the arguments are a JSON string inside
     # the JSON, so the lone escape stood as "\\\\ud800" (an escaped backslash), was not seen, and the decoded
     # arguments kept a character no UTF-8 file holds (found by tests/unit/formats/test_fuzz_formats.py in CI).
+    """Defect 03."""
     from pruner.formats import repairs
     text = json.dumps([{"role": "developer"},
                        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {

@@ -20,9 +20,10 @@ pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_CPU and
               pytest.mark.slow]  # each case runs a process to its limit: out of the fast lane
 
 
-def test_defect_07_ten_megabytes_without_whitespace_stay_within_the_issues_bound(tmp_path):
+def test_ten_megabytes_without_whitespace_stay_within_the_issues_bound(tmp_path):
     # Before bounded token counting this took about 20 s of CPU and 635 MB; the issue allows
     # "a few seconds" and about 1 GB per 10 MB. The kernel stops the child at 10 s of CPU.
+    """Defect 07."""
     path = tmp_path / "no-whitespace.json"
     with open(path, "w", encoding="utf-8") as fh:
         CASES["no_whitespace"][1](10 * MB, fh)
@@ -31,10 +32,11 @@ def test_defect_07_ten_megabytes_without_whitespace_stay_within_the_issues_bound
     assert peak_mb < 1024
 
 
-def test_defect_07_the_encoder_never_gets_a_piece_longer_than_the_bound():
+def test_the_encoder_never_gets_a_piece_longer_than_the_bound():
     # The cause, pinned without a clock: BPE on one pre-token costs the square of its length,
     # and 10 MB without whitespace was one pre-token. Every text the encoder sees must be at most
     # SEGMENT characters with no run of one character class longer than LONG_RUN.
+    """Defect 07."""
     from pruner.tokens import LONG_RUN, SEGMENT, TokenCounter, split_patterns
 
     counter = TokenCounter()

@@ -266,9 +266,11 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc (Linux)")
-def test_defect_a_killed_runs_workers_do_not_outlive_it(home, tmp_path):
+def test_a_killed_runs_workers_do_not_outlive_it(home, tmp_path):
     """A run's worker processes inherited its SIGTERM handler and outlived its SIGKILL, reading on with no one
-    to hand their rows to (they had to be killed by process id). Now each dies with its parent."""
+    to hand their rows to (they had to be killed by process id). Now each dies with its parent.
+
+    Regression."""
     out, pids = tmp_path / "out", tmp_path / "pids"
     script = ("import os, signal, multiprocessing\n"
               "from pruner.logs import discover, run_logs\n"

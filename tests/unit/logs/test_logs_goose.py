@@ -228,9 +228,11 @@ def test_generated_databases_give_the_same_row_fast_and_full(tmp_path_factory, c
     assert seen["fast"] > 0
 
 
-def test_defect_goose_cache_share_shown_as_zero_when_goose_records_no_cache(home, tmp_path, capsys):
+def test_goose_cache_share_is_unknown_not_zero_when_goose_records_no_cache(home, tmp_path, capsys):
     """Goose records no cache reads or writes: its rows' cache cells are null (unknown), so the report's
-    cache-read share is "-", not the "0.0 %" a 0 would print; its fresh input and output stay counted."""
+    cache-read share is "-", not the "0.0 %" a 0 would print; its fresh input and output stay counted.
+
+    Regression."""
     out = tmp_path / "out"
     assert main(["logs", "--bill-only", "--out", str(out), "--agent", "goose", "--goose-dir",
                  str(home / ".local" / "share" / "goose" / "sessions")]) == 0

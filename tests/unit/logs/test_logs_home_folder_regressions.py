@@ -56,7 +56,8 @@ def _cli(home: Path, out: Path, *extra: str, timeout: float = 300) -> subprocess
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_defect_r4_01_the_summary_write_replaces_a_planted_link_and_never_follows_it(tmp_path):
+def test_the_summary_write_replaces_a_planted_link_and_never_follows_it(tmp_path):
+    """Round 4, defect 01."""
     home, out = _home(tmp_path), tmp_path / "out"
     out.mkdir()
     outside = tmp_path / "outside.txt"
@@ -67,7 +68,8 @@ def test_defect_r4_01_the_summary_write_replaces_a_planted_link_and_never_follow
     assert not (out / SUMMARY).is_symlink() and json.loads((out / SUMMARY).read_text())["read"] == 1
 
 
-def test_defect_r4_02_one_session_is_one_row_whatever_the_number_of_paths_to_it(tmp_path):
+def test_one_session_is_one_row_whatever_the_number_of_paths_to_it(tmp_path):
+    """Round 4, defect 02."""
     home, out = _home(tmp_path), tmp_path / "out"
     projects = home / ".claude" / "projects"
     real = projects / "-p" / "s1.jsonl"
@@ -93,7 +95,8 @@ def test_defect_r4_02_one_session_is_one_row_whatever_the_number_of_paths_to_it(
     assert [r["source"] for r in _rows(out)] == [rows[0]["source"]] and again.merged == 1
 
 
-def test_defect_r4_03_an_error_row_is_retried_on_every_run(tmp_path):
+def test_an_error_row_is_retried_on_every_run(tmp_path):
+    """Round 4, defect 03."""
     home, out = _home(tmp_path, "s1.jsonl", "s2.jsonl"), tmp_path / "out"
     locked = home / ".claude" / "projects" / "-p" / "s2.jsonl"
     locked.chmod(0)
@@ -124,7 +127,8 @@ def _damaged_file(path: Path) -> int:
 
 
 @pytest.mark.parametrize("mode", [["--bill-only"], ["--strategies", "full"]], ids=["fast", "full"])
-def test_defect_r4_04_damaged_lines_are_counted_in_the_row_and_summarised(tmp_path, mode):
+def test_damaged_lines_are_counted_in_the_row_and_summarised(tmp_path, mode):
+    """Round 4, defect 04."""
     home, out = _home(tmp_path), tmp_path / "out"
     session = home / ".claude" / "projects" / "-p" / "s1.jsonl"
     damaged = _damaged_file(session)
@@ -144,7 +148,8 @@ def test_defect_r4_04_damaged_lines_are_counted_in_the_row_and_summarised(tmp_pa
 
 
 @pytest.mark.slow
-def test_defect_r4_07_a_name_that_is_not_utf8_is_one_error_row_and_the_rest_are_read(tmp_path):
+def test_a_name_that_is_not_utf8_is_one_error_row_and_the_rest_are_read(tmp_path):
+    """Round 4, defect 07."""
     home, out = _home(tmp_path), tmp_path / "out"
     project = os.fsencode(home / ".claude" / "projects" / "-p")
     bad = os.path.join(project, b"bad\xff.jsonl")
@@ -160,7 +165,8 @@ def test_defect_r4_07_a_name_that_is_not_utf8_is_one_error_row_and_the_rest_are_
         assert good["error"] is None and good["billed"] == pytest.approx(raw_claude_bill([CLAUDE]), abs=1e-9)
 
 
-def test_defect_r4_08_a_codex_cwd_that_is_a_lone_surrogate_is_read(tmp_path):
+def test_a_codex_cwd_that_is_a_lone_surrogate_is_read(tmp_path):
+    """Round 4, defect 08."""
     home, out = _home(tmp_path), tmp_path / "out"
     day = home / ".codex" / "sessions" / "2025" / "10" / "02"
     day.mkdir(parents=True)
@@ -175,7 +181,8 @@ def test_defect_r4_08_a_codex_cwd_that_is_a_lone_surrogate_is_read(tmp_path):
     assert rows["codex"]["project"] == "\ufffd" and rows["codex"]["billed"] > 0  # as the reader repairs it
 
 
-def test_defect_r4_09_a_named_pipe_at_the_tables_name_is_refused_without_waiting(tmp_path):
+def test_a_named_pipe_at_the_tables_name_is_refused_without_waiting(tmp_path):
+    """Round 4, defect 09."""
     home, out = _home(tmp_path), tmp_path / "out"
     out.mkdir()
     os.mkfifo(out / TABLE)
@@ -190,7 +197,8 @@ def _write_table(path: Path, rows: list[dict]) -> None:
 
 
 @pytest.mark.parametrize("damage", ["other_shape", "files_not_json", "files_not_a_list"])
-def test_defect_r4_10_a_table_of_another_shape_or_a_damaged_files_cell_is_one_line(tmp_path, damage):
+def test_a_table_of_another_shape_or_a_damaged_files_cell_is_one_line(tmp_path, damage):
+    """Round 4, defect 10."""
     home, out = _home(tmp_path), tmp_path / "out"
     assert run_logs(_found(home), str(out)).read == 1
     if damage == "other_shape":
@@ -206,7 +214,8 @@ def test_defect_r4_10_a_table_of_another_shape_or_a_damaged_files_cell_is_one_li
     assert "Error:" not in line and "internal error" not in line
 
 
-def test_defect_r4_11_the_removed_mark_is_cleared_when_the_file_comes_back(tmp_path):
+def test_the_removed_mark_is_cleared_when_the_file_comes_back(tmp_path):
+    """Round 4, defect 11."""
     home, out = _home(tmp_path), tmp_path / "out"
     session = home / ".claude" / "projects" / "-p" / "s1.jsonl"
     run_logs(_found(home), str(out))
@@ -219,7 +228,8 @@ def test_defect_r4_11_the_removed_mark_is_cleared_when_the_file_comes_back(tmp_p
     assert [r["removed"] for r in _rows(out)] == [False] and back.read == 0 and back.returned == 1
 
 
-def test_defect_r4_13_tidying_removes_only_the_temporary_files_this_command_wrote(tmp_path):
+def test_tidying_removes_only_the_temporary_files_this_command_wrote(tmp_path):
+    """Round 4, defect 13."""
     home, out = _home(tmp_path), tmp_path / "out"
     run_logs(_found(home), str(out))
     folder = out / f".{TABLE}.X.tmp"
@@ -310,10 +320,12 @@ _USAGE = (-500, "12", 1.5, True, 10**13, None, 3.0, 0, 2**63, [], {})
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_defect_r4_04_the_fast_and_the_full_reader_count_the_same_damaged_lines(tmp_path_factory, data):
+def test_the_fast_and_the_full_reader_count_the_same_damaged_lines(tmp_path_factory, data):
     """Lines that are not JSON objects, and usages damaged in every way, drawn into the sample session:
     the bill-only reader's row and the full reader's row agree on ``damaged_lines`` and on the bill, and
-    the count is the test's own (lines that are not a JSON object, usages that are not whole numbers)."""
+    the count is the test's own (lines that are not a JSON object, usages that are not whole numbers).
+
+    Round 4, defect 04."""
     from pruner.formats import load_session
     from pruner.formats.claude_code_usage import read_usage
     from pruner.logs.discover import FileState, LogSession

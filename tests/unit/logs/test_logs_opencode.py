@@ -139,9 +139,11 @@ def test_pruner_logs_bills_each_step_at_its_models_price_and_keeps_opencodes_own
     assert f"Billed ${total:,.4f}" in capsys.readouterr().out
 
 
-def test_defect_a_multi_step_turn_is_billed_for_every_step_not_its_last_steps_tokens():
+def test_a_multi_step_turn_is_billed_for_every_step_not_its_last_steps_tokens():
     """OpenCode overwrites a turn's ``tokens`` with each step's (``processor.ts``): billing the
-    message's tokens, as ccusage does, bills the last request of the turn and misses the others."""
+    message's tokens, as ccusage does, bills the last request of the turn and misses the others.
+
+    Regression."""
     con = sqlite3.connect(DATA / "opencode.db")
     try:
         data = json.loads(con.execute("SELECT data FROM message WHERE id = 'msg_01JAPP0001A1'").fetchone()[0])

@@ -348,11 +348,13 @@ def _take(it):
         return
 
 
-def test_defect_watch_stopped_during_the_first_runs_closing_lines_printed_another_message(home, tmp_path,
+def test_a_watch_stopped_while_its_first_run_closes_ends_with_its_own_line(home, tmp_path,
                                                                                          monkeypatch, capsys):
     """A SIGTERM that fell after the first run's commit but before the cycles began (while the closing lines
     were printed) reached the CLI's generic handler: "pruner logs: interrupted" instead of the watch's own
-    line. Wherever the interrupt falls, a watch ends with the same one line and 130."""
+    line. Wherever the interrupt falls, a watch ends with the same one line and 130.
+
+    Regression."""
     import pruner.cli.logs as logs_cli
     from pruner.cli import main
 

@@ -1,9 +1,9 @@
-"""Regression tests for issue 31 (reliability round 4), the readers' and writers' side: defects 5, 12
-and 14, each named ``test_defect_r4_NN_...``. The ``pruner logs`` defects (1-4, 6-11, 13) are tested on
-their own branches; the differential fast-vs-full property is in tests/unit/logs/test_logs_usage_reader.py and
-the writer scans in tests/unit/core/test_file_writes.py.
+"""Regression tests for issue 31 (reliability round 4), the readers' and writers' side: defects 5, 12 and 14,
+each named after the behaviour it pins, its defect in its docstring. The ``pruner logs`` defects (1-4, 6-11,
+13) are tested on their own branches; the differential fast-vs-full property is in
+tests/unit/logs/test_logs_usage_reader.py and the writer scans in tests/unit/core/test_file_writes.py.
 
-Run against the code before the fixes (the branch's parent, 3bc8dc4): every ``test_defect_r4``
+Run against the code before the fixes (the branch's parent, 3bc8dc4): every round-4 defect's
 test here failed there (12 of 12). The three ``test_guard_r4_...`` tests pass there too: they pin what
 the fixes must leave as it was, so they are not named as regression tests.
 """
@@ -72,7 +72,8 @@ def _row_both_ways(path: Path) -> tuple[dict, dict]:
     return {k: row.get(k) for k in expected}, expected
 
 
-def test_defect_r4_05_a_nul_byte_line_is_refused_by_both_readers(tmp_path):
+def test_a_nul_byte_line_is_refused_by_both_readers(tmp_path):
+    """Round 4, defect 05."""
     path = _claude_file(tmp_path, b"\x00" * 40)
     assert read_usage(str(path)) is None, "the bill-only reader leaves a binary file to the full reader"
     fast, full = _row_both_ways(path)
@@ -109,8 +110,9 @@ def _same_path_pairs(tmp_path: Path) -> list[tuple[str, str, str]]:
     (["prune", str(NATIVE)], "-o", "--report-json"),
     (["bench", "--sizes", "50", "--workloads", "tool_agent"], "--json", "--csv"),
 ])
-def test_defect_r4_12_two_outputs_on_one_path_are_refused_before_anything_is_written(
+def test_two_outputs_on_one_path_are_refused_before_anything_is_written(
         tmp_path, capsys, monkeypatch, command, first, second):
+    """Round 4, defect 12."""
     monkeypatch.chdir(tmp_path)
     for case, a, b in _same_path_pairs(tmp_path):
         before = {p.name: (p.read_bytes() if p.exists() else None) for p in tmp_path.iterdir()}
@@ -132,14 +134,16 @@ def test_guard_r4_12_two_outputs_on_two_paths_are_both_written(tmp_path, capsys)
     assert load_session(kept).messages and len(load_session(kept).messages) < len(load_session(NATIVE).messages)
 
 
-def test_defect_r4_12_a_report_on_standard_output_is_not_mixed_with_the_summary(capsys):
+def test_a_report_on_standard_output_is_not_mixed_with_the_summary(capsys):
+    """Round 4, defect 12."""
     code, out, err = run_cli(["prune", NATIVE, "--report-json", "-"], capsys)
     assert code == 0, err
     assert json.loads(out)["session"] == "native_demo"  # the whole of stdout is the report
     assert "messages:" in err
 
 
-def test_defect_r4_12_replay_json_on_standard_output_is_not_mixed_with_the_table(capsys):
+def test_replay_json_on_standard_output_is_not_mixed_with_the_table(capsys):
+    """Round 4, defect 12."""
     code, out, err = run_cli(["replay", CLAUDE, "--json", "-"], capsys)
     assert code == 0, err
     replies = [json.loads(line) for line in CLAUDE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -158,7 +162,8 @@ def _gemini(result) -> dict:
 
 
 @pytest.mark.parametrize("value", [5, None, "text", [1], True])
-def test_defect_r4_14_a_function_response_that_is_no_object_names_its_path(value):
+def test_a_function_response_that_is_no_object_names_its_path(value):
+    """Round 4, defect 14."""
     with pytest.raises(FormatError) as caught:
         loads(json.dumps(_gemini([{"functionResponse": value}])), file="chat.json", format="gemini_cli")
     message = str(caught.value)
@@ -206,9 +211,11 @@ _JUNK = st.sampled_from([None, True, 0, -1, 5, 2**70, 1.5, "", "x", [], {}, [1, 
 
 @settings(max_examples=600, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(_PATHS), _JUNK, st.booleans())
-def test_defect_r4_14_any_field_of_a_gemini_recording_damaged_is_read_or_refused_with_its_path(path, junk, drop):
+def test_any_field_of_a_gemini_recording_damaged_is_read_or_refused_with_its_path(path, junk, drop):
     """The sweep: every field (at every depth) of a full recording replaced by a value of another type, or
-    left out: the importer reads it or refuses it naming a JSON path, never with Python's error text."""
+    left out: the importer reads it or refuses it naming a JSON path, never with Python's error text.
+
+    Round 4, defect 14."""
     doc = copy.deepcopy(_GEMINI_FULL)
     node = doc
     for key in path[:-1]:

@@ -1,14 +1,14 @@
-"""Regression tests for issue 23 (reliability round 3), the CLI, summariser and replay side: defects 2,
-7, 9, 10, 11, 14, 18, 21, each named ``test_defect_r3_NN_...``, and the two findings of the replay fuzz
-suite (tests/unit/replay/test_fuzz_replay.py). The batch and Corpus side (defects 1, 3, 8, 12, 13, 15, 16, 17) is in
-tests/unit/batch/test_batch_and_corpus_regressions.py and tests/unit/batch/test_batch_concurrency.py.
-Defects 4, 19, 20 (money engine)
-and 5, 6, 22, 23, 24 (importers) are tested in their own branches.
+"""Regression tests for issue 23 (reliability round 3), the CLI, summariser and replay side: defects 2, 7, 9,
+10, 11, 14, 18, 21, each named after the behaviour it pins (its defect in its docstring), and the two findings
+of the replay fuzz suite (tests/unit/replay/test_fuzz_replay.py). The batch and Corpus side (defects 1, 3, 8,
+12, 13, 15, 16, 17) is in tests/unit/batch/test_batch_and_corpus_regressions.py and
+tests/unit/batch/test_batch_concurrency.py. Defects 4, 19, 20 (money engine) and 5, 6, 22, 23, 24 (importers)
+are tested in their own branches.
 
 Run against the old main (f2633c4, a scratch worktree): every test here failed there except
-``test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_context`` (a guard that the
+``test_the_carried_state_equals_the_state_rebuilt_from_the_context`` (a guard that the
 linear bookkeeping equals the old rescan, so it passes on both) and
-``test_defect_r3_02_replay_refuses_to_overwrite_its_input`` (a guard: the old writer refused too; it
+``test_replay_refuses_to_overwrite_its_input`` (a guard: the old writer refused too; it
 failed only on its wording, which now names ``--json``).
 """
 
@@ -30,7 +30,8 @@ NATIVE = SAMPLES / "native_demo.jsonl"
 
 # --- 2: replay --json/--csv replaced the target path itself -------------------------------------------------
 
-def test_defect_r3_02_replay_outputs_follow_a_link_and_keep_the_mode(tmp_path, capsys):
+def test_replay_outputs_follow_a_link_and_keep_the_mode(tmp_path, capsys):
+    """Round 3, defect 02."""
     real = tmp_path / "real.csv"
     real.write_text("old\n")
     real.chmod(0o644)
@@ -46,8 +47,10 @@ def test_defect_r3_02_replay_outputs_follow_a_link_and_keep_the_mode(tmp_path, c
     assert json.loads(report.read_text())["strategies"]["full"]["requests"]
 
 
-def test_defect_r3_02_a_device_target_is_never_replaced(tmp_path, capsys):
-    """A character device like /dev/full (made here, so nothing on the machine is at risk) stays a device."""
+def test_a_device_target_is_never_replaced(tmp_path, capsys):
+    """A character device like /dev/full (made here, so nothing on the machine is at risk) stays a device.
+
+    Round 3, defect 02."""
     import stat
     device = tmp_path / "full"
     try:
@@ -59,7 +62,8 @@ def test_defect_r3_02_a_device_target_is_never_replaced(tmp_path, capsys):
     assert code == 2 and "No space left on device" in err and err.count("\n") == 1
 
 
-def test_defect_r3_02_replay_refuses_to_overwrite_its_input(tmp_path, capsys):
+def test_replay_refuses_to_overwrite_its_input(tmp_path, capsys):
+    """Round 3, defect 02."""
     copy = tmp_path / "in.jsonl"
     copy.write_bytes(NATIVE.read_bytes())
     code, _, err = run_cli(["replay", copy, "--json", copy, "--strategies", "full"], capsys)
@@ -71,13 +75,15 @@ def test_defect_r3_02_replay_refuses_to_overwrite_its_input(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv", [["inspect", "{dir}"], ["prune", "{dir}"], ["replay", "{dir}"],
                                   ["compact", "{dir}"], ["replay", str(NATIVE), "--prices", "{dir}"]])
-def test_defect_r3_07_a_folder_as_input_is_one_line_saying_so(argv, tmp_path, capsys):
+def test_a_folder_as_input_is_one_line_saying_so(argv, tmp_path, capsys):
+    """Round 3, defect 07."""
     code, _, err = run_cli([a.replace("{dir}", str(tmp_path)) for a in argv], capsys)
     assert code == 2 and err.count("\n") == 1
     assert f"{tmp_path}: this is a folder, not a file; give the path of a" in err
 
 
-def test_defect_r3_07_the_library_and_the_json_reader_say_folder_too(tmp_path):
+def test_the_library_and_the_json_reader_say_folder_too(tmp_path):
+    """Round 3, defect 07."""
     from pruner.errors import FormatError
     from pruner.formats import load_session
     from pruner.jsonio import load_json_file
@@ -89,7 +95,8 @@ def test_defect_r3_07_the_library_and_the_json_reader_say_folder_too(tmp_path):
 
 # --- 14: replay --json wrote U+2028 and U+009B raw ----------------------------------------------------------------
 
-def test_defect_r3_14_replay_json_escapes_separators_and_c1_controls(tmp_path, capsys):
+def test_replay_json_escapes_separators_and_c1_controls(tmp_path, capsys):
+    """Round 3, defect 14."""
     lines = NATIVE.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     header["name"] = "demo\u2028line\x9bcsi\u2029"
@@ -116,7 +123,8 @@ def _compact_task():
 
 
 @pytest.mark.parametrize("key", ["k3y", "ab", "x"])
-def test_defect_r3_18_a_short_key_is_redacted_too(key, openai_server, monkeypatch, capsys, tmp_path):
+def test_a_short_key_is_redacted_too(key, openai_server, monkeypatch, capsys, tmp_path):
+    """Round 3, defect 18."""
     server = openai_server("server_error")  # its error text quotes the key back
     monkeypatch.setenv("PRUNER_TEST_KEY", key)
     code, out, err = run_cli(["compact", NATIVE, "--summarizer", "openai", "--base-url", server.url,
@@ -168,7 +176,8 @@ class _DripServer:
 
 
 @pytest.mark.slow
-def test_defect_r3_09_the_timeout_bounds_the_whole_request_not_each_read():
+def test_the_timeout_bounds_the_whole_request_not_each_read():
+    """Round 3, defect 09."""
     from pruner.compaction import OpenAISummarizer
     from pruner.errors import SummarizerError
     server = _DripServer()
@@ -191,7 +200,8 @@ def test_defect_r3_09_the_timeout_bounds_the_whole_request_not_each_read():
     assert elapsed < summarizer.max_call_seconds + 3  # the bound the dashboard shows holds
 
 
-def test_defect_r3_10_an_answer_over_max_output_tokens_is_refused_and_never_held(openai_server):
+def test_an_answer_over_max_output_tokens_is_refused_and_never_held(openai_server):
+    """Round 3, defect 10."""
     from pruner.compaction import OpenAISummarizer
     from pruner.errors import SummarizerError
     from tests.support.openai_server import FULL_SUMMARY, Reply, completion
@@ -204,7 +214,8 @@ def test_defect_r3_10_an_answer_over_max_output_tokens_is_refused_and_never_held
         compact(session, settings, summarizer, force=True)
 
 
-def test_defect_r3_10_an_answer_the_server_counts_over_the_bound_is_refused(openai_server):
+def test_an_answer_the_server_counts_over_the_bound_is_refused(openai_server):
+    """Round 3, defect 10."""
     from pruner.compaction import OpenAISummarizer
     from pruner.errors import SummarizerError
     from tests.support.openai_server import FULL_SUMMARY, Reply, completion
@@ -226,7 +237,8 @@ def test_defect_r3_10_an_answer_the_server_counts_over_the_bound_is_refused(open
 
 # --- 21: the ambiguous-format advice was given twice ------------------------------------------------------------------
 
-def test_defect_r3_21_the_ambiguous_format_advice_is_given_once(tmp_path, capsys):
+def test_the_ambiguous_format_advice_is_given_once(tmp_path, capsys):
+    """Round 3, defect 21."""
     source = tmp_path / "a.json"
     source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
     code, _, err = run_cli(["inspect", source], capsys)
@@ -249,10 +261,12 @@ def _paced(turns: int, gap: float):
 
 
 @pytest.mark.parametrize("gap", [0.0, 400.0])
-def test_defect_r3_11_cache_aware_prune_scans_each_message_a_bounded_number_of_times(gap, monkeypatch):
+def test_cache_aware_prune_scans_each_message_a_bounded_number_of_times(gap, monkeypatch):
     """Work, not time: the keys the policy reads (one scan of a message's keys per call of ``_keys``).
     At a human pace (cold cache, a switch at most requests) the old code rescanned the whole context at
-    every switch: 64 scans per request at 100 turns, 248 at 400."""
+    every switch: 64 scans per request at 100 turns, 248 at 400.
+
+    Round 3, defect 11."""
     from pruner.replay import replay
     from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune
     scans = {"n": 0}
@@ -274,9 +288,11 @@ def test_defect_r3_11_cache_aware_prune_scans_each_message_a_bounded_number_of_t
 
 
 @pytest.mark.parametrize("gap", [0.0, 400.0])
-def test_defect_r3_11_the_carried_state_equals_the_state_rebuilt_from_the_context(gap, monkeypatch):
+def test_the_carried_state_equals_the_state_rebuilt_from_the_context(gap, monkeypatch):
     """After every request, what the policy carries (ids sent, keys defined, the token total it took from the
-    pruner) is what a rescan of the context it sends gives."""
+    pruner) is what a rescan of the context it sends gives.
+
+    Round 3, defect 11."""
     from pruner.analysis.index import markers
     from pruner.replay import replay
     from pruner.replay.strategies.cache_aware_prune import CacheAwarePrune

@@ -29,7 +29,8 @@ def _reply(uuid, parent, usage, **extra):
                                            "content": [{"type": "text", "text": "ok"}], "usage": usage}, **extra)
 
 
-def test_defect_r3_05_huge_usage_is_refused_at_import_naming_line_and_field():
+def test_huge_usage_is_refused_at_import_naming_line_and_field():
+    """Round 3, defect 05."""
     usage = {"input_tokens": 1e307, "output_tokens": 5, "cache_read_input_tokens": 0,
              "cache_creation_input_tokens": 0}
     text = "\n".join([_cc("user", "u1", None, {"role": "user", "content": "go"}), _reply("a1", "u1", usage)])
@@ -51,21 +52,24 @@ def test_defect_r3_05_huge_usage_is_refused_at_import_naming_line_and_field():
 
 
 @pytest.mark.parametrize("bad", [1e308, 10**400, -1.0, math.nan, math.inf, True])
-def test_defect_r3_06_prices_are_bounded_and_refused_naming_the_field(bad):
+def test_prices_are_bounded_and_refused_naming_the_field(bad):
+    """Round 3, defect 06."""
     rows = [dict(m.as_dict()) for m in default_prices().models[:1]]
     rows[0]["output"] = bad
     with pytest.raises(ConfigurationError, match=r"models\[0\]: field 'output'"):
         parse_prices({"schema": "pruner.prices/1", "retrieved": "2026-12-01", "models": rows}, origin="p.json")
 
 
-def test_defect_r3_22_a_content_list_of_plain_strings_is_text():
+def test_a_content_list_of_plain_strings_is_text():
+    """Round 3, defect 22."""
     text = "\n".join([_cc("user", "u1", None, {"role": "user", "content": ["wow error", "second"]}),
                       _reply("a1", "u1", {"input_tokens": 3, "output_tokens": 1})])
     s = loads(text, file="strings.jsonl", format="claude_code")
     assert s.messages[0].content == "wow error\nsecond"
 
 
-def test_defect_r3_23_lines_out_of_time_order_give_no_negative_gap():
+def test_lines_out_of_time_order_give_no_negative_gap():
+    """Round 3, defect 23."""
     t = ["2026-01-01T10:00:00Z", "2026-01-01T10:00:05Z", "2026-01-01T06:05:45Z", "2026-01-01T10:00:20Z",
          "2026-01-01T10:00:30Z"]
     u = {"input_tokens": 3, "output_tokens": 1}
@@ -80,7 +84,8 @@ def test_defect_r3_23_lines_out_of_time_order_give_no_negative_gap():
     assert all(b >= a for a, b in zip(times, times[1:])), times
 
 
-def test_defect_r3_24_a_subagents_own_file_has_its_requests(real_data):
+def test_a_subagents_own_file_has_its_requests(real_data):
+    """Round 3, defect 24."""
     path = real_data / "claude-code" / "codemie-subagent-a485154.jsonl"
     raw = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     ids = {r.get("requestId") or r["message"]["id"] for r in raw if r.get("type") == "assistant"}

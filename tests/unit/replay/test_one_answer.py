@@ -128,10 +128,12 @@ def test_the_four_surfaces_print_the_same_billed_modelled_and_savings(real_data,
 
 
 @pytest.mark.parametrize("source", NOTHING_SAVES)
-def test_defect_r4_33_the_verdict_says_nothing_would_have_saved_money_where_nothing_beats_the_model(real_data,
+def test_the_verdict_says_nothing_would_have_saved_money_where_nothing_beats_the_model(real_data,
                                                                                                   source):
     """The verdict read "Cheapest strategy that keeps ≥ 99 %…: full, $2.57 (−0.1 %)" as a recommendation,
-    measured against the bill; against the modelled recording no strategy is cheaper here."""
+    measured against the bill; against the modelled recording no strategy is cheaper here.
+
+    Round 4, defect 33."""
     from pruner import load_session
     from pruner.replay import default_prices, replay, ReplaySettings
     from pruner.replay.detect import detect
@@ -149,9 +151,11 @@ def test_defect_r4_33_the_verdict_says_nothing_would_have_saved_money_where_noth
         v.outcome == "nothing_saves"
 
 
-def test_defect_r4_33_visibility_warns_where_the_transcript_holds_under_half_of_the_billed_input(real_data):
+def test_visibility_warns_where_the_transcript_holds_under_half_of_the_billed_input(real_data):
     """Every replay says how much of the billed input the transcript accounts for; under half, a warning.
-    Recounted here from the recorded usage and the replay's own token counts."""
+    Recounted here from the recorded usage and the replay's own token counts.
+
+    Round 4, defect 33."""
     from pruner import load_session
     from pruner.replay import replay
     from pruner.replay.answer import VISIBILITY_WARN, answer

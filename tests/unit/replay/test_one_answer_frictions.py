@@ -22,9 +22,11 @@ def _replay(*args: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=300)
 
 
-def test_defect_r4_33_replay_json_with_no_value_or_a_dash_prints_the_json_on_stdout():
+def test_replay_json_with_no_value_or_a_dash_prints_the_json_on_stdout():
     """``pruner replay FILE --json`` failed with "expected one argument"; ``--json -`` printed the JSON after
-    the report, so stdout was no JSON. Both now give stdout the JSON alone and the report to stderr."""
+    the report, so stdout was no JSON. Both now give stdout the JSON alone and the report to stderr.
+
+    Round 4, defect 33."""
     for args in (("--json",), ("--json", "-")):
         p = _replay(*args)
         assert p.returncode == 0, p.stderr
@@ -59,9 +61,11 @@ def test_a_change_is_signed_with_a_minus_sign_and_never_rounds_a_saving_to_plus_
     assert [signed(x) for x in (-31.8, 1.44, 0.0, -0.02, -0.004)] == ["−31.8", "+1.4", "+0.0", "−0.02", "−<0.01"]
 
 
-def test_defect_r4_33_claude_code_bookkeeping_lines_are_counted_not_warned(real_data):
+def test_claude_code_bookkeeping_lines_are_counted_not_warned(real_data):
     """The Explorer warned "To open this file the reader skipped 116 entries of unknown type 'system'" on
-    a normal Claude Code file: those are the agent's hook and system lines, a known type."""
+    a normal Claude Code file: those are the agent's hook and system lines, a known type.
+
+    Round 4, defect 33."""
     from dashboard.logic import explorer
     from pruner import load_session
 
@@ -75,9 +79,11 @@ def test_defect_r4_33_claude_code_bookkeeping_lines_are_counted_not_warned(real_
     assert f"{system:,} 'system'" in (explorer.bookkeeping_note(session) or "")
 
 
-def test_defect_r4_33_since_and_until_read_the_days_a_session_records_not_its_file_time(tmp_path):
+def test_since_and_until_read_the_days_a_session_records_not_its_file_time(tmp_path):
     """``--since`` / ``--until`` compared a file's modification day: a session copied today counted as
-    today's. The days it records decide now."""
+    today's. The days it records decide now.
+
+    Round 4, defect 33."""
     home = tmp_path / "home"
     folder = home / ".claude/projects/-work-x"
     folder.mkdir(parents=True)
@@ -96,10 +102,12 @@ def test_defect_r4_33_since_and_until_read_the_days_a_session_records_not_its_fi
     assert found("--since", "2025-03-05") == 0  # the file was written today; the session is of March 2025
 
 
-def test_defect_r4_33_an_infeasible_strategy_is_n_a_never_the_smallest_figure_of_its_column(real_data):
+def test_an_infeasible_strategy_is_n_a_never_the_smallest_figure_of_its_column(real_data):
     """The Replay page showed an infeasible full's partial dollars as a plain figure, the column's smallest
     on some sessions; then bracketed, read as a negative amount (issue 42). On codemie-session-624a4a58 full
-    runs over the window: "n/a", and the reason with the request and the dollars up to there."""
+    runs over the window: "n/a", and the reason with the request and the dollars up to there.
+
+    Round 4, defect 33."""
     from dashboard.logic import replay as page
     from pruner import load_session
     from pruner.money import money
@@ -118,10 +126,12 @@ def test_defect_r4_33_an_infeasible_strategy_is_n_a_never_the_smallest_figure_of
     assert plain and all(v.startswith("$") for v in plain)
 
 
-def test_defect_r4_33_the_visibility_line_does_not_depend_on_the_strategies_asked_for():
+def test_the_visibility_line_does_not_depend_on_the_strategies_asked_for():
     """``pruner replay FILE --strategies full`` printed "Visibility: not measurable (the session records
     no usage …)" on a Codex rollout that records usage on every request, because the share was read
-    from the ``as_recorded`` run alone: the warning a redacted rollout needs vanished with a flag."""
+    from the ``as_recorded`` run alone: the warning a redacted rollout needs vanished with a flag.
+
+    Round 4, defect 33."""
     sample = str(ROOT / "sample_sessions" / "codex_rollout.jsonl")
 
     def visibility(*extra: str) -> str:

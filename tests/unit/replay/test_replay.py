@@ -485,11 +485,13 @@ def test_the_cli_replays_every_sample_with_its_detected_prices_and_ends_with_the
     assert any(x.startswith(("Billed $", "No bill recorded", "Billed: unpriced")) for x in last), last
 
 
-def test_defect_28_a_gemini_session_whose_model_has_no_price_replays_unpriced_not_a_keyerror():
+def test_a_gemini_session_whose_model_has_no_price_replays_unpriced_not_a_keyerror():
     """``pruner replay sample_sessions/gemini_cli.json`` exited 70 with "internal error: KeyError: 'google'":
     its requests record gemini-2.5-pro, which the price table does not hold, so detection fell back to the
     provider's default model, and Google had none. Every request records its model, so none is priced at
-    the default: all are unpriced, and the verdict says there are no dollars to compare."""
+    the default: all are unpriced, and the verdict says there are no dollars to compare.
+
+    Defect 28."""
     raw = json.loads((ROOT / "pruner" / "replay" / "prices.json").read_text(encoding="utf-8"))
     rows = raw["models"] if isinstance(raw, dict) else raw
     names = {n for r in rows for n in (r["model"], *r.get("aliases", ()))}

@@ -153,11 +153,13 @@ def test_on_the_shared_pi_session_it_keeps_the_recall_bar_and_costs_less_than_fu
     assert any(row.events for row in r.runs[POLICY].rows)
 
 
-def test_defect_the_compaction_the_window_forces_kept_only_keep_recent_tokens_and_lost_the_recall_bar():
+def test_the_compaction_the_window_forces_keeps_what_its_savings_pay_for_and_the_recall_bar():
     """tool_agent at 1,000 turns outgrows the window once: the compaction kept the newest 20,000 tokens
     although the policy had saved dollars against ``full`` to keep more, and the replies after it used
     terms the summary did not hold (97.37 % recall). It now keeps what its savings pay for, up to half
-    the room under the trigger, and keeps the bar at less than ``cache_aware_prune``'s dollars."""
+    the room under the trigger, and keeps the bar at less than ``cache_aware_prune``'s dollars.
+
+    Regression."""
     s = generate("tool_agent", turns=1_000, seed=0)
     r = replay(s, ["as_recorded", "cache_aware_prune", POLICY], snapshots=False)
     t = r.runs[POLICY].totals
@@ -167,9 +169,11 @@ def test_defect_the_compaction_the_window_forces_kept_only_keep_recent_tokens_an
     assert t["dollars"] < r.runs["cache_aware_prune"].totals["dollars"]
 
 
-def test_defect_a_compaction_at_a_model_priced_at_nothing_does_not_divide_by_its_price():
+def test_a_compaction_at_a_model_priced_at_nothing_does_not_divide_by_its_price():
     """Found by the causality property (CI=true): a compaction on a request priced at zero (a model with
-    no price for what it bills) divided the savings by the kept tail's price per token, zero there."""
+    no price for what it bills) divided the savings by the kept tail's price per token, zero there.
+
+    Regression."""
     table = default_prices()
     free = replace(table.get("claude-sonnet-4-5"), input=0.0, cached_input=0.0, output=0.0, cache_write_5m=0.0,
                    cache_write_1h=0.0, min_cacheable_tokens=0)

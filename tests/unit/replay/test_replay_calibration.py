@@ -120,9 +120,11 @@ def test_the_readme_quotes_the_calibration_as_the_command_prints_it(real_data_mo
     assert shown == lines[start:start + 6]
 
 
-def test_defect_qa19_3_billed_requests_leave_out_the_aborted_ones_as_the_text_and_the_totals_do():
+def test_billed_requests_leave_out_the_aborted_ones_as_the_text_and_the_totals_do():
     """On the real Pi session the text said "439 billed requests, 14 aborted" and
-    ``totals.billed_requests`` was 439, but ``calibration.billed_requests`` was 453 (aborted included)."""
+    ``totals.billed_requests`` was 439, but ``calibration.billed_requests`` was 453 (aborted included).
+
+    QA 19, defect 3."""
     from pruner import Message, Session
 
     msgs = []
@@ -135,9 +137,11 @@ def test_defect_qa19_3_billed_requests_leave_out_the_aborted_ones_as_the_text_an
     assert "(2 billed requests, 1 aborted;" in c.lines()[0]
 
 
-def test_defect_qa19_7_modelled_covers_the_same_requests_as_the_bill_when_some_record_no_usage():
+def test_modelled_covers_the_same_requests_as_the_bill_when_some_record_no_usage():
     """sample_sessions/anthropic_messages.json records usage on 1 of its 5 requests: the bill covered that
-    one and ``modelled`` all five, printed as "+172.6 % against the bill"."""
+    one and ``modelled`` all five, printed as "+172.6 % against the bill".
+
+    QA 19, defect 7."""
     from pruner import Message, Session
 
     msgs = []
@@ -173,10 +177,12 @@ def _gemini_with_an_unpriced_model(tmp_path):
     return path, responses
 
 
-def test_defect_r4_06_a_request_with_no_usable_model_is_unpriced_in_the_replays_bill_as_in_pruner_logs(tmp_path):
+def test_a_request_with_no_usable_model_is_unpriced_in_the_replays_bill_as_in_pruner_logs(tmp_path):
     """``pruner logs`` left the request that records no model unpriced; ``replay --json``
     ``calibration.billed`` priced it at gemini-3-pro-preview (the provider's default, a model the
-    session never used). One rule: the bill prices a request only at the model it records."""
+    session never used). One rule: the bill prices a request only at the model it records.
+
+    Round 4, defect 06."""
     import json
 
     from pruner.cli import main

@@ -62,8 +62,9 @@ def _rows(r, name, upto):
 
 @hsettings(max_examples=40, deadline=None)
 @given(recorded_sessions(), st.integers(0, 40), st.sampled_from([None, 2_500, 6_000]))
-def test_defect_r3_04_truncating_after_request_k_leaves_every_figure_of_requests_up_to_k_unchanged(session, k,
+def test_truncating_after_request_k_leaves_every_figure_of_requests_up_to_k_unchanged(session, k,
                                                                                                      window):
+    """Round 3, defect 04."""
     settings = ReplaySettings(context_window=window, reserve_tokens=300 if window else 16_384,
                               keep_recent_tokens=300, clear_trigger=800)
     # The session's provider and model are settings chosen once for the whole file, as the CLI's --model
@@ -83,12 +84,14 @@ def test_defect_r3_04_truncating_after_request_k_leaves_every_figure_of_requests
         assert _rows(whole, name, k + 1) == _rows(part, name, k + 1), (name, k)
 
 
-def test_defect_r4_15_a_later_fitted_scale_does_not_change_an_earlier_requests_unscaled_dollars():
+def test_a_later_fitted_scale_does_not_change_an_earlier_requests_unscaled_dollars():
     """Found by the property above in CI (2026-12-03): request 0 records usage and its scale is the
     identity; request 1's recorded input fits a scale. The ``unscaled`` lens shared ``modelled``'s bill
     whenever every scale was the identity, but it bills our own count of the reply where ``modelled``
     bills the recorded output: cutting the session after request 0 changed request 0's dollars_unscaled
-    ($0.00010875 whole, $0.00001875 cut)."""
+    ($0.00010875 whole, $0.00001875 cut).
+
+    Round 4, defect 15."""
     doc = "Refunds are accepted within thirty days of delivery when the item is unworn and the tags are attached."
     msgs = [Message(id="u0", role="user", content="hello", turn=1, metadata={"timestamp": T0}),
             Message(id="a0", role="assistant", content="", turn=1, metadata={
@@ -111,8 +114,10 @@ def test_defect_r4_15_a_later_fitted_scale_does_not_change_an_earlier_requests_u
         assert a["dollars_unscaled"] > a["dollars_modelled"], name
 
 
-def test_defect_r3_04_the_last_requests_recorded_size_does_not_change_earlier_requests():
-    """The defect's own example: two sessions that differ only in the last request's recorded input."""
+def test_the_last_requests_recorded_size_does_not_change_earlier_requests():
+    """The defect's own example: two sessions that differ only in the last request's recorded input.
+
+    Round 3, defect 04."""
     def session(last_input):
         msgs = []
         for k in range(4):
@@ -129,7 +134,8 @@ def test_defect_r3_04_the_last_requests_recorded_size_does_not_change_earlier_re
         assert _rows(a, name, 3) == _rows(b, name, 3)
 
 
-def test_defect_r3_19_show_on_a_session_with_no_requests_says_there_are_none(tmp_path):
+def test_show_on_a_session_with_no_requests_says_there_are_none(tmp_path):
+    """Round 3, defect 19."""
     path = tmp_path / "no-requests.jsonl"
     path.write_text(dumps(Session.of([Message(id="u", role="user", content="hello")])))
     p = subprocess.run([sys.executable, "-m", "pruner", "replay", str(path), "--show", "0"], capture_output=True,
@@ -138,8 +144,9 @@ def test_defect_r3_19_show_on_a_session_with_no_requests_says_there_are_none(tmp
     assert "this session has no requests" in p.stderr and "0 to -1" not in p.stderr + p.stdout
 
 
-def test_defect_r3_20_a_ratio_that_cannot_be_measured_is_said_so_not_printed_as_measured():
+def test_a_ratio_that_cannot_be_measured_is_said_so_not_printed_as_measured():
     # Usage recorded, but every recorded context is 0 tokens (only output): nothing to fit a ratio on.
+    """Round 3, defect 20."""
     msgs = [Message(id="u", role="user", content="word " * 700),
             Message(id="a", role="assistant", content="ok",
                     metadata={"usage": {"input": 0, "output": 40, "cache_read": 0, "cache_write": 0}})]
@@ -149,11 +156,13 @@ def test_defect_r3_20_a_ratio_that_cannot_be_measured_is_said_so_not_printed_as_
     assert "not measurable" in text and "1.00x" not in text and "measured" not in text.replace("not measurable", "")
 
 
-def test_defect_qa19_1_a_later_inherited_miss_does_not_change_the_cache_only_figures_of_earlier_requests():
+def test_a_later_inherited_miss_does_not_change_the_cache_only_figures_of_earlier_requests():
     """Request 0 read 5,000 tokens an earlier session cached (a warm read the cache model cannot see);
     request 2 is a recorded cold miss nothing explains (inherited). The cache-only lens shared the
     modelled one (warm read included) when the session had no inherited miss, so cutting the session
-    after request 1 changed request 0's ``dollars_not_inherited`` from the cold figure to the warm one."""
+    after request 1 changed request 0's ``dollars_not_inherited`` from the cold figure to the warm one.
+
+    QA 19, defect 1."""
     def usage(read, write):
         return {"usage": {"input": 10, "output": 20, "cache_read": read, "cache_write": write}}
 

@@ -111,10 +111,12 @@ def test_an_unpriced_model_is_never_priced_as_another():
         assert "made-up-model-9: unpriced" in r.money_label
 
 
-def test_defect_qa19_2_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path):
+def test_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path):
     """Every request of a made-up model: the table and the calibration printed $0.0000 / $0.00 and
     "+0.0 % against the bill", which read as a free session and a perfect fit. Some of them unpriced:
-    the dollars are marked as leaving those requests out."""
+    the dollars are marked as leaving those requests out.
+
+    QA 19, defect 2."""
     only = [m for k, t in enumerate((0, 30, 60)) for m in turn("m", k, T0 + t, model="made-up-model-9",
                                                                  usage=usage(10, 20, 0, 1500))]
     mixed = only[:4] + [m for m in turn("m", 2, T0 + 60, model="claude-sonnet-4-5", usage=usage(10, 20, 1500, 300))]
@@ -140,8 +142,10 @@ def test_defect_qa19_2_the_cli_never_shows_an_unpriced_bill_as_dollars(tmp_path)
     assert "leave out the 2 requests of models without a price" in out["mixed"]["*"]
 
 
-def test_defect_qa19_4_a_subagent_chain_of_an_unpriced_model_is_not_printed_as_free(tmp_path):
-    """The per-chain line printed '$0.0000' for a subagent whose every request is of a made-up model."""
+def test_a_subagent_chain_of_an_unpriced_model_is_not_printed_as_free(tmp_path):
+    """The per-chain line printed '$0.0000' for a subagent whose every request is of a made-up model.
+
+    QA 19, defect 4."""
     main = [m for k, t in enumerate((0, 100)) for m in turn("m", k, T0 + t, usage=usage(10, 20, 0, 1500))]
     sub = [m for k, t in enumerate((50, 60)) for m in turn("s", k, T0 + t, model="made-up-model-9",
                                                              usage=usage(10, 20, 0, 1500))]
@@ -156,11 +160,13 @@ def test_defect_qa19_4_a_subagent_chain_of_an_unpriced_model_is_not_printed_as_f
     assert all("main 2 requests $" in line for line in lines), lines
 
 
-def test_defect_qa19_8_a_window_the_user_gives_is_kept_even_where_the_recording_went_further():
+def test_a_window_the_user_gives_is_kept_even_where_the_recording_went_further():
     """``--context-window 120000`` on a real Claude Code session whose recorded contexts reach 142,670:
     the window was raised to the largest context the recording accepted so far, so ``full`` (peak
     142,670) was feasible and ranked best, and prune_every_request was infeasible against a "72,226-token
-    window" (a recorded size, not a window). The recording itself is still never rejected."""
+    window" (a recorded size, not a window). The recording itself is still never rejected.
+
+    QA 19, defect 8."""
     msgs = [m for k, (t, size) in enumerate([(0, 1_600), (30, 2_400), (60, 16_000)])
             for m in turn("m", k, T0 + t, usage=usage(10, 20, 0, size))]
     settings = ReplaySettings(context_window=3_000, reserve_tokens=500)
@@ -174,9 +180,11 @@ def test_defect_qa19_8_a_window_the_user_gives_is_kept_even_where_the_recording_
     assert max(row.input for row in recorded.rows) == 16_010  # what happened: 10 fresh + 16,000 written
 
 
-def test_defect_qa19_9_a_session_of_unknown_models_is_not_said_to_record_no_model():
+def test_a_session_of_unknown_models_is_not_said_to_record_no_model():
     """A Pi session whose every request records a made-up model said "(no model is recorded; default
-    model)" beside its prices."""
+    model)" beside its prices.
+
+    QA 19, defect 9."""
     from pruner.replay.detect import detect
 
     msgs = [m for k, t in enumerate((0, 30)) for m in turn("m", k, T0 + t, model="made-up-model-9",
@@ -360,11 +368,13 @@ def test_what_the_recording_shows_accepted_is_never_infeasible():
 
 @pytest.mark.parametrize("window, reserve", [(None, 16_384), (2, 0), (1_000, 16_384), (16_385, 16_384),
                                              (200_000, 10**6), (2 * 10**9, 1)])
-def test_defect_23_5_second_symptom_huge_in_bound_usage_never_turns_the_reserve_negative(window, reserve):
+def test_huge_in_bound_usage_never_turns_the_reserve_negative(window, reserve):
     """Reliability's fuzz case (STATUS 20:24): in-bound recorded usage of 1,065,536 then 10**9 tokens on a
     2-request session made the measured scale convert the reserve to -1 ("compaction setting
     reserve_tokens must be a non-negative integer, got -1"). Every strategy must replay, with the
-    compaction settings it derives non-negative."""
+    compaction settings it derives non-negative.
+
+    Defect 23 (its 5-second symptom)."""
     from pruner.replay.strategies.compactor import Compactor
 
     msgs = [Message(id="u0", role="user", content="hello " * 50),
@@ -382,9 +392,11 @@ def test_defect_23_5_second_symptom_huge_in_bound_usage_never_turns_the_reserve_
             assert c.reserve_tokens >= 0 and c.keep_recent_tokens >= 0 and c.context_window > c.reserve_tokens
 
 
-def test_defect_qa19_10_the_verdict_never_reads_an_unpriced_session_as_free():
+def test_the_verdict_never_reads_an_unpriced_session_as_free():
     """The verdict said "Recorded: $0.0000. Cheapest strategy ...: full, $0.0000 (n/a)" on a session whose
-    every request is of a made-up model."""
+    every request is of a made-up model.
+
+    QA 19, defect 10."""
     from pruner.replay import verdict
 
     only = [m for k, t in enumerate((0, 30)) for m in turn("m", k, T0 + t, model="made-up-model-9",

@@ -168,8 +168,10 @@ def test_openai_automatic_caching_reads_the_previous_prompt_in_128_token_steps()
     assert only(ledger(_openai(0, 299))).cause == "no_visible_cause"
 
 
-def test_defect_qa19_6_the_ttl_sentence_of_an_openai_miss_reads_as_english():
-    """It said "over the openai's 5-minute retention"."""
+def test_the_ttl_sentence_of_an_openai_miss_reads_as_english():
+    """It said "over the openai's 5-minute retention".
+
+    QA 19, defect 6."""
     detail = only(ledger(_openai(0, 301))).detail
     assert "over the 5-minute retention (openai)" in detail and "the openai's" not in detail
 

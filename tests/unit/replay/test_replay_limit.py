@@ -209,10 +209,12 @@ def test_prune_input_floor_is_at_most_what_any_prune_schedule_pays_at_each_reque
         assert floor <= row.dollars + 1e-12, (row.request, floor, row.dollars, actions)
 
 
-def test_defect_beam_reported_as_a_bound_above_a_strategy_with_no_lower_bound():
+def test_a_beam_carries_a_proven_lower_bound_below_its_figure():
     """At 200 turns the tool_agent beam said $3.63 for prune while cache_aware_prune cost $3.50, and
     nothing said how low the optimum could be. A beam now carries ``lower_bound``, below its figure,
-    proven from what it cut: here at most every family strategy that meets the bar, and below the beam."""
+    proven from what it cut: here at most every family strategy that meets the bar, and below the beam.
+
+    Regression."""
     from pruner.bench.workloads import generate
 
     session = generate("tool_agent", turns=12, seed=2)
@@ -281,11 +283,13 @@ def test_a_beam_keeps_combined_at_most_the_prune_and_compaction_bounds(seed):
         assert combined.dollars <= limit.dollars + 1e-9, name
 
 
-def test_defect_clearing_bound_above_full_when_the_session_passes_every_trigger(monkeypatch):
+def test_the_clearing_bound_is_at_most_full_when_the_session_passes_every_trigger(monkeypatch):
     """Never clearing is one of clear_tool_uses' settings (a trigger the session never reaches). On
     cctrace-phase0-main, whose context passes every trigger of the grid, the clearing bound was
     $10.70 against $10.62 for full: the grid had no point that never clears. Here the grid's triggers
-    are made small, so every point of it clears on a short session."""
+    are made small, so every point of it clears on a short session.
+
+    Regression."""
     from pruner.bench.workloads import generate
     from pruner.replay.limit import clearing
 

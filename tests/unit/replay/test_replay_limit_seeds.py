@@ -24,10 +24,12 @@ def _switches_and_drops(run) -> dict[int, str]:
 
 
 @pytest.mark.slow
-def test_defect_the_bound_was_above_cache_aware_prune_on_the_tool_agent_sample():
+def test_the_bound_is_at_most_cache_aware_prune_on_the_tool_agent_sample():
     """At 200 turns the beam said $3.63 while cache_aware_prune, whose decisions are drops on arrival and one
     switch (all actions of the prune family), cost $3.50: the search never tried what the policy did. Its
-    decisions now seed the search, so the bound is at most that schedule's price."""
+    decisions now seed the search, so the bound is at most that schedule's price.
+
+    Regression."""
     session = load_session(SAMPLE)
     r = replay(session, ["as_recorded", "full", "cache_aware_prune"], snapshots=False)
     run = r.runs["cache_aware_prune"]

@@ -75,10 +75,12 @@ def test_replay_session_gives_the_cli_totals(path: Path, dialogue: int | None, t
     assert r.money_label == cli["meta"]["prices"]
 
 
-def test_defect_i34_codex_sample_priced_at_claude_by_the_python_call():
+def test_the_python_call_prices_the_codex_sample_as_the_cli_does():
     """``replay_session`` on the Codex sample priced the 3 requests that record no model at
     claude-sonnet-4-5 (``ReplaySettings()`` defaulted to Anthropic): full $0.0663 from Python against
-    $0.0111 from the CLI. Every request is now OpenAI's, at the model the session records."""
+    $0.0111 from the CLI. Every request is now OpenAI's, at the model the session records.
+
+    Issue 34."""
     r = replay_session(load_session(SAMPLES / "codex_rollout.jsonl"))
     assert r.settings.provider == "openai" and r.settings.model == "gpt-5-codex"
     assert r.model_choice == "the session records model 'gpt-5-codex'"

@@ -315,12 +315,14 @@ def test_missing_fact_replies_lose_recall_and_orders_agree_on_a_benchmark_config
                         and totals[a]["context_recall"] < totals[b]["context_recall"]), (a, b)
 
 
-def test_defect_a_grouped_number_in_the_context_held_its_comma_groups():
+def test_a_grouped_number_in_the_context_is_one_term():
     """A context's ``44,190`` yielded the piece ``190``, so a new calculator call's operand ``190`` (chosen
     by the model, not read anywhere) counted as used and, once the old result left, as lost: on tool_agent
     2,000 these chance matches were 3-6 of each strategy's losses. The reply side already read a grouped
     number as one term for this very reason. Here the test counts the used terms its own way: the reply's
-    numbers of three or more digits (grouped numbers whole) that stand as whole numbers in the context."""
+    numbers of three or more digits (grouped numbers whole) that stand as whole numbers in the context.
+
+    Regression."""
     msgs = [Message(id="s", role="system", content="You are a data agent."),
             Message(id="u0", role="user", content="What is the shard total?"),
             Message(id="a0", role="assistant", content="",
@@ -457,10 +459,12 @@ def m_copied(message, item):
     return md["copied"][[c.rpartition("@")[0] for c in md["copies"]].index(item)]
 
 
-def test_defect_20_a_summary_quoting_a_fact_with_its_spaces_collapsed_still_carries_it():
+def test_a_summary_quoting_a_fact_with_its_spaces_collapsed_still_carries_it():
     """A config line states a fact with two spaces before its comment; the offline summary quotes the
     line with one. The fact was counted missing (the check wanted the sentence verbatim) though the
-    summary states it, so the request showed as 'fact missing, recall 1' (tool_agent 1,000, compact)."""
+    summary states it, so the request showed as 'fact missing, recall 1' (tool_agent 1,000, compact).
+
+    Defect 20."""
     from pruner.replay.facts import FactBook, FactCheck
 
     line = "default_export_total = 39,802  # DEFINE:config_24"

@@ -128,12 +128,14 @@ def test_file_state_write_and_full_read_make_a_read_stale_but_partial_read_and_e
     assert r["r3"][0] == r["r4"][0] == r["r6"][0] == "kept"
 
 
-def test_defect_20_an_edit_does_not_expire_the_read_the_next_edit_copies_from():
+def test_an_edit_does_not_expire_the_read_the_next_edit_copies_from():
     """The file_state rule made a read stale at the first edit of its file, yet an edit changes one line
     and the next edit copies another line of that read into its ``old_string`` (which must match the
     file). On the generated tool_agent 2,000 prune_every_request kept 99.1 % of what the replies used and
     missed a fact at 780 requests (a config value in a file line): now 100 % and none; on the real Pi
-    session cache_aware_prune's recall was 98.9 %, its ten lost-term examples all file_state: now 99.9 %."""
+    session cache_aware_prune's recall was 98.9 %, its ten lost-term examples all file_state: now 99.9 %.
+
+    Defect 20."""
     s = Session.of([
         user("u1", "read"), call("a1", "c1", "read_file", {"path": "cfg.toml"}), result("r1", "c1", LONG_A),
         user("u2", "edit"), call("a2", "c2", "edit_file", {"path": "cfg.toml", "old": "a = 1", "new": "a = 2"}),
