@@ -62,7 +62,7 @@ def test_the_explorer_leads_with_the_verdict_pruner_replay_prints_and_its_visibi
     at = open_explorer(sample)
     drawn = in_order(at)
     kinds = [k for k, _ in drawn]
-    verdict = "\n\n".join(ui.escape_markdown(line) for line in lines)
+    verdict = "  \n".join(ui.escape_markdown(line) for line in lines)  # a line each, one paragraph
     assert ("info", verdict) in drawn
     first = kinds.index("info")
     assert drawn[first] == ("info", verdict), "the verdict is the page's first box"
@@ -109,7 +109,7 @@ def test_a_long_session_is_replayed_for_the_lead_only_when_asked(monkeypatch, ca
     assert not any(line.replace("\\", "") in i.value.replace("\\", "") for i in at.info for line in lines)
     at.button(key="explorer_lead_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    verdict = next(i.value.replace("\\", "") for i in at.info if "Billed" in i.value).split("\n\n")
+    verdict = next(i.value.replace("\\", "") for i in at.info if "Billed" in i.value).split("  \n")
     assert verdict[:2] == lines[:2]  # the bill and the strategy as the CLI says them
     assert "was not computed (not yet" in verdict[2] and "on the Replay page" in verdict[2], verdict[2]
 
