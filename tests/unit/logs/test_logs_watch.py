@@ -36,6 +36,20 @@ CLAUDE = SAMPLES / "claude_code.jsonl"
 AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "XDG_CACHE_HOME")
 
 
+def _stopped(proc: subprocess.Popen, stderr: Path) -> int:
+    """The watch's exit status once Ctrl-C reached it. A watch still running 120 s later (it happened once,
+    under a CI run at load 10, and never alone) is aborted, and Python's fault handler (``-X faulthandler``)
+    writes where each of its threads stood into ``stderr``: the failure says where it hung."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        proc.wait(timeout=60)
+        pytest.fail("the watch did not stop within 120 s of Ctrl-C; where its threads stood:\n"
+                    + stderr.read_text(encoding="utf-8", errors="replace")[-6000:])
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines(keepends=True)
 
@@ -81,8 +95,8 @@ def test_watch_picks_up_a_new_and_a_grown_session_and_ctrl_c_keeps_the_table(hom
     env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS} | {"HOME": str(home)}
     stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with stdout.open("w") as so, stderr.open("w") as se:
-        proc = subprocess.Popen([sys.executable, "-m", "pruner", "logs", "--out", str(out), "--watch", "--interval",
-                                 "0.5", "--strategies", "as_recorded,full,cache_aware"],
+        proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "pruner", "logs", "--out", str(out),
+                                 "--watch", "--interval", "0.5", "--strategies", "as_recorded,full,cache_aware"],
                                 env=env, stdout=so, stderr=se, cwd=tmp_path)
     try:
         _wait(lambda: str(grown) in _rows(out))
@@ -111,8 +125,7 @@ def test_watch_picks_up_a_new_and_a_grown_session_and_ctrl_c_keeps_the_table(hom
         _wait(lambda: "live.jsonl" in stdout.read_text(encoding="utf-8").splitlines()[-1])
         before = stderr.read_text(encoding="utf-8")
     finally:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=120)
+        code = _stopped(proc, stderr)
     said = stderr.read_text(encoding="utf-8")
     assert code == 130, said
     added = said[len(before):].splitlines()
