@@ -37,11 +37,12 @@ AGENT_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_
 
 
 #: The watch started as from a terminal: SIGINT at its default and not blocked, whatever the test process
-#: holds (an ignored signal and the block mask pass through fork and exec). Twice, in fresh-clone runs at
-#: load 10, the watch on worker gw1 slept through Ctrl-C (faulthandler: in ``cycles``' sleep; no
-#: KeyboardInterrupt raised or ignored); never when run alone. Whether an inherited signal state was the
-#: cause is not established: the failure message now says how the test process held SIGINT. The wrapper
-#: execs in place (same pid), so the signal the test sends is the watch's.
+#: holds. An ignored signal passes through fork and exec, and a non-interactive shell starts a background
+#: job with SIGINT ignored (POSIX): a suite launched as ``.ci/run &`` gave the watch SIGINT ignored, and it
+#: slept through Ctrl-C in ``cycles`` (twice on fresh clones; reproduced by hand: ``trap '' INT`` before
+#: ``pruner logs --watch``, /proc's SigIgn 0x6, still running after kill -INT, stopped by SIGTERM). A
+#: watch that keeps an inherited "ignore" is right for a background job; the test is of a terminal's.
+#: The wrapper execs in place (same pid), so the signal the test sends is the watch's.
 AS_FROM_A_TERMINAL = [sys.executable, "-c", "import os, signal, sys; "
                       "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
                       "signal.signal(signal.SIGINT, signal.SIG_DFL); "
